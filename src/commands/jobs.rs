@@ -1,0 +1,378 @@
+//! `luzia jobs`: the list (a table or JSON), and one job in full.
+
+use std::io::Write;
+
+use anyhow::Result;
+use chrono::{DateTime, Local, Utc};
+use serde_json::{Value, json};
+
+use crate::cli::JobsArgs;
+use crate::config::Config;
+use crate::jobs::sanitize::{plain_text, sanitize_line};
+use crate::jobs::tail::last_lines;
+use crate::jobs::time::format_duration;
+use crate::jobs::{Job, Status, files::open_nofollow, job::read_prompt, scan};
+
+pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
+    match &args.id {
+        Some(id) => {
+            let job = super::find_job(cfg, id)?;
+            if args.json {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&job_json(&job, Utc::now()))?
+                )?;
+            } else {
+                show_one(&job, out, super::stdout_colors())?;
+            }
+        }
+        None => {
+            let root = super::jobs_root(cfg)?;
+            let now = Utc::now();
+            let jobs = select(scan(root, now)?, args);
+            if args.json {
+                let list: Vec<Value> = jobs.iter().map(|j| job_json(j, now)).collect();
+                writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+            } else {
+                let width = terminal_width();
+                write_table(&jobs, args.timing, now, width, super::stdout_colors(), out)?;
+                let troubled = jobs.iter().filter(|j| !j.problems.is_empty()).count();
+                if troubled > 0 {
+                    eprintln!(
+                        "luzia: {troubled} job(s) marked '!' have files that could not be read: \
+                         `luzia jobs ID` says which and why"
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Filters by project and status (each a set: any of them matches), then applies the limit.
+pub fn select(jobs: Vec<Job>, args: &JobsArgs) -> Vec<Job> {
+    let mut selected: Vec<Job> = jobs
+        .into_iter()
+        .filter(|j| args.projects.is_empty() || args.projects.iter().any(|p| p == j.project()))
+        .filter(|j| args.statuses.is_empty() || args.statuses.contains(&j.status))
+        .collect();
+    if let Some(limit) = args.limit {
+        selected.truncate(limit);
+    }
+    selected
+}
+
+fn rfc3339(t: Option<DateTime<Utc>>) -> Value {
+    t.map_or(Value::Null, |t| {
+        Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+    })
+}
+
+/// protocol.md's "Machine-readable CLI output", plus `problems`.
+pub fn job_json(job: &Job, now: DateTime<Utc>) -> Value {
+    json!({
+        "id": job.id.as_str(),
+        "project": job.project(),
+        "task": job.task(),
+        "status": job.status.as_str(),
+        "exit_code": job.exit_code,
+        "pid": job.pid,
+        "started": rfc3339(job.started),
+        "finished": rfc3339(job.finished),
+        "elapsed_seconds": job.elapsed_secs(now),
+        "progress": job.progress.as_ref().map(|p| json!({
+            "percent": p.percent_done(),
+            "step": p.step,
+            "total_steps": p.total_steps,
+            "step_name": p.step_name,
+        })),
+        "waiting": job.waiting().map(|w| w.as_str()),
+        "problems": job.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    crossterm::terminal::size().ok().map(|(w, _)| w as usize)
+}
+
+/// The progress column: `40%`, `2/5 Running tests`, or `-`.
+pub fn progress_text(job: &Job) -> String {
+    let Some(p) = &job.progress else {
+        return "-".into();
+    };
+    let name = p.step_name.as_deref().map(plain_text).unwrap_or_default();
+    let head = match (p.step, p.total_steps, p.percent) {
+        (Some(s), Some(t), _) => format!("{s}/{t}"),
+        (_, _, Some(pct)) => format!("{pct:.0}%"),
+        _ => match p.percent_done() {
+            Some(pct) => format!("{pct:.0}%"),
+            None => String::new(),
+        },
+    };
+    let text = format!("{head} {name}").trim().to_owned();
+    if text.is_empty() { "-".into() } else { text }
+}
+
+pub fn status_color(status: Status) -> &'static str {
+    match status {
+        Status::Running => "\x1b[36m",
+        Status::Waiting | Status::NeedsInput => "\x1b[1;33m",
+        Status::Completed => "\x1b[32m",
+        Status::Failed | Status::Died => "\x1b[31m",
+        Status::Killed => "\x1b[35m",
+        Status::Queued | Status::Unknown => "\x1b[2m",
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+fn local(t: Option<DateTime<Utc>>) -> String {
+    t.map_or("-".into(), |t| {
+        t.with_timezone(&Local)
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string()
+    })
+}
+
+fn write_table(
+    jobs: &[Job],
+    timing: bool,
+    now: DateTime<Utc>,
+    width: Option<usize>,
+    colors: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let rows: Vec<Vec<String>> = jobs
+        .iter()
+        .map(|j| {
+            let mut status = j.status.as_str().to_owned();
+            if !j.problems.is_empty() {
+                status.push('!');
+            }
+            let mut row = vec![
+                j.id.to_string(),
+                truncate(&plain_text(j.project()), 16),
+                status,
+                truncate(&progress_text(j), 24),
+                j.elapsed_secs(now).map_or("-".into(), format_duration),
+            ];
+            if timing {
+                row.push(local(j.started));
+                row.push(local(j.finished));
+                let duration = match (j.started, j.finished) {
+                    (Some(s), Some(f)) => format_duration((f - s).num_seconds()),
+                    _ => "-".into(),
+                };
+                row.push(duration);
+            }
+            row.push(plain_text(j.task()));
+            row
+        })
+        .collect();
+    let mut header = vec!["ID", "PROJECT", "STATUS", "PROGRESS", "ELAPSED"];
+    if timing {
+        header.extend(["STARTED", "FINISHED", "DURATION"]);
+    }
+    header.push("TASK");
+    let fixed = header.len() - 1;
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row.iter()).take(fixed) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let used: usize = widths[..fixed].iter().map(|w| w + 2).sum();
+    // The task takes what is left of the terminal; piped output gets a readable 60.
+    let task_width = width.map_or(60, |w| w.saturating_sub(used).max(10));
+    let header_cells: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    write_row(out, &header_cells, &widths, task_width, None)?;
+    for (row, job) in rows.iter().zip(jobs) {
+        let color = colors.then(|| status_color(job.status));
+        write_row(out, row, &widths, task_width, color)?;
+    }
+    if jobs.is_empty() {
+        writeln!(out, "(no jobs match)")?;
+    }
+    Ok(())
+}
+
+fn write_row(
+    out: &mut dyn Write,
+    row: &[String],
+    widths: &[usize],
+    task_width: usize,
+    status_color: Option<&str>,
+) -> Result<()> {
+    let mut line = String::new();
+    for (i, (cell, w)) in row.iter().zip(widths).enumerate().take(row.len() - 1) {
+        let pad = " ".repeat(w - cell.chars().count() + 2);
+        match status_color {
+            Some(c) if i == 2 => line.push_str(&format!("{c}{cell}\x1b[0m{pad}")),
+            _ => line.push_str(&format!("{cell}{pad}")),
+        }
+    }
+    line.push_str(&truncate(row.last().map_or("", String::as_str), task_width));
+    writeln!(out, "{}", line.trim_end())?;
+    Ok(())
+}
+
+fn show_one(job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
+    let now = Utc::now();
+    let field =
+        |out: &mut dyn Write, k: &str, v: &str| writeln!(out, "{:<10} {}", format!("{k}:"), v);
+    let meta = job.meta.as_ref();
+    field(out, "id", job.id.as_str())?;
+    field(out, "project", &plain_text(job.project()))?;
+    let status = match (colors, job.waiting()) {
+        (true, w) => format!(
+            "{}{}\x1b[0m{}",
+            status_color(job.status),
+            job.status,
+            w.map_or(String::new(), |w| format!(" (for {})", w.as_str()))
+        ),
+        (false, w) => format!(
+            "{}{}",
+            job.status,
+            w.map_or(String::new(), |w| format!(" (for {})", w.as_str()))
+        ),
+    };
+    field(out, "status", &status)?;
+    field(
+        out,
+        "exit code",
+        &job.exit_code.map_or("-".into(), |c| c.to_string()),
+    )?;
+    let pid = match job.pid {
+        Some(p) if job.status.is_active() => format!("{p} (alive)"),
+        Some(p) => format!("{p}"),
+        None => "-".into(),
+    };
+    field(out, "pid", &pid)?;
+    field(out, "task", &plain_text(job.task()))?;
+    if let Some(m) = meta {
+        for (k, v) in [
+            ("type", &m.kind),
+            ("user", &m.user),
+            ("host", &m.host),
+            ("agent", &m.agent),
+            ("retry of", &m.retry_of),
+        ] {
+            if !v.is_empty() {
+                field(out, k, &plain_text(v))?;
+            }
+        }
+    }
+    let ago = |t: Option<DateTime<Utc>>| {
+        t.map_or(String::new(), |t| {
+            format!(" ({} ago)", format_duration((now - t).num_seconds()))
+        })
+    };
+    field(
+        out,
+        "started",
+        &format!("{}{}", local(job.started), ago(job.started)),
+    )?;
+    field(
+        out,
+        "finished",
+        &format!("{}{}", local(job.finished), ago(job.finished)),
+    )?;
+    field(
+        out,
+        "elapsed",
+        &job.elapsed_secs(now).map_or("-".into(), format_duration),
+    )?;
+    let mut progress = progress_text(job);
+    if let Some(eta) = job.progress.as_ref().and_then(|p| p.eta_seconds) {
+        progress.push_str(&format!(" (eta {})", format_duration(eta as i64)));
+    }
+    field(out, "progress", &progress)?;
+    if let Some(q) = &job.question {
+        let orphan = if job.status == Status::Waiting {
+            ""
+        } else {
+            " [orphaned: the agent is not running]"
+        };
+        field(
+            out,
+            "question",
+            &format!(
+                "{} ({}){}: {}",
+                plain_text(&q.id),
+                q.kind.as_str(),
+                orphan,
+                plain_text(&q.question)
+            ),
+        )?;
+        if !q.options.is_empty() {
+            let opts: Vec<String> = q
+                .options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| format!("{}) {}", i + 1, plain_text(o)))
+                .collect();
+            field(out, "options", &opts.join("  "))?;
+        }
+        if !q.context.is_empty() {
+            field(out, "context", &plain_text(&q.context))?;
+        }
+    }
+    if let Some(g) = &job.gate {
+        let orphan = if job.status == Status::Waiting {
+            ""
+        } else {
+            " [orphaned: the agent is not running]"
+        };
+        field(
+            out,
+            "gate",
+            &format!(
+                "{}{}: {}",
+                plain_text(&g.gate),
+                orphan,
+                plain_text(&g.description)
+            ),
+        )?;
+    }
+    field(out, "path", &job.dir.display().to_string())?;
+    if let Ok(Some(prompt)) = read_prompt(job) {
+        field(
+            out,
+            "prompt",
+            &truncate(&plain_text(prompt.lines().next().unwrap_or("")), 100),
+        )?;
+    }
+    for p in &job.problems {
+        field(out, "problem", &p.to_string())?;
+    }
+    writeln!(out, "--- last 10 lines of {} ---", job.log_path().display())?;
+    match open_nofollow(&job.log_path()) {
+        Ok(Some(file)) => {
+            let len = file.metadata()?.len();
+            for line in last_lines(&file, len, 10)? {
+                let styled = sanitize_line(&line.bytes);
+                let text = if colors {
+                    styled.to_ansi()
+                } else {
+                    styled.plain()
+                };
+                writeln!(out, "{}{}", if line.cut { "…" } else { "" }, text)?;
+            }
+        }
+        Ok(None) => writeln!(out, "(no output yet)")?,
+        Err(e) => writeln!(out, "(cannot read it: {e})")?,
+    }
+    Ok(())
+}

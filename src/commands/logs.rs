@@ -1,0 +1,184 @@
+//! `luzia logs ID [-n N] [-f]`: the end of a job's output, sanitized; with `-f`, new lines as
+//! they are appended (woken by file-system events, not by sleeping), until the exit line.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use notify::{RecursiveMode, Watcher};
+
+use crate::cli::LogsArgs;
+use crate::config::Config;
+use crate::jobs::follow::{Follower, Reset};
+use crate::jobs::sanitize::sanitize_line;
+use crate::jobs::tail::{RawLine, last_lines, parse_exit_line};
+use crate::jobs::{Status, files::open_nofollow, read_job};
+
+/// How long an exit line must stay the last line before `-f` believes it: an agent that
+/// prints `exit:0` mid-burst has not finished.
+const EXIT_SETTLE: Duration = Duration::from_millis(100);
+/// How often `-f` checks, between events, whether the job died without an exit line.
+const LIVENESS_EVERY: Duration = Duration::from_secs(1);
+
+pub fn run(cfg: &Config, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
+    let job = super::find_job(cfg, &args.id)?;
+    let path = job.log_path();
+    let colors = super::stdout_colors();
+    let mut printer = Printer {
+        out,
+        colors,
+        last_nonempty: None,
+    };
+
+    let follower =
+        match open_nofollow(&path).with_context(|| format!("cannot open {}", path.display()))? {
+            Some(file) => {
+                let len = file.metadata()?.len();
+                let mut lines = last_lines(&file, len, args.lines.max(1))?;
+                // A last line still missing its newline is not printed yet: the follower finishes it.
+                let mut partial = Vec::new();
+                if args.follow && len > 0 && !ends_with_newline(&file, len)? {
+                    partial = lines.pop().map(|l| l.bytes).unwrap_or_default();
+                }
+                let skip = lines.len().saturating_sub(args.lines);
+                printer.print(&lines[skip..])?;
+                Follower::resume(&path, file, len, partial)?
+            }
+            None if args.follow => {
+                eprintln!(
+                    "luzia: {} does not exist yet; waiting for it",
+                    path.display()
+                );
+                Follower::from_start(&path)
+            }
+            None => {
+                eprintln!(
+                    "luzia: job {} has no output yet ({} does not exist)",
+                    job.id,
+                    path.display()
+                );
+                return Ok(());
+            }
+        };
+    if !args.follow {
+        return Ok(());
+    }
+    if !job.status.is_active() && printer.ended_with_exit_line() {
+        return Ok(());
+    }
+    follow(cfg, &job.dir, follower, &mut printer)
+}
+
+fn ends_with_newline(file: &std::fs::File, len: u64) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] == b'\n')
+}
+
+struct Printer<'a> {
+    out: &'a mut dyn Write,
+    colors: bool,
+    last_nonempty: Option<Vec<u8>>,
+}
+
+impl Printer<'_> {
+    fn print(&mut self, lines: &[RawLine]) -> Result<()> {
+        for line in lines {
+            let styled = sanitize_line(&line.bytes);
+            let text = if self.colors {
+                styled.to_ansi()
+            } else {
+                styled.plain()
+            };
+            writeln!(self.out, "{}{text}", if line.cut { "…" } else { "" })?;
+            if !line.bytes.trim_ascii().is_empty() {
+                self.last_nonempty = Some(line.bytes.clone());
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    fn ended_with_exit_line(&self) -> bool {
+        self.last_nonempty
+            .as_deref()
+            .and_then(parse_exit_line)
+            .is_some()
+    }
+}
+
+fn follow(
+    cfg: &Config,
+    job_dir: &Path,
+    mut follower: Follower,
+    printer: &mut Printer,
+) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    // The directory, not the file: a replaced or newly created log is seen too.
+    let mut watcher = notify::recommended_watcher(move |event| {
+        let _ = tx.send(event);
+    })
+    .context("cannot start watching files (inotify)")?;
+    watcher
+        .watch(job_dir, RecursiveMode::NonRecursive)
+        .with_context(|| format!("cannot watch {}", job_dir.display()))?;
+    let root = super::jobs_root(cfg)?.to_owned();
+    let id = crate::jobs::JobId::parse(&job_dir.file_name().unwrap_or_default().to_string_lossy())?;
+    let mut exit_seen_at: Option<Instant> = None;
+    let mut last_liveness = Instant::now();
+    loop {
+        let chunk = follower
+            .poll()
+            .with_context(|| format!("cannot read {}", job_dir.join("output.log").display()))?;
+        if let Some(reset) = chunk.reset {
+            let what = match reset {
+                Reset::Truncated => "was truncated",
+                Reset::Replaced => "was replaced",
+            };
+            eprintln!("luzia: output.log {what}; following from its start");
+        }
+        let grew = !chunk.lines.is_empty() || !follower.partial().is_empty();
+        printer.print(&chunk.lines)?;
+        if chunk.more {
+            continue;
+        }
+        if printer.ended_with_exit_line() && follower.partial().trim_ascii().is_empty() {
+            match exit_seen_at {
+                Some(t) if t.elapsed() >= EXIT_SETTLE => return Ok(()),
+                None => exit_seen_at = Some(Instant::now()),
+                _ => {}
+            }
+        } else if grew {
+            exit_seen_at = None;
+        }
+        let wait = if exit_seen_at.is_some() {
+            EXIT_SETTLE
+        } else {
+            LIVENESS_EVERY
+        };
+        match rx.recv_timeout(wait) {
+            Ok(Ok(_)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(Err(e)) => eprintln!("luzia: file watching reported: {e}"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("file watching stopped unexpectedly")
+            }
+        }
+        if last_liveness.elapsed() >= LIVENESS_EVERY && exit_seen_at.is_none() {
+            last_liveness = Instant::now();
+            match read_job(&root, &id, chrono::Utc::now()) {
+                None => bail!("the job directory {} was removed", job_dir.display()),
+                Some(j) if j.status == Status::Died => {
+                    // Drain what is left, then say why we stop.
+                    let rest = follower.poll()?;
+                    printer.print(&rest.lines)?;
+                    eprintln!("luzia: job {id} died without an exit line (its process is gone)");
+                    return Ok(());
+                }
+                Some(_) => {}
+            }
+        }
+    }
+}

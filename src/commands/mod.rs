@@ -1,0 +1,50 @@
+//! The plain CLI: one module per subcommand, each a thin layer over [`crate::jobs`].
+
+pub mod jobs;
+pub mod logs;
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::config::Config;
+use crate::jobs::{Job, JobId, read_job};
+
+/// Whether to colour stdout: a terminal, and NO_COLOR unset (https://no-color.org).
+pub fn stdout_colors() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The jobs root, or an error that says which path was tried, where it came from, and how to
+/// point elsewhere.
+pub fn jobs_root(cfg: &Config) -> Result<&Path> {
+    let root = cfg.jobs_dir.as_path();
+    match std::fs::metadata(root) {
+        Ok(md) if md.is_dir() => Ok(root),
+        Ok(_) => bail!(
+            "the jobs root {} (from {}) is not a directory: point luzia at the directory that \
+             holds the job directories with --jobs-dir DIR or LUZIA_JOBS_DIR",
+            root.display(),
+            cfg.jobs_dir_source
+        ),
+        Err(e) => bail!(
+            "cannot open the jobs root {} (from {}): {e}. Point luzia at your jobs directory with \
+             --jobs-dir DIR, the LUZIA_JOBS_DIR environment variable, or jobs_dir in the config file",
+            root.display(),
+            cfg.jobs_dir_source
+        ),
+    }
+}
+
+/// One job by id, or an error naming the id and the root.
+pub fn find_job(cfg: &Config, id: &JobId) -> Result<Job> {
+    let root = jobs_root(cfg)?;
+    match read_job(root, id, chrono::Utc::now()) {
+        Some(job) => Ok(job),
+        None => bail!(
+            "no job '{id}' under {} (run `luzia jobs` to list the jobs there)",
+            root.display()
+        ),
+    }
+}

@@ -1,0 +1,360 @@
+//! Questions and approval gates, as they sit on disk: reading and deciding what is pending.
+//! (Writing answers and decisions, exactly once, lives with the commands that do it.)
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::files::read_small;
+use super::time::parse_timestamp;
+
+pub const QUESTION_FILE: &str = "clarification.json";
+pub const RESPONSE_FILE: &str = "response.json";
+pub const GATE_FILE: &str = "approval.json";
+pub const DECISION_FILE: &str = "approved.json";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuestionType {
+    Choice,
+    Text,
+    Confirm,
+}
+
+impl QuestionType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuestionType::Choice => "choice",
+            QuestionType::Text => "text",
+            QuestionType::Confirm => "confirm",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question {
+    pub id: String,
+    pub kind: QuestionType,
+    pub question: String,
+    pub options: Vec<String>,
+    pub context: String,
+    pub asked_at: Option<DateTime<Utc>>,
+    pub timeout_minutes: Option<f64>,
+    pub default_if_timeout: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gate {
+    pub gate: String,
+    pub description: String,
+    pub context: String,
+    pub awaiting_since: Option<DateTime<Utc>>,
+    pub auto_approve_after_minutes: Option<f64>,
+}
+
+/// What a running job is waiting for, in the words of `luzia jobs --json`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiting {
+    Question,
+    Approval,
+}
+
+impl Waiting {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Waiting::Question => "question",
+            Waiting::Approval => "approval",
+        }
+    }
+}
+
+fn object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err("is not a JSON object".into()),
+        Err(e) => Err(format!("is not valid JSON ({e})")),
+    }
+}
+
+fn text(m: &Map<String, Value>, k: &str) -> String {
+    match m.get(k) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn minutes(m: &Map<String, Value>, k: &str) -> Option<f64> {
+    match m.get(k)? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .filter(|f: &f64| f.is_finite() && *f >= 0.0)
+}
+
+impl Question {
+    /// `mtime` stands in for a missing `asked_at`, as the protocol says.
+    pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Question, String> {
+        let m = object(bytes)?;
+        let options: Vec<String> = match m.get("options") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let kind = match text(&m, "type").as_str() {
+            "choice" => QuestionType::Choice,
+            "confirm" => QuestionType::Confirm,
+            "text" => QuestionType::Text,
+            // Hand-written files often omit the type: options make it a choice.
+            _ if !options.is_empty() => QuestionType::Choice,
+            _ => QuestionType::Text,
+        };
+        let id = Some(text(&m, "id"))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "q1".into());
+        Ok(Question {
+            id,
+            kind,
+            question: text(&m, "question"),
+            options,
+            context: text(&m, "context"),
+            asked_at: m
+                .get("asked_at")
+                .and_then(Value::as_str)
+                .and_then(parse_timestamp)
+                .or(mtime),
+            timeout_minutes: minutes(&m, "timeout_minutes"),
+            default_if_timeout: m
+                .get("default_if_timeout")
+                .and_then(|v| v.as_str().map(str::to_owned)),
+        })
+    }
+}
+
+impl Gate {
+    pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Gate, String> {
+        let m = object(bytes)?;
+        Ok(Gate {
+            gate: text(&m, "gate"),
+            description: text(&m, "description"),
+            context: text(&m, "context"),
+            awaiting_since: m
+                .get("awaiting_since")
+                .and_then(Value::as_str)
+                .and_then(parse_timestamp)
+                .or(mtime),
+            auto_approve_after_minutes: minutes(&m, "auto_approve_after_minutes"),
+        })
+    }
+}
+
+/// A question and a gate that are pending in `dir`, and what could not be read, as
+/// (file name, message) pairs.
+#[derive(Debug, Default)]
+pub struct PendingRead {
+    pub question: Option<Question>,
+    pub gate: Option<Gate>,
+    pub problems: Vec<(&'static str, String)>,
+}
+
+pub fn read_pending(dir: &Path) -> PendingRead {
+    let mut out = PendingRead::default();
+    match read_with_mtime(dir, QUESTION_FILE) {
+        Ok(None) => {}
+        Err(e) => out.problems.push((QUESTION_FILE, e)),
+        Ok(Some((bytes, mtime))) => match Question::parse(&bytes, mtime) {
+            Err(e) => out.problems.push((QUESTION_FILE, e)),
+            Ok(q) => match answered_id(dir) {
+                Ok(Some(ref answered)) if *answered == q.id => {}
+                Ok(_) => out.question = Some(q),
+                Err(e) => {
+                    out.problems.push((RESPONSE_FILE, e));
+                    out.question = Some(q);
+                }
+            },
+        },
+    }
+    match read_with_mtime(dir, GATE_FILE) {
+        Ok(None) => {}
+        Err(e) => out.problems.push((GATE_FILE, e)),
+        Ok(Some((bytes, mtime))) => match Gate::parse(&bytes, mtime) {
+            Err(e) => out.problems.push((GATE_FILE, e)),
+            Ok(g) => match decided_gate(dir) {
+                // A decision names its gate; one for another gate is stale.
+                Ok(Some(ref decided)) if decided.is_empty() || *decided == g.gate => {}
+                Ok(_) => out.gate = Some(g),
+                Err(e) => {
+                    out.problems.push((DECISION_FILE, e));
+                    out.gate = Some(g);
+                }
+            },
+        },
+    }
+    out
+}
+
+fn read_with_mtime(
+    dir: &Path,
+    name: &str,
+) -> Result<Option<(Vec<u8>, Option<DateTime<Utc>>)>, String> {
+    let path = dir.join(name);
+    let Some(bytes) = read_small(&path).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let mtime = std::fs::symlink_metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .map(DateTime::<Utc>::from);
+    Ok(Some((bytes, mtime)))
+}
+
+/// The question id a `response.json` answers. The older `{"choice": ...}` form names none
+/// and answers whatever is asked: that is what agents written against it expect.
+fn answered_id(dir: &Path) -> Result<Option<String>, String> {
+    let Some(bytes) = read_small(&dir.join(RESPONSE_FILE)).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let m = object(&bytes)?;
+    Ok(Some(match m.get("question_id") {
+        Some(Value::String(id)) => id.clone(),
+        _ => "q1".into(),
+    }))
+}
+
+/// The gate name an `approved.json` decides (empty when it names none).
+fn decided_gate(dir: &Path) -> Result<Option<String>, String> {
+    let Some(bytes) = read_small(&dir.join(DECISION_FILE)).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    Ok(Some(text(&object(&bytes)?, "gate")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (name, body) in files {
+            fs::write(d.path().join(name), body).unwrap();
+        }
+        d
+    }
+
+    const Q: &str = r#"{"id": "q1", "type": "choice", "question": "Which database?",
+        "options": ["production", "staging"], "context": "migration",
+        "asked_at": "2026-01-11T14:30:00Z", "timeout_minutes": 30, "default_if_timeout": "staging"}"#;
+    const G: &str = r#"{"gate": "database_migration", "description": "3 migrations",
+        "awaiting_since": "2026-01-11T14:30:00Z", "auto_approve_after_minutes": null}"#;
+
+    #[test]
+    fn pending_table() {
+        // (files, question pending, gate pending, problems)
+        let cases: &[(&[(&str, &str)], bool, bool, usize)] = &[
+            (&[], false, false, 0),
+            (&[(QUESTION_FILE, Q)], true, false, 0),
+            (
+                &[
+                    (QUESTION_FILE, Q),
+                    (RESPONSE_FILE, r#"{"question_id": "q1", "answer": "x"}"#),
+                ],
+                false,
+                false,
+                0,
+            ),
+            (
+                &[
+                    (QUESTION_FILE, Q),
+                    (RESPONSE_FILE, r#"{"question_id": "q0", "answer": "x"}"#),
+                ],
+                true,
+                false,
+                0,
+            ),
+            (
+                &[
+                    (QUESTION_FILE, Q),
+                    (RESPONSE_FILE, r#"{"choice": "staging"}"#),
+                ],
+                false,
+                false,
+                0,
+            ),
+            (
+                &[(QUESTION_FILE, Q), (RESPONSE_FILE, "{trunc")],
+                true,
+                false,
+                1,
+            ),
+            (
+                &[(QUESTION_FILE, "{\"id\": \"q1\", \"ques")],
+                false,
+                false,
+                1,
+            ),
+            (&[(GATE_FILE, G)], false, true, 0),
+            (
+                &[
+                    (GATE_FILE, G),
+                    (
+                        DECISION_FILE,
+                        r#"{"gate": "database_migration", "approved": false}"#,
+                    ),
+                ],
+                false,
+                false,
+                0,
+            ),
+            (
+                &[
+                    (GATE_FILE, G),
+                    (DECISION_FILE, r#"{"gate": "other", "approved": true}"#),
+                ],
+                false,
+                true,
+                0,
+            ),
+            (&[(GATE_FILE, G), (QUESTION_FILE, Q)], true, true, 0),
+            (&[(GATE_FILE, "[]")], false, false, 1),
+        ];
+        for (files, q, g, problems) in cases {
+            let d = dir_with(files);
+            let got = read_pending(d.path());
+            assert_eq!(got.question.is_some(), *q, "{files:?}");
+            assert_eq!(got.gate.is_some(), *g, "{files:?}");
+            assert_eq!(
+                got.problems.len(),
+                *problems,
+                "{files:?}: {:?}",
+                got.problems
+            );
+        }
+    }
+
+    #[test]
+    fn question_defaults() {
+        let mtime = parse_timestamp("2026-02-02T00:00:00Z");
+        let q = Question::parse(br#"{"question": "Go on?", "options": ["y", 2]}"#, mtime).unwrap();
+        assert_eq!(q.id, "q1");
+        assert_eq!(q.kind, QuestionType::Choice);
+        assert_eq!(q.options, ["y", "2"]);
+        assert_eq!(q.asked_at, mtime);
+        let full = Question::parse(Q.as_bytes(), None).unwrap();
+        assert_eq!(full.timeout_minutes, Some(30.0));
+        assert_eq!(full.default_if_timeout.as_deref(), Some("staging"));
+        assert_eq!(
+            Question::parse(br#"{"question": "why?"}"#, None)
+                .unwrap()
+                .kind,
+            QuestionType::Text
+        );
+    }
+}

@@ -1,0 +1,236 @@
+//! One job read from its directory: everything the status table needs, and what could not be
+//! read, said per file so that one bad job never hides the others.
+
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::files::{open_nofollow, read_small};
+use super::hitl::{self, Gate, Question, Waiting};
+use super::id::JobId;
+use super::meta::Meta;
+use super::process::is_alive;
+use super::progress::Progress;
+use super::status::{self, Evidence, Status};
+use super::tail;
+
+pub const META_FILE: &str = "meta.json";
+pub const LOG_FILE: &str = "output.log";
+pub const PID_FILE: &str = "pid";
+pub const PROGRESS_FILE: &str = "progress.json";
+pub const PROMPT_FILE: &str = "prompt.txt";
+
+/// Something in a job directory that could not be read, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.path.display(), self.message)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub id: JobId,
+    pub dir: PathBuf,
+    /// `None` when meta.json is missing or unreadable (see `problems`).
+    pub meta: Option<Meta>,
+    pub status: Status,
+    pub exit_code: Option<i32>,
+    pub pid: Option<u32>,
+    pub progress: Option<Progress>,
+    pub question: Option<Question>,
+    pub gate: Option<Gate>,
+    pub started: Option<DateTime<Utc>>,
+    pub finished: Option<DateTime<Utc>>,
+    /// Length of output.log when read (0 when there is none).
+    pub log_len: u64,
+    pub problems: Vec<Problem>,
+}
+
+impl Job {
+    pub fn project(&self) -> &str {
+        self.meta.as_ref().map_or("", |m| m.project.as_str())
+    }
+
+    pub fn task(&self) -> &str {
+        self.meta.as_ref().map_or("", |m| m.task.as_str())
+    }
+
+    /// What the job waits for, while it is `waiting`.
+    pub fn waiting(&self) -> Option<Waiting> {
+        if self.status != Status::Waiting {
+            return None;
+        }
+        if self.question.is_some() {
+            Some(Waiting::Question)
+        } else {
+            self.gate.as_ref().map(|_| Waiting::Approval)
+        }
+    }
+
+    /// Seconds from start to finish, or to `now` while unfinished.
+    pub fn elapsed_secs(&self, now: DateTime<Utc>) -> Option<i64> {
+        let end = self.finished.unwrap_or(now);
+        self.started.map(|s| (end - s).num_seconds().max(0))
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join(LOG_FILE)
+    }
+}
+
+/// Reads the job `id` under `root`. `None` when its directory does not exist (any more).
+pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
+    let dir = root.join(id.as_str());
+    let dir_meta = std::fs::symlink_metadata(&dir)
+        .ok()
+        .filter(|m| m.is_dir())?;
+    let mut problems = Vec::new();
+    let mut problem = |name: &str, message: String| {
+        problems.push(Problem {
+            path: dir.join(name),
+            message,
+        });
+    };
+
+    let meta_bytes = read_small(&dir.join(META_FILE)).unwrap_or_else(|e| {
+        problem(META_FILE, e.to_string());
+        None
+    });
+    let meta = meta_bytes.as_deref().and_then(|bytes| {
+        Meta::parse(bytes)
+            .map_err(|e| {
+                problem(
+                    META_FILE,
+                    format!("{e}: shown with what the other files say"),
+                )
+            })
+            .ok()
+    });
+
+    let (has_log, log_len, log_mtime, exit_code) = match read_log_end(&dir.join(LOG_FILE)) {
+        Ok(end) => end,
+        Err(e) => {
+            problem(LOG_FILE, e.to_string());
+            (false, 0, None, None)
+        }
+    };
+
+    let started = meta.as_ref().and_then(|m| m.started);
+    let mut job = Job {
+        id: id.clone(),
+        dir: dir.clone(),
+        status: Status::Unknown,
+        exit_code,
+        pid: None,
+        progress: None,
+        question: None,
+        gate: None,
+        started,
+        finished: meta.as_ref().and_then(|m| m.finished),
+        log_len,
+        problems: Vec::new(),
+        meta,
+    };
+    let mut evidence = Evidence {
+        has_meta: job.meta.is_some(),
+        has_log,
+        exit_code,
+        ..Evidence::default()
+    };
+
+    if let Some(code) = exit_code {
+        job.finished = job.finished.or(log_mtime);
+        job.status = Status::from_exit_code(code);
+        if job.status != Status::NeedsInput {
+            // Finished for good: nothing else in the directory changes what is shown.
+            job.problems = problems;
+            return Some(job);
+        }
+    }
+
+    job.pid = match read_small(&dir.join(PID_FILE)) {
+        Ok(Some(bytes)) => match std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+        {
+            Some(pid) if pid > 0 => Some(pid),
+            _ => {
+                problem(PID_FILE, "does not hold a decimal pid".into());
+                None
+            }
+        },
+        Ok(None) => None,
+        Err(e) => {
+            problem(PID_FILE, e.to_string());
+            None
+        }
+    }
+    .or(job.meta.as_ref().and_then(|m| m.pid));
+    evidence.pid_alive = job.pid.map(is_alive);
+
+    // Without a start time, the directory's age stands in (for the 30 s start-up grace).
+    let born = started.or_else(|| dir_meta.modified().ok().map(DateTime::<Utc>::from));
+    evidence.age_secs = born.map(|t| (now - t).num_seconds());
+
+    match read_small(&dir.join(PROGRESS_FILE)) {
+        Ok(Some(bytes)) => match Progress::parse(&bytes) {
+            Ok(p) => job.progress = Some(p),
+            Err(e) => problem(PROGRESS_FILE, e),
+        },
+        Ok(None) => {}
+        Err(e) => problem(PROGRESS_FILE, e.to_string()),
+    }
+
+    let pending = hitl::read_pending(&dir);
+    for (name, message) in pending.problems {
+        problem(name, message);
+    }
+    evidence.waiting = match (&pending.question, &pending.gate) {
+        (Some(_), _) => Some(Waiting::Question),
+        (None, Some(_)) => Some(Waiting::Approval),
+        _ => None,
+    };
+    job.question = pending.question;
+    job.gate = pending.gate;
+    if exit_code.is_none() {
+        job.status = status::derive(&evidence);
+    }
+    job.problems = problems;
+    Some(job)
+}
+
+type LogEnd = (bool, u64, Option<DateTime<Utc>>, Option<i32>);
+
+/// Whether output.log exists, its length and mtime, and its exit code: a few KiB read at most.
+fn read_log_end(path: &Path) -> std::io::Result<LogEnd> {
+    let Some(file): Option<File> = open_nofollow(path)? else {
+        return Ok((false, 0, None, None));
+    };
+    let md = file.metadata()?;
+    let exit = tail::exit_code(&file, md.len())?;
+    Ok((
+        true,
+        md.len(),
+        md.modified().ok().map(DateTime::<Utc>::from),
+        exit,
+    ))
+}
+
+/// The prompt the agent was given, if any (capped like every small file).
+pub fn read_prompt(job: &Job) -> Result<Option<String>, Problem> {
+    let path = job.dir.join(PROMPT_FILE);
+    read_small(&path)
+        .map(|b| b.map(|b| String::from_utf8_lossy(&b).into_owned()))
+        .map_err(|e| Problem {
+            path,
+            message: e.to_string(),
+        })
+}

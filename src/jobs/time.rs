@@ -1,0 +1,81 @@
+//! Lenient timestamps: RFC 3339 from new writers, naive local `YYYY-MM-DDTHH:MM:SS[.f]` from
+//! the Python orchestrator (`datetime.now().isoformat()`).
+
+use chrono::{DateTime, Local, NaiveDateTime, TimeZone, Utc};
+
+pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
+    let s = s.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&Utc));
+    }
+    const NAIVE: &[&str] = &["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"];
+    NAIVE.iter().find_map(|fmt| {
+        let naive = NaiveDateTime::parse_from_str(s, fmt).ok()?;
+        // A time skipped by a DST jump has no local reading; `earliest` picks the first of an
+        // ambiguous pair. Either way the job keeps a start time instead of losing it.
+        Local
+            .from_local_datetime(&naive)
+            .earliest()
+            .or_else(|| Some(Utc.from_utc_datetime(&naive).with_timezone(&Local)))
+            .map(|t| t.with_timezone(&Utc))
+    })
+}
+
+/// A short human duration: `45s`, `3m12s`, `2h05m`, `3d04h`.
+pub fn format_duration(secs: i64) -> String {
+    let secs = secs.max(0);
+    let (d, h, m, s) = (secs / 86_400, secs / 3600 % 24, secs / 60 % 60, secs % 60);
+    if d > 0 {
+        format!("{d}d{h:02}h")
+    } else if h > 0 {
+        format!("{h}h{m:02}m")
+    } else if m > 0 {
+        format!("{m}m{s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_rfc3339_and_naive_forms() {
+        let utc = parse_timestamp("2026-01-09T14:23:15Z").unwrap();
+        assert_eq!(utc.to_rfc3339(), "2026-01-09T14:23:15+00:00");
+        let offset = parse_timestamp("2026-01-09T16:23:15+02:00").unwrap();
+        assert_eq!(offset, utc);
+        let naive = parse_timestamp("2026-01-09T14:23:15").unwrap();
+        let expected = Local
+            .from_local_datetime(
+                &NaiveDateTime::parse_from_str("2026-01-09T14:23:15", "%Y-%m-%dT%H:%M:%S").unwrap(),
+            )
+            .unwrap();
+        assert_eq!(naive, expected.with_timezone(&Utc));
+        assert!(parse_timestamp("2026-01-09T14:23:15.123456").is_some());
+        assert!(parse_timestamp("2026-01-09 14:23:15").is_some());
+    }
+
+    #[test]
+    fn garbage_is_none() {
+        for s in ["", "yesterday", "2026-13-40T99:00:00", "1736432595"] {
+            assert!(parse_timestamp(s).is_none(), "{s}");
+        }
+    }
+
+    #[test]
+    fn durations_read_well() {
+        let cases = [
+            (-5, "0s"),
+            (0, "0s"),
+            (45, "45s"),
+            (192, "3m12s"),
+            (7500, "2h05m"),
+            (273_600, "3d04h"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(format_duration(secs), want);
+        }
+    }
+}
