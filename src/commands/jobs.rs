@@ -39,6 +39,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
                 write_table(&jobs, args.timing, now, width, super::stdout_colors(), out)?;
                 let troubled = jobs.iter().filter(|j| !j.problems.is_empty()).count();
                 if troubled > 0 {
+                    out.flush()?;
                     eprintln!(
                         "luzia: {troubled} job(s) marked '!' have files that could not be read: \
                          `luzia jobs ID` says which and why"

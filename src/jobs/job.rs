@@ -129,7 +129,7 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
         dir: dir.clone(),
         status: Status::Unknown,
         exit_code,
-        pid: None,
+        pid: meta.as_ref().and_then(|m| m.pid),
         progress: None,
         question: None,
         gate: None,
@@ -146,11 +146,12 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
         ..Evidence::default()
     };
 
+    job.progress = read_progress(&dir, &mut problem);
     if let Some(code) = exit_code {
         job.finished = job.finished.or(log_mtime);
         job.status = Status::from_exit_code(code);
         if job.status != Status::NeedsInput {
-            // Finished for good: nothing else in the directory changes what is shown.
+            // Finished for good: no pid or question changes what is shown.
             job.problems = problems;
             return Some(job);
         }
@@ -180,15 +181,6 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
     let born = started.or_else(|| dir_meta.modified().ok().map(DateTime::<Utc>::from));
     evidence.age_secs = born.map(|t| (now - t).num_seconds());
 
-    match read_small(&dir.join(PROGRESS_FILE)) {
-        Ok(Some(bytes)) => match Progress::parse(&bytes) {
-            Ok(p) => job.progress = Some(p),
-            Err(e) => problem(PROGRESS_FILE, e),
-        },
-        Ok(None) => {}
-        Err(e) => problem(PROGRESS_FILE, e.to_string()),
-    }
-
     let pending = hitl::read_pending(&dir);
     for (name, message) in pending.problems {
         problem(name, message);
@@ -205,6 +197,19 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
     }
     job.problems = problems;
     Some(job)
+}
+
+fn read_progress(dir: &Path, problem: &mut impl FnMut(&str, String)) -> Option<Progress> {
+    match read_small(&dir.join(PROGRESS_FILE)) {
+        Ok(Some(bytes)) => Progress::parse(&bytes)
+            .map_err(|e| problem(PROGRESS_FILE, e))
+            .ok(),
+        Ok(None) => None,
+        Err(e) => {
+            problem(PROGRESS_FILE, e.to_string());
+            None
+        }
+    }
 }
 
 type LogEnd = (bool, u64, Option<DateTime<Utc>>, Option<i32>);
