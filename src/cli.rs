@@ -35,6 +35,21 @@ pub enum Command {
     Jobs(JobsArgs),
     /// Print the end of a job's output, or follow it until the job exits
     Logs(LogsArgs),
+    /// The full-screen cockpit: live jobs, their output, and what needs you
+    Tui(TuiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TuiArgs {
+    /// Only jobs of this project (repeatable; `p` changes it in the cockpit)
+    #[arg(long = "project", short = 'p', value_name = "P")]
+    pub projects: Vec<String>,
+    /// A wall display: shows everything, writes nothing, anywhere (also `read_only = true`)
+    #[arg(long)]
+    pub read_only: bool,
+    /// Rotate the output pane through running and waiting jobs every SECONDS
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub cycle: Option<u64>,
 }
 
 #[derive(Debug, Args)]

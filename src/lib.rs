@@ -8,3 +8,5 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod jobs;
+pub mod tui;
+pub mod watch;

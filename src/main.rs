@@ -30,6 +30,10 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Jobs(args) => commands::jobs::run(&cfg, args, &mut out)?,
         Command::Logs(args) => commands::logs::run(&cfg, args, &mut out)?,
+        Command::Tui(args) => {
+            drop(out);
+            return commands::tui::run(&cfg, args);
+        }
     }
     out.flush()?;
     Ok(())

@@ -2,6 +2,7 @@
 
 pub mod jobs;
 pub mod logs;
+pub mod tui;
 
 use std::io::IsTerminal;
 use std::path::Path;

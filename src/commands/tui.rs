@@ -1,0 +1,64 @@
+//! `luzia tui`: checks what can be checked before the screen is taken, sets up the cockpit's
+//! own log (never the screen, and nothing at all when read-only), then runs the cockpit.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::cli::TuiArgs;
+use crate::config::Config;
+use crate::tui::action::KeyMap;
+use crate::tui::app::Options;
+use crate::tui::ui::Theme;
+
+pub fn run(cfg: &Config, args: &TuiArgs) -> Result<()> {
+    let root = super::jobs_root(cfg)?.to_owned();
+    let keymap = KeyMap::new(&cfg.keys).map_err(|e| {
+        let file = cfg
+            .file
+            .as_ref()
+            .map_or("the config file".to_string(), |p| p.display().to_string());
+        anyhow::anyhow!("{file}: {e}")
+    })?;
+    let read_only = args.read_only || cfg.read_only;
+    if !read_only {
+        init_logging()?;
+    }
+    let opts = Options {
+        root,
+        projects: args.projects.clone(),
+        read_only,
+        cycle_secs: args.cycle,
+        keymap,
+        known_projects: cfg.projects.keys().cloned().collect(),
+        theme: Theme::detect(cfg.theme.colors),
+    };
+    tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
+    crate::tui::run(opts)
+}
+
+/// `$XDG_STATE_HOME/luzia/cockpit.log` (else `~/.local/state/luzia/`); level from `LUZIA_LOG`.
+fn init_logging() -> Result<()> {
+    let dir = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .map(|d| d.join("luzia"))
+        .context("neither XDG_STATE_HOME nor HOME is set: cannot place the cockpit's log file")?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the log directory {}", dir.display()))?;
+    let path = dir.join("cockpit.log");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open the cockpit's log file {}", path.display()))?;
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("LUZIA_LOG").unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .init();
+    Ok(())
+}

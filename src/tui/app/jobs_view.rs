@@ -1,0 +1,132 @@
+//! Which jobs the table shows, in what order: tabs by state, the project filter, the text
+//! filter, and the sort key. Pure functions over the job map.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+use crate::jobs::{Job, JobId, Status};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    All,
+    Active,
+    Waiting,
+    Done,
+    Failed,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 5] = [Tab::All, Tab::Active, Tab::Waiting, Tab::Done, Tab::Failed];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::All => "All",
+            Tab::Active => "Active",
+            Tab::Waiting => "Waiting",
+            Tab::Done => "Done",
+            Tab::Failed => "Failed",
+        }
+    }
+
+    pub fn admits(self, status: Status) -> bool {
+        match self {
+            Tab::All => true,
+            Tab::Active => status.is_active(),
+            Tab::Waiting => matches!(status, Status::Waiting | Status::NeedsInput),
+            Tab::Done => status == Status::Completed,
+            Tab::Failed => matches!(status, Status::Failed | Status::Killed | Status::Died),
+        }
+    }
+
+    pub fn step(self, forward: bool) -> Tab {
+        let i = Tab::ALL.iter().position(|t| *t == self).unwrap_or(0);
+        let n = Tab::ALL.len();
+        Tab::ALL[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// Jobs that need a person first, then running, then the rest; newest first within each.
+    Status,
+    Started,
+    Project,
+    Elapsed,
+}
+
+impl SortKey {
+    pub fn next(self) -> SortKey {
+        match self {
+            SortKey::Status => SortKey::Started,
+            SortKey::Started => SortKey::Project,
+            SortKey::Project => SortKey::Elapsed,
+            SortKey::Elapsed => SortKey::Status,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            SortKey::Status => "status",
+            SortKey::Started => "newest",
+            SortKey::Project => "project",
+            SortKey::Elapsed => "longest",
+        }
+    }
+}
+
+/// The filters a view applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewSpec<'a> {
+    pub tab: Tab,
+    pub projects: &'a [String],
+    pub text: &'a str,
+    pub sort: SortKey,
+}
+
+pub fn matches_text(job: &Job, needle_lower: &str) -> bool {
+    needle_lower.is_empty()
+        || job.id.as_str().to_lowercase().contains(needle_lower)
+        || job.project().to_lowercase().contains(needle_lower)
+        || job.task().to_lowercase().contains(needle_lower)
+}
+
+pub fn in_projects(job: &Job, projects: &[String]) -> bool {
+    projects.is_empty() || projects.iter().any(|p| p == job.project())
+}
+
+/// The ids to show, in order.
+pub fn build(jobs: &HashMap<JobId, Job>, spec: &ViewSpec, now: DateTime<Utc>) -> Vec<JobId> {
+    let needle = spec.text.to_lowercase();
+    let mut rows: Vec<&Job> = jobs
+        .values()
+        .filter(|j| {
+            spec.tab.admits(j.status) && in_projects(j, spec.projects) && matches_text(j, &needle)
+        })
+        .collect();
+    let newest = |a: &Job, b: &Job| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id));
+    rows.sort_by(|a, b| {
+        let primary = match spec.sort {
+            SortKey::Status => a.status.cmp(&b.status),
+            SortKey::Started => Ordering::Equal,
+            SortKey::Project => a.project().cmp(b.project()),
+            SortKey::Elapsed => b.elapsed_secs(now).cmp(&a.elapsed_secs(now)),
+        };
+        primary.then_with(|| newest(a, b))
+    });
+    rows.into_iter().map(|j| j.id.clone()).collect()
+}
+
+/// Jobs per status, among those the project filter admits.
+pub fn counts(jobs: &HashMap<JobId, Job>, projects: &[String]) -> HashMap<Status, usize> {
+    let mut c = HashMap::new();
+    for j in jobs.values().filter(|j| in_projects(j, projects)) {
+        *c.entry(j.status).or_insert(0) += 1;
+    }
+    c
+}

@@ -1,0 +1,334 @@
+//! The output pane's state: the last lines of the selected job's log, follow or paused, wrap,
+//! and search. Lines are kept raw; they are sanitized and styled only when drawn.
+
+use std::collections::VecDeque;
+
+use crate::jobs::JobId;
+use crate::jobs::follow::Reset;
+use crate::jobs::sanitize::sanitize_line;
+use crate::jobs::tail::RawLine;
+
+/// Lines kept for scrolling back; older ones are dropped.
+pub const KEEP_LINES: usize = 10_000;
+
+#[derive(Clone, Debug, Default)]
+pub struct Search {
+    pub query: String,
+    /// Absolute line numbers (see `LogView::first_abs`) of matching lines, ascending.
+    pub matches: Vec<u64>,
+    pub current: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LogView {
+    pub job: Option<JobId>,
+    pub lines: VecDeque<RawLine>,
+    /// Absolute number of `lines[0]`: lines dropped from the front so far.
+    pub first_abs: u64,
+    pub follow: bool,
+    /// First visible line (absolute) while paused.
+    pub top_abs: u64,
+    pub wrap: bool,
+    pub search: Option<Search>,
+    /// A notice shown above the output: a reset, or why there is none.
+    pub note: Option<String>,
+    pub loading: bool,
+}
+
+impl Default for LogView {
+    fn default() -> Self {
+        LogView {
+            job: None,
+            lines: VecDeque::new(),
+            first_abs: 0,
+            follow: true,
+            top_abs: 0,
+            wrap: false,
+            search: None,
+            note: None,
+            loading: false,
+        }
+    }
+}
+
+fn plain_lower(line: &RawLine) -> String {
+    sanitize_line(&line.bytes).plain().to_lowercase()
+}
+
+impl LogView {
+    /// Starts showing `id` (wrap is a preference and survives the switch).
+    pub fn open(&mut self, id: JobId) {
+        *self = LogView {
+            job: Some(id),
+            loading: true,
+            wrap: self.wrap,
+            ..LogView::default()
+        };
+    }
+
+    pub fn end_abs(&self) -> u64 {
+        self.first_abs + self.lines.len() as u64
+    }
+
+    pub fn loaded(&mut self, lines: Vec<RawLine>, error: Option<String>) {
+        self.loading = false;
+        self.note = error;
+        self.lines = lines.into();
+        self.trim();
+        self.research();
+    }
+
+    pub fn append(&mut self, reset: Option<Reset>, lines: Vec<RawLine>) {
+        if let Some(reset) = reset {
+            self.note = Some(match reset {
+                Reset::Truncated => "output.log was truncated: showing it from its start".into(),
+                Reset::Replaced => {
+                    "output.log was replaced: showing the new file from its start".into()
+                }
+            });
+            self.first_abs = self.end_abs();
+            self.lines.clear();
+            self.top_abs = self.first_abs;
+        }
+        let start = self.end_abs();
+        if let Some(search) = self.search.as_mut().filter(|s| !s.query.is_empty()) {
+            let q = search.query.to_lowercase();
+            for (i, line) in lines.iter().enumerate() {
+                if plain_lower(line).contains(&q) {
+                    search.matches.push(start + i as u64);
+                }
+            }
+        }
+        self.lines.extend(lines);
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        while self.lines.len() > KEEP_LINES {
+            self.lines.pop_front();
+            self.first_abs += 1;
+        }
+        self.top_abs = self.top_abs.max(self.first_abs);
+        if let Some(s) = self.search.as_mut() {
+            let first = self.first_abs;
+            let before = s.matches.len();
+            s.matches.retain(|&m| m >= first);
+            let dropped = before - s.matches.len();
+            s.current = s.current.and_then(|c| c.checked_sub(dropped));
+        }
+    }
+
+    /// The first visible line for a pane `height` lines tall (unwrapped).
+    pub fn top_for(&self, height: usize) -> u64 {
+        if self.follow {
+            self.end_abs()
+                .saturating_sub(height as u64)
+                .max(self.first_abs)
+        } else {
+            self.top_abs
+        }
+    }
+
+    /// Scrolls by `delta` lines (negative: up). Scrolling up pauses following.
+    pub fn scroll(&mut self, delta: i64, height: usize) {
+        let top = self.top_for(height) as i64;
+        let max_top = self
+            .end_abs()
+            .saturating_sub(height as u64)
+            .max(self.first_abs) as i64;
+        let new_top =
+            (top + delta).clamp(self.first_abs as i64, max_top.max(self.first_abs as i64));
+        if delta < 0 && new_top < top {
+            self.follow = false;
+        }
+        self.top_abs = new_top as u64;
+    }
+
+    pub fn to_top(&mut self) {
+        self.follow = false;
+        self.top_abs = self.first_abs;
+    }
+
+    pub fn resume_follow(&mut self) {
+        self.follow = true;
+    }
+
+    pub fn line(&self, abs: u64) -> Option<&RawLine> {
+        abs.checked_sub(self.first_abs)
+            .and_then(|i| self.lines.get(i as usize))
+    }
+
+    pub fn set_search(&mut self, query: &str, height: usize) {
+        if query.is_empty() {
+            self.search = None;
+            return;
+        }
+        self.search = Some(Search {
+            query: query.to_owned(),
+            ..Search::default()
+        });
+        self.research();
+        // From the top of the screen down, like `less`; when following, the newest match.
+        let from = self.top_for(height);
+        let target = {
+            let s = self.search.as_ref().expect("just set");
+            if self.follow {
+                s.matches.len().checked_sub(1)
+            } else {
+                s.matches
+                    .iter()
+                    .position(|&m| m >= from)
+                    .or(s.matches.len().checked_sub(1))
+            }
+        };
+        self.jump_to(target, height);
+    }
+
+    fn research(&mut self) {
+        let first = self.first_abs;
+        let Some(s) = self.search.as_mut() else {
+            return;
+        };
+        let q = s.query.to_lowercase();
+        s.matches = self
+            .lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| plain_lower(l).contains(&q))
+            .map(|(i, _)| first + i as u64)
+            .collect();
+        s.current = None;
+    }
+
+    /// Moves to the next (or previous) match, wrapping around.
+    pub fn next_match(&mut self, forward: bool, height: usize) {
+        let Some(s) = &self.search else { return };
+        let n = s.matches.len();
+        if n == 0 {
+            return;
+        }
+        let next = match s.current {
+            Some(c) if forward => (c + 1) % n,
+            Some(c) => (c + n - 1) % n,
+            None if forward => 0,
+            None => n - 1,
+        };
+        self.jump_to(Some(next), height);
+    }
+
+    fn jump_to(&mut self, index: Option<usize>, height: usize) {
+        let Some(s) = self.search.as_mut() else {
+            return;
+        };
+        s.current = index;
+        if let Some(&abs) = index.and_then(|i| s.matches.get(i)) {
+            self.follow = false;
+            let max_top = self
+                .end_abs()
+                .saturating_sub(height as u64)
+                .max(self.first_abs);
+            self.top_abs = abs
+                .saturating_sub(height as u64 / 3)
+                .clamp(self.first_abs, max_top);
+        }
+    }
+
+    pub fn current_match(&self) -> Option<u64> {
+        let s = self.search.as_ref()?;
+        s.current.and_then(|c| s.matches.get(c).copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(texts: &[&str]) -> Vec<RawLine> {
+        texts
+            .iter()
+            .map(|t| RawLine {
+                bytes: t.as_bytes().to_vec(),
+                cut: false,
+            })
+            .collect()
+    }
+
+    fn numbered(n: usize) -> Vec<RawLine> {
+        (0..n)
+            .map(|i| RawLine {
+                bytes: format!("line {i}").into_bytes(),
+                cut: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn follow_pause_and_resume() {
+        let mut v = LogView::default();
+        v.open(JobId::parse("a").unwrap());
+        v.loaded(numbered(100), None);
+        assert!(v.follow);
+        assert_eq!(v.top_for(10), 90);
+        v.scroll(-5, 10);
+        assert!(!v.follow, "scrolling up pauses");
+        assert_eq!(v.top_for(10), 85);
+        v.append(None, numbered(3));
+        assert_eq!(
+            v.top_for(10),
+            85,
+            "a paused view stays put while lines arrive"
+        );
+        v.scroll(1000, 10);
+        assert_eq!(v.top_for(10), 93, "scrolling down stops at the end");
+        assert!(!v.follow, "only an explicit follow resumes");
+        v.resume_follow();
+        v.append(None, numbered(2));
+        assert_eq!(v.top_for(10), 95);
+        v.to_top();
+        assert_eq!(v.top_for(10), 0);
+    }
+
+    #[test]
+    fn ring_drops_old_lines_and_keeps_positions() {
+        let mut v = LogView::default();
+        v.loaded(numbered(KEEP_LINES), None);
+        v.to_top();
+        v.append(None, numbered(5));
+        assert_eq!(v.lines.len(), KEEP_LINES);
+        assert_eq!(v.first_abs, 5);
+        assert_eq!(v.top_for(10), 5);
+        assert_eq!(v.line(5).unwrap().bytes, b"line 5");
+    }
+
+    #[test]
+    fn search_finds_jumps_and_wraps() {
+        let mut v = LogView::default();
+        v.loaded(
+            lines(&["ok", "ERROR one", "ok", "\x1b[31merror\x1b[0m two", "ok"]),
+            None,
+        );
+        v.set_search("error", 2);
+        let s = v.search.as_ref().unwrap();
+        assert_eq!(s.matches, [1, 3]);
+        assert_eq!(v.current_match(), Some(3), "following: the newest match");
+        assert!(!v.follow);
+        v.next_match(true, 2);
+        assert_eq!(v.current_match(), Some(1), "wraps around");
+        v.next_match(false, 2);
+        assert_eq!(v.current_match(), Some(3));
+        v.append(None, lines(&["another error"]));
+        assert_eq!(v.search.as_ref().unwrap().matches, [1, 3, 5]);
+        v.set_search("", 2);
+        assert!(v.search.is_none());
+    }
+
+    #[test]
+    fn reset_starts_over() {
+        let mut v = LogView::default();
+        v.loaded(numbered(10), None);
+        v.append(Some(Reset::Truncated), lines(&["fresh"]));
+        assert_eq!(v.lines.len(), 1);
+        assert!(v.note.as_deref().unwrap().contains("truncated"));
+        assert_eq!(v.line(v.first_abs).unwrap().bytes, b"fresh");
+    }
+}

@@ -1,0 +1,251 @@
+//! The only place the cockpit touches the disk. `App::update` asks for effects; this performs
+//! them and reports back with events, so the state is changed only by the loop.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::jobs::follow::Follower;
+use crate::jobs::job::read_prompt;
+use crate::jobs::scan::{list_ids, read_all};
+use crate::jobs::tail::last_lines;
+use crate::jobs::{Job, JobId, Status, files::open_nofollow, read_job};
+use crate::watch::{JobWatcher, Signal, WatchChange, WatchMode};
+
+use super::event::{Event, Synced};
+
+/// Lines read from the end of a log when it is first shown.
+pub const INITIAL_LINES: usize = 2000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// List the root and read every job except `skip` (settled jobs, when polling).
+    Sync {
+        skip: HashSet<JobId>,
+    },
+    ReadJobs(Vec<JobId>),
+    OpenLog(JobId),
+    PollLog(JobId),
+    CloseLog,
+    LoadPrompt(JobId),
+    Quit,
+}
+
+impl Effect {
+    /// Whether performing this writes anything. None of the cockpit's effects do yet; answers,
+    /// approvals and dispatch will, and a read-only cockpit refuses them here, where they are
+    /// performed, not only by hiding keys.
+    pub fn writes(&self) -> bool {
+        false
+    }
+}
+
+pub struct Executor {
+    root: PathBuf,
+    tx: UnboundedSender<Event>,
+    watcher: JobWatcher,
+    follower: Option<(JobId, Follower)>,
+    read_only: bool,
+}
+
+impl Executor {
+    pub fn new(root: PathBuf, tx: UnboundedSender<Event>, read_only: bool) -> Executor {
+        let sink = tx.clone();
+        let watcher = JobWatcher::start(&root, move |signal| {
+            let _ = sink.send(match signal {
+                Signal::Changed(ids) => Event::JobsChanged(ids),
+                Signal::Rescan => Event::Rescan,
+            });
+        });
+        let _ = tx.send(Event::WatchMode(watcher.mode().clone()));
+        Executor {
+            root,
+            tx,
+            watcher,
+            follower: None,
+            read_only,
+        }
+    }
+
+    pub fn is_polling(&self) -> bool {
+        self.watcher.is_polling()
+    }
+
+    fn send(&self, ev: Event) {
+        // The loop has gone: we are shutting down, nothing to report to.
+        let _ = self.tx.send(ev);
+    }
+
+    pub fn perform(&mut self, effect: Effect) {
+        if effect.writes() && self.read_only {
+            tracing::warn!("refused in read-only mode: {effect:?}");
+            return;
+        }
+        match effect {
+            Effect::Sync { skip } => {
+                let root = self.root.clone();
+                let tx = self.tx.clone();
+                // A full scan of a large root takes tens of milliseconds: off the loop.
+                std::thread::spawn(move || {
+                    let _ = tx.send(Event::Synced(sync(&root, &skip)));
+                });
+            }
+            Effect::ReadJobs(ids) => {
+                let now = chrono::Utc::now();
+                let read = ids.into_iter().map(|id| {
+                    let job = read_job(&self.root, &id, now);
+                    (id, job)
+                });
+                self.send(Event::JobsRead(read.collect()));
+            }
+            Effect::OpenLog(id) => self.open_log(id),
+            Effect::PollLog(id) => self.poll_log(&id),
+            Effect::CloseLog => self.follower = None,
+            Effect::LoadPrompt(id) => {
+                let text = match read_job(&self.root, &id, chrono::Utc::now()) {
+                    Some(job) => read_prompt(&job).map_err(|p| p.to_string()),
+                    None => Err(format!(
+                        "the job directory {} is gone",
+                        self.root.join(id.as_str()).display()
+                    )),
+                };
+                self.send(Event::PromptLoaded { id, text });
+            }
+            Effect::Quit => {}
+        }
+    }
+
+    /// Keeps inotify watches on the jobs that can still change, before the app sees them.
+    pub fn observe(&mut self, ev: &Event) {
+        let jobs: Vec<(&JobId, bool)> = match ev {
+            Event::Synced(s) => s.read.iter().map(|j| (&j.id, can_change(j))).collect(),
+            Event::JobsRead(read) => read
+                .iter()
+                .map(|(id, j)| (id, j.as_ref().is_some_and(can_change)))
+                .collect(),
+            _ => return,
+        };
+        let mut newly_watched = Vec::new();
+        for (id, wanted) in jobs {
+            match self.watcher.set_watched(id, wanted) {
+                WatchChange::Added => newly_watched.push(id.clone()),
+                WatchChange::Unchanged => {}
+                WatchChange::SwitchedToPolling => {
+                    self.send(Event::WatchMode(self.watcher.mode().clone()));
+                    return;
+                }
+            }
+        }
+        // Whatever was written between reading a job and watching it brought no event: read
+        // those jobs once more (a directory created and filled at once is the usual case).
+        if !newly_watched.is_empty() {
+            self.send(Event::JobsChanged(newly_watched));
+        }
+    }
+
+    pub fn watch_mode(&self) -> WatchMode {
+        self.watcher.mode().clone()
+    }
+
+    fn open_log(&mut self, id: JobId) {
+        let path = self.root.join(id.as_str()).join("output.log");
+        let (lines, error, follower) = match open_nofollow(&path) {
+            Ok(Some(file)) => match initial_tail(&path, file) {
+                Ok((lines, follower)) => (lines, None, Some(follower)),
+                Err(e) => (
+                    vec![],
+                    Some(format!("cannot read {}: {e}", path.display())),
+                    None,
+                ),
+            },
+            Ok(None) => (
+                vec![],
+                Some("no output yet".to_string()),
+                Some(Follower::from_start(&path)),
+            ),
+            Err(e) => (
+                vec![],
+                Some(format!("cannot read {}: {e}", path.display())),
+                None,
+            ),
+        };
+        self.follower = follower.map(|f| (id.clone(), f));
+        self.send(Event::LogLoaded { id, lines, error });
+    }
+
+    fn poll_log(&mut self, id: &JobId) {
+        let Some((fid, follower)) = self.follower.as_mut().filter(|(fid, _)| fid == id) else {
+            return;
+        };
+        let fid = fid.clone();
+        // Bounded: a log growing faster than we read must not hold the loop forever.
+        for _ in 0..4 {
+            match follower.poll() {
+                Ok(chunk) => {
+                    let more = chunk.more;
+                    if chunk.reset.is_some() || !chunk.lines.is_empty() {
+                        let _ = self.tx.send(Event::LogAppended {
+                            id: fid.clone(),
+                            reset: chunk.reset,
+                            lines: chunk.lines,
+                        });
+                    }
+                    if !more {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("following {}: {e}", fid);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn initial_tail(
+    path: &std::path::Path,
+    file: std::fs::File,
+) -> std::io::Result<(Vec<crate::jobs::tail::RawLine>, Follower)> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut lines = last_lines(&file, len, INITIAL_LINES)?;
+    let mut partial = Vec::new();
+    let mut last = [0u8];
+    if len > 0 && file.read_exact_at(&mut last, len - 1).is_ok() && last[0] != b'\n' {
+        // The last line is still being written: the follower completes it.
+        partial = lines.pop().map(|l| l.bytes).unwrap_or_default();
+    }
+    let follower = Follower::resume(path, file, len, partial)?;
+    Ok((lines, follower))
+}
+
+/// A job whose directory may still change on its own (and so deserves a watch).
+fn can_change(job: &Job) -> bool {
+    job.exit_code.is_none() || job.status == Status::NeedsInput
+}
+
+fn sync(root: &std::path::Path, skip: &HashSet<JobId>) -> Synced {
+    let now = chrono::Utc::now();
+    match list_ids(root) {
+        Ok(present) => {
+            let wanted: Vec<JobId> = present
+                .iter()
+                .filter(|id| !skip.contains(id))
+                .cloned()
+                .collect();
+            let read = read_all(root, &wanted, now);
+            Synced {
+                present,
+                read,
+                error: None,
+            }
+        }
+        Err(e) => Synced {
+            present: skip.iter().cloned().collect(),
+            read: vec![],
+            error: Some(e.to_string()),
+        },
+    }
+}

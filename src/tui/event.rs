@@ -1,0 +1,54 @@
+//! Everything that can happen to the cockpit, as data. The terminal, the watcher, timers,
+//! signals and finished effects all send these into one channel; only the loop consumes them.
+
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use crate::jobs::follow::Reset;
+use crate::jobs::tail::RawLine;
+use crate::jobs::{Job, JobId};
+use crate::watch::WatchMode;
+
+#[derive(Debug)]
+pub enum Event {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    /// Once a second, while elapsed times are on screen (or the wall display cycles).
+    Tick,
+    /// Polling mode: time to look again.
+    PollTick,
+    /// These jobs' directories changed (or appeared, or went away).
+    JobsChanged(Vec<JobId>),
+    /// The watcher lost track (overflow, error): read everything again.
+    Rescan,
+    WatchMode(WatchMode),
+    /// A full or partial listing of the root was read.
+    Synced(Synced),
+    /// Jobs re-read by id; `None` means the directory is gone.
+    JobsRead(Vec<(JobId, Option<Job>)>),
+    LogLoaded {
+        id: JobId,
+        lines: Vec<RawLine>,
+        error: Option<String>,
+    },
+    LogAppended {
+        id: JobId,
+        reset: Option<Reset>,
+        lines: Vec<RawLine>,
+    },
+    PromptLoaded {
+        id: JobId,
+        text: Result<Option<String>, String>,
+    },
+    /// SIGTERM, SIGHUP, SIGINT: leave now.
+    Signal(&'static str),
+}
+
+#[derive(Debug)]
+pub struct Synced {
+    /// Every job id present under the root.
+    pub present: Vec<JobId>,
+    /// The jobs that were (re)read.
+    pub read: Vec<Job>,
+    pub error: Option<String>,
+}

@@ -1,0 +1,197 @@
+//! The cockpit: `luzia tui`. One event loop owns the state; the terminal, the watcher, timers
+//! and signals send events into one channel; effects are performed in one place.
+
+pub mod action;
+pub mod app;
+pub mod effects;
+pub mod event;
+pub mod input;
+pub mod layout;
+pub mod terminal;
+pub mod ui;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use crossterm::event::Event as TermEvent;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::time::sleep_until;
+
+use crate::watch::POLL_EVERY;
+use app::{App, Options};
+use effects::{Effect, Executor};
+use event::Event;
+
+/// At most this many frames a second.
+const FRAME_INTERVAL: Duration = Duration::from_millis(33);
+const TICK: Duration = Duration::from_secs(1);
+/// Events handled before drawing, so a storm of events cannot starve the screen.
+const MAX_BATCH: usize = 512;
+
+pub fn run(opts: Options) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the event loop")?;
+    rt.block_on(event_loop(opts))
+}
+
+async fn event_loop(opts: Options) -> Result<()> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+
+    let mut term = terminal::enter().context("cannot set up the terminal")?;
+    let result = async {
+        let size = term.size()?;
+        let mut app = App::new(opts.clone(), chrono::Utc::now());
+        app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        let mut exec = Executor::new(opts.root.clone(), tx.clone(), opts.read_only);
+        spawn_input_thread(tx.clone());
+        for effect in app.start() {
+            exec.perform(effect);
+        }
+
+        let mut last_draw = Instant::now() - FRAME_INTERVAL;
+        let mut next_tick = Instant::now() + TICK;
+        let mut next_poll = Instant::now() + POLL_EVERY;
+        loop {
+            if app.dirty && last_draw.elapsed() >= FRAME_INTERVAL {
+                terminal::draw(&mut term, |f| ui::render(&app, f))?;
+                app.dirty = false;
+                last_draw = Instant::now();
+            }
+            // Sleep until something happens; wake on a timer only for what needs one.
+            let mut deadline: Option<Instant> = None;
+            let mut at = |t: Instant| deadline = Some(deadline.map_or(t, |d: Instant| d.min(t)));
+            if app.dirty {
+                at(last_draw + FRAME_INTERVAL);
+            }
+            if app.wants_tick() {
+                at(next_tick);
+            }
+            if exec.is_polling() {
+                at(next_poll);
+            }
+            let first = tokio::select! {
+                ev = rx.recv() => ev,
+                _ = sigterm.recv() => Some(Event::Signal("SIGTERM")),
+                _ = sighup.recv() => Some(Event::Signal("SIGHUP")),
+                _ = sigint.recv() => Some(Event::Signal("SIGINT")),
+                _ = sleep_or_never(deadline) => None,
+            };
+            let now = Instant::now();
+            let mut batch: Vec<Event> = first.into_iter().collect();
+            if app.wants_tick() && now >= next_tick {
+                batch.push(Event::Tick);
+                next_tick = now + TICK;
+            }
+            if exec.is_polling() && now >= next_poll {
+                batch.push(Event::PollTick);
+                next_poll = now + POLL_EVERY;
+            }
+            drain(&mut rx, &mut batch);
+            for ev in coalesce(batch) {
+                exec.observe(&ev);
+                for effect in app.update(ev, chrono::Utc::now()) {
+                    if effect == Effect::Quit {
+                        return Ok(());
+                    }
+                    exec.perform(effect);
+                }
+            }
+            if app.quit {
+                return Ok(());
+            }
+        }
+    }
+    .await;
+    terminal::restore();
+    result
+}
+
+async fn sleep_or_never(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn drain(rx: &mut UnboundedReceiver<Event>, batch: &mut Vec<Event>) {
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(ev) => batch.push(ev),
+            Err(_) => break,
+        }
+    }
+}
+
+/// Merges the "these jobs changed" events of one batch, so a burst of writes to one job reads
+/// it once.
+fn coalesce(batch: Vec<Event>) -> Vec<Event> {
+    let mut changed: Vec<crate::jobs::JobId> = Vec::new();
+    let mut rest = Vec::with_capacity(batch.len());
+    for ev in batch {
+        match ev {
+            Event::JobsChanged(ids) => {
+                for id in ids {
+                    if !changed.contains(&id) {
+                        changed.push(id);
+                    }
+                }
+            }
+            other => rest.push(other),
+        }
+    }
+    if !changed.is_empty() {
+        rest.insert(0, Event::JobsChanged(changed));
+    }
+    rest
+}
+
+/// Terminal input on its own thread: a blocking read is the simplest thing that never spins.
+fn spawn_input_thread(tx: UnboundedSender<Event>) {
+    std::thread::spawn(move || {
+        loop {
+            let ev = match crossterm::event::read() {
+                Ok(TermEvent::Key(k)) => Event::Key(k),
+                Ok(TermEvent::Mouse(m)) => Event::Mouse(m),
+                Ok(TermEvent::Resize(w, h)) => Event::Resize(w, h),
+                Ok(_) => continue,
+                Err(e) => {
+                    // The terminal is gone (SSH dropped): leave rather than spin on errors.
+                    tracing::warn!("terminal input failed: {e}");
+                    let _ = tx.send(Event::Signal("terminal closed"));
+                    return;
+                }
+            };
+            if tx.send(ev).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::JobId;
+
+    #[test]
+    fn coalesce_merges_job_changes_and_keeps_order_of_the_rest() {
+        let id = |s: &str| JobId::parse(s).unwrap();
+        let batch = vec![
+            Event::JobsChanged(vec![id("a")]),
+            Event::Tick,
+            Event::JobsChanged(vec![id("b"), id("a")]),
+            Event::Rescan,
+        ];
+        let out = coalesce(batch);
+        assert!(matches!(&out[0], Event::JobsChanged(ids) if *ids == vec![id("a"), id("b")]));
+        assert!(matches!(out[1], Event::Tick));
+        assert!(matches!(out[2], Event::Rescan));
+        assert_eq!(out.len(), 3);
+    }
+}

@@ -1,0 +1,73 @@
+//! Entering and leaving the full-screen terminal, with one restore path for every way out:
+//! normal quit, Ctrl-C, SIGTERM, SIGHUP, and a panic on any thread.
+
+use std::io::{self, BufWriter, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
+use crossterm::terminal::{
+    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
+    disable_raw_mode, enable_raw_mode,
+};
+use crossterm::{cursor, execute, queue};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+pub type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// Set while the terminal is in raw mode on the alternate screen.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+pub fn enter() -> io::Result<Term> {
+    install_panic_hook();
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout());
+    execute!(
+        out,
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        cursor::Hide
+    )?;
+    Terminal::new(CrosstermBackend::new(out))
+}
+
+/// Puts the terminal back as it was. Safe to call more than once, from any thread; errors are
+/// ignored because on SIGHUP the terminal may already be gone.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    let _ = execute!(
+        out,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = out.flush();
+}
+
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        default(info);
+        // A panic on a helper thread would otherwise leave the loop drawing into a terminal
+        // that is no longer in raw mode.
+        std::process::exit(101);
+    }));
+}
+
+/// One frame inside synchronized output (DEC mode 2026), so the terminal shows it whole.
+pub fn draw(term: &mut Term, render: impl FnOnce(&mut ratatui::Frame)) -> io::Result<()> {
+    queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
+    term.draw(render)?;
+    execute!(term.backend_mut(), EndSynchronizedUpdate)?;
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! The bottom line: the keys that matter now, a message, or the text being typed.
+
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use crate::tui::action::Action;
+use crate::tui::app::{App, Focus, Mode};
+use crate::tui::input::LineInput;
+
+pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let line = match &app.mode {
+        Mode::FilterInput(input) => {
+            return prompt(
+                f,
+                area,
+                theme,
+                "filter jobs: ",
+                input,
+                "enter keeps · esc clears",
+            );
+        }
+        Mode::SearchInput(input) => {
+            return prompt(
+                f,
+                area,
+                theme,
+                "search output: ",
+                input,
+                "enter searches · esc cancels",
+            );
+        }
+        _ => hints(app, theme),
+    };
+    f.render_widget(Paragraph::new(line), area);
+}
+
+fn prompt(f: &mut Frame, area: Rect, theme: &Theme, label: &str, input: &LineInput, hint: &str) {
+    let line = Line::from(vec![
+        Span::styled(label.to_string(), theme.accent()),
+        Span::raw(input.text().to_string()),
+        Span::styled(format!("   {hint}"), theme.dim()),
+    ]);
+    f.render_widget(Paragraph::new(line), area);
+    let before: String = input.text().chars().take(input.cursor()).collect();
+    let x = area.x
+        + (label.chars().count() + unicode_width::UnicodeWidthStr::width(before.as_str())) as u16;
+    f.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
+}
+
+fn hints<'a>(app: &App, theme: &Theme) -> Line<'a> {
+    let km = &app.opts.keymap;
+    let k = |a: Action| km.first_key(a);
+    let pairs: Vec<(String, &str)> = match (&app.mode, app.focus) {
+        (Mode::Detail, _) => vec![
+            (k(Action::Back), "close"),
+            (format!("{}/{}", k(Action::Up), k(Action::Down)), "scroll"),
+            (k(Action::Quit), "quit"),
+        ],
+        (Mode::Help, _) => vec![("any key".into(), "close")],
+        (Mode::ProjectPicker { .. }, _) => {
+            vec![("enter".into(), "choose"), (k(Action::Back), "cancel")]
+        }
+        (_, Focus::Table) => vec![
+            (format!("{}/{}", k(Action::Up), k(Action::Down)), "select"),
+            (k(Action::Open), "detail"),
+            (k(Action::FocusNext), "output"),
+            (k(Action::Filter), "filter"),
+            (k(Action::PickProject), "project"),
+            (k(Action::Sort), "sort"),
+            (
+                format!("{}/{}", k(Action::PrevTab), k(Action::NextTab)),
+                "view",
+            ),
+            (k(Action::Help), "help"),
+            (k(Action::Quit), "quit"),
+        ],
+        (_, Focus::Output) => vec![
+            (format!("{}/{}", k(Action::Up), k(Action::Down)), "scroll"),
+            (k(Action::Follow), "follow"),
+            (k(Action::Search), "search"),
+            (
+                format!("{}/{}", k(Action::SearchNext), k(Action::SearchPrev)),
+                "match",
+            ),
+            (k(Action::ToggleWrap), "wrap"),
+            (k(Action::FocusNext), "jobs"),
+            (k(Action::Help), "help"),
+            (k(Action::Quit), "quit"),
+        ],
+    };
+    let mut spans = Vec::new();
+    if let Some(msg) = &app.message {
+        spans.push(Span::styled(format!(" {msg} "), theme.warn()));
+        spans.push(Span::raw(" "));
+    }
+    for (key, what) in pairs {
+        spans.push(Span::styled(format!(" {key}"), theme.accent()));
+        spans.push(Span::raw(format!(" {what} ")));
+    }
+    if app.opts.read_only {
+        spans.push(Span::styled(" read-only", theme.dim()));
+    }
+    Line::from(spans)
+}

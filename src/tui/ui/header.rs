@@ -1,0 +1,99 @@
+//! The top line: where we look, what we filter, how many jobs are in each state, read-only,
+//! and how changes are noticed. The wall display adds a large status line.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use crate::jobs::Status;
+use crate::tui::app::App;
+use crate::watch::{POLL_EVERY, WatchMode};
+
+/// (label, statuses counted together).
+const COUNTED: &[(&str, &[Status])] = &[
+    ("running", &[Status::Running]),
+    ("waiting", &[Status::Waiting, Status::NeedsInput]),
+    ("queued", &[Status::Queued]),
+    ("completed", &[Status::Completed]),
+    ("failed", &[Status::Failed, Status::Killed]),
+    ("died", &[Status::Died]),
+];
+
+pub fn count(app: &App, statuses: &[Status]) -> usize {
+    statuses
+        .iter()
+        .map(|s| app.counts.get(s).copied().unwrap_or(0))
+        .sum()
+}
+
+pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let mut spans = vec![Span::styled(" luzia ", theme.accent())];
+    if app.opts.read_only {
+        spans.push(Span::styled(" READ-ONLY ", theme.badge()));
+        spans.push(Span::raw(" "));
+    }
+    for (label, statuses) in COUNTED {
+        let n = count(app, statuses);
+        let style = if n == 0 {
+            theme.dim()
+        } else {
+            theme.status(statuses[0])
+        };
+        spans.push(Span::styled(
+            format!("{} {n} {label}", theme.symbol(statuses[0])),
+            style,
+        ));
+        spans.push(Span::raw("  "));
+    }
+    let projects = if app.projects.is_empty() {
+        "all projects".to_string()
+    } else {
+        app.projects.join(",")
+    };
+    spans.push(Span::styled(format!("│ {projects} "), theme.title()));
+    let watch = match &app.watch_mode {
+        WatchMode::Inotify => Span::styled("│ live ", theme.dim()),
+        WatchMode::Polling { reason } => Span::styled(
+            format!("│ polling every {}s ({reason}) ", POLL_EVERY.as_secs()),
+            theme.warn(),
+        ),
+    };
+    spans.push(watch);
+    spans.push(Span::styled(
+        format!("│ {}", app.opts.root.display()),
+        theme.dim(),
+    ));
+    let mut lines = vec![Line::from(spans)];
+    if app.opts.read_only && area.height > 1 {
+        lines.push(wall_line(app, theme));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+/// Large, readable counts for a screen across the room: only the states that need eyes.
+fn wall_line(app: &App, theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (label, statuses) in [COUNTED[1], COUNTED[0], COUNTED[4], COUNTED[5], COUNTED[3]] {
+        let n = count(app, statuses);
+        let style = if n == 0 {
+            theme.dim()
+        } else {
+            theme
+                .status(statuses[0])
+                .add_modifier(Modifier::REVERSED | Modifier::BOLD)
+        };
+        spans.push(Span::styled(
+            format!(
+                " {} {n} {} ",
+                theme.symbol(statuses[0]),
+                label.to_uppercase()
+            ),
+            style,
+        ));
+        spans.push(Span::raw("  "));
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,238 @@
+//! The output pane: the selected job's log, styled only for the lines on screen.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use unicode_width::UnicodeWidthChar;
+
+use super::theme::Theme;
+use crate::jobs::sanitize::sanitize_line;
+use crate::jobs::tail::RawLine;
+use crate::tui::app::log::LogView;
+use crate::tui::app::{App, Focus};
+
+pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let log = &app.log;
+    let focused = app.focus == Focus::Output;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(if focused {
+            theme.focus_border()
+        } else {
+            theme.dim()
+        })
+        .title(title(app, theme));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let (w, h) = (inner.width as usize, inner.height as usize);
+    if w == 0 || h == 0 {
+        return;
+    }
+    let mut rows: Vec<Line> = Vec::new();
+    if let Some(note) = &log.note {
+        rows.push(Line::from(Span::styled(note.clone(), theme.warn())));
+    }
+    if log.job.is_none() {
+        rows.push(Line::from(Span::styled("no job selected", theme.dim())));
+    } else if log.loading {
+        rows.push(Line::from(Span::styled("reading output…", theme.dim())));
+    }
+    let room = h.saturating_sub(rows.len());
+    rows.extend(visible_rows(log, theme, w, room));
+    f.render_widget(Paragraph::new(rows), inner);
+}
+
+fn title<'a>(app: &App, theme: &Theme) -> Line<'a> {
+    let log = &app.log;
+    let mut spans = vec![Span::styled(" output ", theme.title())];
+    if let Some(id) = &log.job {
+        spans.push(Span::styled(format!("{id} "), theme.dim()));
+    }
+    if log.follow {
+        spans.push(Span::styled(
+            " FOLLOWING ",
+            theme.status(crate::jobs::Status::Completed),
+        ));
+    } else {
+        let keys = app.opts.keymap.keys_for(crate::tui::action::Action::Follow);
+        spans.push(Span::styled(
+            format!(" PAUSED: {keys} follows "),
+            theme.badge(),
+        ));
+    }
+    if log.wrap {
+        spans.push(Span::styled(" wrap ", theme.dim()));
+    }
+    if let Some(s) = &log.search {
+        let pos = s.current.map_or("-".to_string(), |c| (c + 1).to_string());
+        spans.push(Span::styled(
+            format!(" /{}  {pos}/{} ", s.query, s.matches.len()),
+            theme.warn(),
+        ));
+    }
+    Line::from(spans)
+}
+
+/// The screen rows for a pane `width` x `height`: unwrapped lines are cut at the edge; wrapped
+/// ones are split by display width, and when following, the last row is the log's last line.
+fn visible_rows<'a>(log: &LogView, theme: &Theme, width: usize, height: usize) -> Vec<Line<'a>> {
+    if height == 0 {
+        return vec![];
+    }
+    let styled = |abs: u64| log.line(abs).map(|raw| styled_line(raw, abs, log, theme));
+    if !log.wrap {
+        let top = log.top_for(height);
+        return (top..log.end_abs())
+            .take(height)
+            .filter_map(styled)
+            .collect();
+    }
+    if log.follow {
+        // From the end backwards until the pane is full.
+        let mut rows: Vec<Line> = Vec::new();
+        let mut abs = log.end_abs();
+        while rows.len() < height && abs > log.first_abs {
+            abs -= 1;
+            if let Some(line) = styled(abs) {
+                let mut wrapped = wrap(line, width);
+                wrapped.append(&mut rows);
+                rows = wrapped;
+            }
+        }
+        let skip = rows.len().saturating_sub(height);
+        return rows.split_off(skip);
+    }
+    let mut rows = Vec::new();
+    let mut abs = log.top_abs;
+    while rows.len() < height && abs < log.end_abs() {
+        if let Some(line) = styled(abs) {
+            rows.extend(wrap(line, width));
+        }
+        abs += 1;
+    }
+    rows.truncate(height);
+    rows
+}
+
+fn styled_line<'a>(raw: &RawLine, abs: u64, log: &LogView, theme: &Theme) -> Line<'a> {
+    let line = sanitize_line(&raw.bytes);
+    let mut spans: Vec<Span> = Vec::new();
+    if raw.cut {
+        spans.push(Span::styled(theme.ellipsis(), theme.dim()));
+    }
+    if let Some(search) = log
+        .search
+        .as_ref()
+        .filter(|s| s.matches.binary_search(&abs).is_ok())
+    {
+        let current = log.current_match() == Some(abs);
+        spans.extend(highlight(&line.plain(), &search.query, theme, current));
+        return Line::from(spans);
+    }
+    for seg in line.segments {
+        spans.push(Span::styled(seg.text, theme.log_style(&seg.style)));
+    }
+    Line::from(spans)
+}
+
+/// A matching line, plain, with every match of `query` (case-insensitive) reversed.
+fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<Span<'a>> {
+    let chars: Vec<char> = text.chars().collect();
+    let lower: Vec<char> = chars
+        .iter()
+        .map(|c| c.to_lowercase().next().unwrap_or(*c))
+        .collect();
+    let q: Vec<char> = query
+        .chars()
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect();
+    let hit = if current {
+        theme.badge()
+    } else {
+        Style::new().add_modifier(Modifier::REVERSED)
+    };
+    let mut spans = Vec::new();
+    let (mut i, mut plain_from) = (0, 0);
+    while !q.is_empty() && i + q.len() <= lower.len() {
+        if lower[i..i + q.len()] == q[..] {
+            spans.push(Span::raw(chars[plain_from..i].iter().collect::<String>()));
+            spans.push(Span::styled(
+                chars[i..i + q.len()].iter().collect::<String>(),
+                hit,
+            ));
+            i += q.len();
+            plain_from = i;
+        } else {
+            i += 1;
+        }
+    }
+    spans.push(Span::raw(chars[plain_from..].iter().collect::<String>()));
+    spans
+}
+
+/// Splits a line into rows of at most `width` columns, keeping each span's style.
+fn wrap<'a>(line: Line<'a>, width: usize) -> Vec<Line<'a>> {
+    let width = width.max(1);
+    let mut rows: Vec<Line> = vec![Line::default()];
+    let mut used = 0;
+    for span in line.spans {
+        let mut piece = String::new();
+        for c in span.content.chars() {
+            let cw = c.width().unwrap_or(0);
+            if used + cw > width && used > 0 {
+                if !piece.is_empty() {
+                    rows.last_mut()
+                        .expect("non-empty")
+                        .spans
+                        .push(Span::styled(std::mem::take(&mut piece), span.style));
+                }
+                rows.push(Line::default());
+                used = 0;
+            }
+            piece.push(c);
+            used += cw;
+        }
+        if !piece.is_empty() {
+            rows.last_mut()
+                .expect("non-empty")
+                .spans
+                .push(Span::styled(piece, span.style));
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(rows: &[Line]) -> Vec<String> {
+        rows.iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn wrap_by_display_width() {
+        let rows = wrap(Line::from(vec![Span::raw("abcdef"), Span::raw("gh")]), 3);
+        assert_eq!(texts(&rows), ["abc", "def", "gh"]);
+        let wide = wrap(Line::from("日本語です"), 4);
+        assert_eq!(texts(&wide), ["日本", "語で", "す"]);
+        assert_eq!(texts(&wrap(Line::from(""), 5)), [""]);
+    }
+
+    #[test]
+    fn highlight_marks_every_match_case_insensitively() {
+        let spans = highlight("Error: error!", "ERROR", &Theme::default(), false);
+        let styled: Vec<&str> = spans
+            .iter()
+            .filter(|s| s.style != Style::new())
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(styled, ["Error", "error"]);
+        let joined: String = spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(joined, "Error: error!");
+    }
+}

@@ -1,0 +1,215 @@
+//! The tabs line and the jobs table. Only the rows on screen are built.
+
+use chrono::{DateTime, Utc};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+
+use super::theme::Theme;
+use crate::jobs::sanitize::plain_text;
+use crate::jobs::time::format_duration;
+use crate::jobs::{Job, Status};
+use crate::tui::app::jobs_view::Tab;
+use crate::tui::app::{App, Focus};
+
+pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let mut spans = vec![Span::raw(" ")];
+    for tab in Tab::ALL {
+        let n = app
+            .jobs
+            .values()
+            .filter(|j| {
+                tab.admits(j.status) && crate::tui::app::jobs_view::in_projects(j, &app.projects)
+            })
+            .count();
+        let label = format!(" {} {n} ", tab.title());
+        let style = if tab == app.tab {
+            theme.selected().add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        spans.push(Span::styled(label, style));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled(
+        format!(" sort: {}", app.sort.title()),
+        theme.dim(),
+    ));
+    if !app.filter.is_empty() {
+        spans.push(Span::styled(
+            format!("  filter: {}", app.filter),
+            theme.warn(),
+        ));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let focused = app.focus == Focus::Table;
+    let border = if focused {
+        theme.focus_border()
+    } else {
+        theme.dim()
+    };
+    let title = format!(
+        " jobs {}/{} ",
+        app.selected_index().map_or(0, |i| i + 1),
+        app.view.len()
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(title, theme.title()));
+    let inner_width = area.width.saturating_sub(2);
+    let wide = inner_width >= 110;
+    let widths = if wide {
+        [
+            Constraint::Length(13),
+            Constraint::Length(14),
+            Constraint::Length(12),
+            Constraint::Length(26),
+            Constraint::Length(8),
+            Constraint::Min(10),
+        ]
+    } else {
+        [
+            Constraint::Length(12),
+            Constraint::Length(12),
+            Constraint::Length(8),
+            Constraint::Length(14),
+            Constraint::Length(7),
+            Constraint::Min(6),
+        ]
+    };
+    let progress_width = if wide { 26 } else { 14 };
+    let rows_fit = area.height.saturating_sub(3) as usize;
+    let selected = app.selected_index();
+    let rows: Vec<Row> = app
+        .view
+        .iter()
+        .enumerate()
+        .skip(app.table_top)
+        .take(rows_fit)
+        .filter_map(|(i, id)| app.jobs.get(id).map(|j| (i, j)))
+        .map(|(i, job)| {
+            let mut row = job_row(job, theme, app.now, progress_width, wide);
+            if Some(i) == selected {
+                row = row.style(theme.selected());
+            } else if job.status == Status::Waiting {
+                // A job waiting for a person stands out even when not selected.
+                row = row.style(Style::new().add_modifier(Modifier::BOLD));
+            }
+            row
+        })
+        .collect();
+    let header =
+        Row::new(["STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "TASK"]).style(theme.title());
+    let empty = rows.is_empty();
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(block)
+        .column_spacing(1);
+    f.render_widget(table, area);
+    if empty {
+        let msg = if !app.loaded {
+            "reading jobs…".to_string()
+        } else if let Some(e) = &app.scan_error {
+            e.clone()
+        } else if app.jobs.is_empty() {
+            format!("no jobs under {}", app.opts.root.display())
+        } else {
+            "no jobs match this view (←/→ changes the view, esc clears the filter)".to_string()
+        };
+        let inner = Rect {
+            x: area.x + 2,
+            y: area.y + 2,
+            width: area.width.saturating_sub(4),
+            height: 1,
+        };
+        f.render_widget(Paragraph::new(Span::styled(msg, theme.dim())), inner);
+    }
+}
+
+fn job_row<'a>(
+    job: &'a Job,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    progress_width: usize,
+    wide: bool,
+) -> Row<'a> {
+    let mut status_label = format!("{} {}", theme.symbol(job.status), job.status.as_str());
+    if !job.problems.is_empty() {
+        status_label.push('!');
+    }
+    let project = plain_text(job.project());
+    let elapsed = job.elapsed_secs(now).map_or("-".into(), format_duration);
+    let task = plain_text(job.task());
+    let id_style = if wide { Style::new() } else { theme.dim() };
+    Row::new(vec![
+        Cell::from(Span::styled(status_label, theme.status(job.status))),
+        Cell::from(Span::styled(job.id.to_string(), id_style)),
+        Cell::from(project),
+        Cell::from(progress_cell(job, theme, now, progress_width)),
+        Cell::from(elapsed),
+        Cell::from(task),
+    ])
+}
+
+/// A bar with the percent; the step k/n and its name; an estimate from the expected duration
+/// (marked `~`); or, with nothing known, a moving marker and nothing else.
+pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
+    let progress = job.progress.as_ref();
+    if let Some(p) = progress
+        && let (Some(step), Some(total)) = (p.step, p.total_steps)
+    {
+        let name = p.step_name.as_deref().map(plain_text).unwrap_or_default();
+        let pct = p.percent_done().unwrap_or(0.0);
+        let bar_w = 4.min(width.saturating_sub(6));
+        let mut spans = bar(pct, bar_w, theme, Style::new());
+        spans.push(Span::raw(format!(" {step}/{total} {name}")));
+        return Line::from(spans);
+    }
+    if let Some(pct) = progress.and_then(|p| p.percent_done()) {
+        let mut spans = bar(pct, width.saturating_sub(5), theme, Style::new());
+        spans.push(Span::raw(format!("{pct:>4.0}%")));
+        return Line::from(spans);
+    }
+    if !job.status.is_active() {
+        return Line::from(Span::styled("-", theme.dim()));
+    }
+    let elapsed = job.elapsed_secs(now);
+    if let (Some(est), Some(el)) = (
+        job.meta
+            .as_ref()
+            .and_then(|m| m.estimated_duration_seconds)
+            .filter(|e| *e > 0),
+        elapsed,
+    ) {
+        let pct = (el as f64 / est as f64 * 100.0).min(99.0);
+        let mut spans = bar(pct, width.saturating_sub(6), theme, theme.dim());
+        spans.push(Span::styled(format!(" ~{pct:>2.0}%"), theme.dim()));
+        return Line::from(spans);
+    }
+    // Indeterminate: a marker that moves once a second along an empty track.
+    let track = width.saturating_sub(1).clamp(1, 10);
+    let pos = elapsed.unwrap_or(0).unsigned_abs() as usize % track;
+    let mut s = theme.bar_empty().repeat(track);
+    let byte = s.char_indices().nth(pos).map_or(0, |(b, _)| b);
+    let ch_len = theme.bar_empty().len();
+    s.replace_range(byte..byte + ch_len, theme.bar_full());
+    Line::from(Span::styled(s, theme.dim()))
+}
+
+fn bar<'a>(pct: f64, width: usize, theme: &Theme, style: Style) -> Vec<Span<'a>> {
+    let filled = ((pct / 100.0) * width as f64).round() as usize;
+    let filled = filled.min(width);
+    vec![
+        Span::styled(
+            theme.bar_full().repeat(filled),
+            theme.status(Status::Running).patch(style),
+        ),
+        Span::styled(theme.bar_empty().repeat(width - filled), theme.dim()),
+    ]
+}
