@@ -55,6 +55,12 @@ impl JobWatcher {
             watched: HashSet::new(),
             mode: WatchMode::Inotify,
         };
+        if std::env::var("LUZIA_WATCH").is_ok_and(|v| v == "poll") {
+            w.mode = WatchMode::Polling {
+                reason: "LUZIA_WATCH=poll".into(),
+            };
+            return w;
+        }
         if let Some(fs) = remote_fs_name(root) {
             w.mode = WatchMode::Polling {
                 reason: format!("{fs} file system"),
