@@ -45,8 +45,10 @@ pub fn areas(area: Rect, wall: bool) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
+    // The table gets 45% but never fewer than 3 rows of jobs; the output takes the rest.
+    let table_height = (body.height * 45 / 100).max(6).min(body.height);
     let [table, output] =
-        Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(body);
+        Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(body);
     Areas {
         header,
         tabs,

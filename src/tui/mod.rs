@@ -8,6 +8,8 @@ pub mod event;
 pub mod input;
 pub mod layout;
 pub mod terminal;
+#[cfg(test)]
+pub mod testing;
 pub mod ui;
 
 use std::time::{Duration, Instant};

@@ -658,3 +658,6 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -22,6 +22,17 @@ const COUNTED: &[(&str, &[Status])] = &[
     ("died", &[Status::Died]),
 ];
 
+fn short(label: &str) -> &str {
+    match label {
+        "running" => "run",
+        "waiting" => "wait",
+        "completed" => "done",
+        "queued" => "queue",
+        "failed" => "fail",
+        other => other,
+    }
+}
+
 pub fn count(app: &App, statuses: &[Status]) -> usize {
     statuses
         .iter()
@@ -30,38 +41,49 @@ pub fn count(app: &App, statuses: &[Status]) -> usize {
 }
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let mut spans = vec![Span::styled(" luzia ", theme.accent())];
+    let narrow = area.width < 130;
+    let mut spans = Vec::new();
+    if !narrow {
+        spans.push(Span::styled(" luzia ", theme.accent()));
+    }
     if app.opts.read_only {
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
-        spans.push(Span::raw(" "));
     }
-    for (label, statuses) in COUNTED {
-        let n = count(app, statuses);
-        let style = if n == 0 {
-            theme.dim()
-        } else {
-            theme.status(statuses[0])
-        };
-        spans.push(Span::styled(
-            format!("{} {n} {label}", theme.symbol(statuses[0])),
-            style,
-        ));
-        spans.push(Span::raw("  "));
+    spans.push(Span::raw(" "));
+    // The wall display has its own large counts line; narrow screens get short labels.
+    if !app.opts.read_only {
+        for (label, statuses) in COUNTED {
+            let n = count(app, statuses);
+            let style = if n == 0 {
+                theme.dim()
+            } else {
+                theme.status(statuses[0])
+            };
+            let label = if narrow { short(label) } else { label };
+            spans.push(Span::styled(
+                format!("{} {n} {label}", theme.symbol(statuses[0])),
+                style,
+            ));
+            spans.push(Span::raw(if narrow { " " } else { "  " }));
+        }
     }
+    spans.push(match &app.watch_mode {
+        WatchMode::Inotify => Span::styled("│ live ", theme.dim()),
+        WatchMode::Polling { .. } if narrow => Span::styled(
+            format!("│ polling every {}s ", POLL_EVERY.as_secs()),
+            theme.warn(),
+        ),
+        WatchMode::Polling { reason } => Span::styled(
+            format!("│ polling every {}s ({reason}) ", POLL_EVERY.as_secs()),
+            theme.warn(),
+        ),
+    });
     let projects = if app.projects.is_empty() {
         "all projects".to_string()
     } else {
         app.projects.join(",")
     };
     spans.push(Span::styled(format!("│ {projects} "), theme.title()));
-    let watch = match &app.watch_mode {
-        WatchMode::Inotify => Span::styled("│ live ", theme.dim()),
-        WatchMode::Polling { reason } => Span::styled(
-            format!("│ polling every {}s ({reason}) ", POLL_EVERY.as_secs()),
-            theme.warn(),
-        ),
-    };
-    spans.push(watch);
     spans.push(Span::styled(
         format!("│ {}", app.opts.root.display()),
         theme.dim(),

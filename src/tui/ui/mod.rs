@@ -8,6 +8,9 @@ pub mod popup;
 pub mod table;
 pub mod theme;
 
+#[cfg(test)]
+mod tests;
+
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};

@@ -19,24 +19,54 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     h
 }
 
+/// Help rows: related actions share a row, so the whole list fits 80x24.
+const HELP: &[(&[Action], &str)] = &[
+    (&[Action::Up, Action::Down], "move / scroll"),
+    (&[Action::PageUp, Action::PageDown], "page up / down"),
+    (
+        &[Action::Top, Action::Bottom],
+        "first / last job, top / end of output",
+    ),
+    (
+        &[Action::FocusNext],
+        "switch focus: jobs table / output pane",
+    ),
+    (
+        &[Action::PrevTab, Action::NextTab],
+        "view: All, Active, Waiting, Done, Failed",
+    ),
+    (&[Action::Open], "detail view of the selected job"),
+    (
+        &[Action::Filter],
+        "filter jobs (table) / search output (output)",
+    ),
+    (
+        &[Action::SearchNext, Action::SearchPrev],
+        "next / previous match",
+    ),
+    (&[Action::Follow], "follow the output again"),
+    (&[Action::ToggleWrap], "wrap long output lines"),
+    (&[Action::PickProject], "pick the project filter"),
+    (&[Action::Sort], "sort: status, newest, project, longest"),
+    (&[Action::Back], "close, clear the filter or search"),
+    (&[Action::Help], "this help"),
+    (&[Action::Quit], "quit"),
+];
+
 pub fn help(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let km = &app.opts.keymap;
-    let mut lines: Vec<Line> = Action::ALL
+    let mut lines: Vec<Line> = HELP
         .iter()
-        .map(|a| {
+        .map(|(actions, what)| {
+            let keys: Vec<String> = actions.iter().map(|a| km.keys_for(*a)).collect();
             Line::from(vec![
-                Span::styled(format!("{:>16}  ", km.keys_for(*a)), theme.accent()),
-                Span::raw(a.describe()),
+                Span::styled(format!("{:>18}  ", keys.join("  ")), theme.accent()),
+                Span::raw(*what),
             ])
         })
         .collect();
-    lines.push(Line::default());
     lines.push(Line::from(Span::styled(
-        "mouse: click selects, wheel scrolls the table or the output",
-        theme.dim(),
-    )));
-    lines.push(Line::from(Span::styled(
-        "keys can be rebound in the config file under [keys]",
+        "mouse: click selects, wheel scrolls · keys: [keys] in the config",
         theme.dim(),
     )));
     if app.opts.read_only {

@@ -75,15 +75,15 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         ]
     } else {
         [
-            Constraint::Length(12),
+            Constraint::Length(13),
             Constraint::Length(12),
             Constraint::Length(8),
-            Constraint::Length(14),
+            Constraint::Length(13),
             Constraint::Length(7),
             Constraint::Min(6),
         ]
     };
-    let progress_width = if wide { 26 } else { 14 };
+    let progress_width = if wide { 26 } else { 13 };
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.selected_index();
     let rows: Vec<Row> = app
@@ -160,6 +160,16 @@ fn job_row<'a>(
 /// A bar with the percent; the step k/n and its name; an estimate from the expected duration
 /// (marked `~`); or, with nothing known, a moving marker and nothing else.
 pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
+    if let Some(w) = job.waiting() {
+        // What the person is needed for says more than any bar.
+        let what = match (w, width >= 16) {
+            (crate::jobs::Waiting::Question, true) => "needs an answer",
+            (crate::jobs::Waiting::Approval, true) => "needs approval",
+            (crate::jobs::Waiting::Question, false) => "answer?",
+            (crate::jobs::Waiting::Approval, false) => "approve?",
+        };
+        return Line::from(Span::styled(what, theme.warn()));
+    }
     let progress = job.progress.as_ref();
     if let Some(p) = progress
         && let (Some(step), Some(total)) = (p.step, p.total_steps)

@@ -1,0 +1,589 @@
+//! `update` tests: key (or event) in, state and effects out. No terminal, no disk.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+use super::*;
+use crate::jobs::follow::Reset;
+use crate::tui::event::Synced;
+use crate::tui::testing::*;
+
+#[test]
+fn loading_selects_the_first_row_and_opens_its_log() {
+    let (app, effects) = app_with(options(false), 160, 45);
+    assert!(app.loaded);
+    assert_eq!(app.view.len(), 15, "12 samples + 3 live jobs");
+    // Status order: the waiting job first, then running, then the rest.
+    assert_eq!(
+        &ids_of(&app)[..4],
+        ["155700-gate", "155900-run1", "155800-run2", "151200-q1q1"]
+    );
+    assert_eq!(
+        app.selected.as_ref().map(JobId::as_str),
+        Some("155700-gate")
+    );
+    assert_eq!(effects, [Effect::OpenLog(id("155700-gate"))]);
+}
+
+#[test]
+fn selection_moves_and_clamps() {
+    let mut app = app(160, 45);
+    let effects = press(&mut app, [ch('j'), ch('j')]);
+    assert_eq!(app.selected_index(), Some(2));
+    assert_eq!(effects.last(), Some(&Effect::OpenLog(id("155800-run2"))));
+    press(&mut app, [ch('k'), ch('k'), ch('k')]);
+    assert_eq!(app.selected_index(), Some(0), "clamps at the top");
+    press(&mut app, [ch('G')]);
+    assert_eq!(app.selected_index(), Some(14), "G: last row");
+    press(&mut app, [key(KeyCode::Down)]);
+    assert_eq!(app.selected_index(), Some(14), "clamps at the bottom");
+    press(&mut app, [ch('g')]);
+    assert_eq!(app.selected_index(), Some(0));
+    press(&mut app, [key(KeyCode::PageDown)]);
+    assert_eq!(app.selected_index(), Some(app.areas().table_rows().min(14)));
+}
+
+#[test]
+fn the_table_scrolls_to_keep_the_selection_visible() {
+    let mut app = app(80, 24);
+    let rows = app.areas().table_rows();
+    assert!(rows < 15, "the fixture must not fit: {rows}");
+    press(&mut app, [ch('G')]);
+    assert_eq!(app.table_top, 15 - rows);
+    press(&mut app, [ch('g')]);
+    assert_eq!(app.table_top, 0);
+}
+
+#[test]
+fn text_filter_narrows_live_and_esc_clears() {
+    let mut app = app(160, 45);
+    press(&mut app, [ch('/')]);
+    assert!(matches!(app.mode, Mode::FilterInput(_)));
+    press(&mut app, "MUSICA".chars().map(ch));
+    assert!(
+        app.view.iter().all(|i| app.jobs[i].project() == "musica"),
+        "{:?}",
+        ids_of(&app)
+    );
+    press(&mut app, (0..6).map(|_| key(KeyCode::Backspace)));
+    press(&mut app, "hostile".chars().map(ch));
+    assert_eq!(ids_of(&app), ["155500-evil"]);
+    assert_eq!(
+        app.selected.as_ref().map(JobId::as_str),
+        Some("155500-evil")
+    );
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.filter, "hostile", "Enter keeps the filter");
+    press(&mut app, [key(KeyCode::Esc)]);
+    assert_eq!(app.filter, "");
+    assert_eq!(app.view.len(), 15);
+}
+
+#[test]
+fn tabs_select_by_state() {
+    let mut app = app(160, 45);
+    let expect = [
+        (
+            Tab::Active,
+            vec!["155700-gate", "155900-run1", "155800-run2"],
+        ),
+        (Tab::Waiting, vec!["155700-gate", "151200-q1q1"]),
+        (Tab::Done, vec!["154500-trnc", "142315-a1b2"]),
+    ];
+    for (tab, ids) in expect {
+        press(&mut app, [key(KeyCode::Right)]);
+        assert_eq!(app.tab, tab);
+        let mut got = ids_of(&app);
+        got.sort();
+        let mut want = ids.clone();
+        want.sort();
+        assert_eq!(got, want, "{tab:?}");
+    }
+    press(&mut app, [key(KeyCode::Right)]);
+    assert_eq!(app.tab, Tab::Failed);
+    assert!(app.view.iter().all(|i| matches!(
+        app.jobs[i].status,
+        Status::Failed | Status::Killed | Status::Died
+    )));
+    press(&mut app, [key(KeyCode::Right)]);
+    assert_eq!(app.tab, Tab::All, "wraps around");
+    press(&mut app, [key(KeyCode::Left)]);
+    assert_eq!(app.tab, Tab::Failed);
+}
+
+#[test]
+fn sort_cycles_and_reorders() {
+    let mut app = app(160, 45);
+    press(&mut app, [ch('s')]);
+    assert_eq!(app.sort, SortKey::Started);
+    assert_eq!(ids_of(&app)[0], "155900-run1", "newest first");
+    press(&mut app, [ch('s')]);
+    assert_eq!(app.sort, SortKey::Project);
+    let projects: Vec<&str> = app.view.iter().map(|i| app.jobs[i].project()).collect();
+    let mut sorted = projects.clone();
+    sorted.sort();
+    assert_eq!(projects, sorted);
+    press(&mut app, [ch('s')]);
+    assert_eq!(app.sort, SortKey::Elapsed);
+    let elapsed: Vec<Option<i64>> = app
+        .view
+        .iter()
+        .map(|i| app.jobs[i].elapsed_secs(now()))
+        .collect();
+    assert!(elapsed.windows(2).all(|w| w[0] >= w[1]), "{elapsed:?}");
+    assert_eq!(app.message.as_deref(), Some("sorted by longest"));
+    press(&mut app, [ch('s')]);
+    assert_eq!(app.sort, SortKey::Status);
+}
+
+#[test]
+fn selection_follows_its_job_through_reorders_and_removal() {
+    let mut app = app(160, 45);
+    press(&mut app, [ch('j'), ch('j')]);
+    let picked = app.selected.clone().unwrap();
+    press(&mut app, [ch('s')]);
+    assert_eq!(
+        app.selected.as_ref(),
+        Some(&picked),
+        "a re-sort keeps the job selected"
+    );
+    let index = app.selected_index().unwrap();
+    let effects = app.update(Event::JobsRead(vec![(picked.clone(), None)]), now());
+    assert!(!app.jobs.contains_key(&picked));
+    assert_eq!(
+        app.selected_index(),
+        Some(index),
+        "the row below moves up into the selection"
+    );
+    assert_eq!(effects, [Effect::OpenLog(app.selected.clone().unwrap())]);
+}
+
+#[test]
+fn changes_to_the_selected_job_read_it_and_poll_its_log() {
+    let mut app = app(160, 45);
+    let sel = app.selected.clone().unwrap();
+    let other = id("142315-a1b2");
+    let effects = app.update(Event::JobsChanged(vec![other.clone()]), now());
+    assert_eq!(effects, [Effect::ReadJobs(vec![other.clone()])]);
+    let effects = app.update(Event::JobsChanged(vec![other.clone(), sel.clone()]), now());
+    assert_eq!(
+        effects,
+        [
+            Effect::ReadJobs(vec![other, sel.clone()]),
+            Effect::PollLog(sel)
+        ]
+    );
+}
+
+#[test]
+fn a_rescan_drops_jobs_that_are_gone_and_keeps_the_rest() {
+    let mut app = app(160, 45);
+    let keep = id("142315-a1b2");
+    let synced = Synced {
+        present: vec![keep.clone()],
+        read: vec![],
+        error: None,
+    };
+    app.update(Event::Synced(synced), now());
+    assert_eq!(ids_of(&app), ["142315-a1b2"]);
+    assert_eq!(app.selected, Some(keep));
+    assert_eq!(app.counts.get(&Status::Completed), Some(&1));
+}
+
+#[test]
+fn follow_pauses_on_scroll_up_and_resumes_on_g_or_end() {
+    let mut app = app(160, 45);
+    let sel = app.selected.clone().unwrap();
+    let many: Vec<String> = (0..200).map(|i| format!("line {i}")).collect();
+    let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    app.update(
+        Event::LogLoaded {
+            id: sel.clone(),
+            lines: lines(&refs),
+            error: None,
+        },
+        now(),
+    );
+    assert!(app.log.follow);
+    press(&mut app, [key(KeyCode::Tab)]);
+    assert_eq!(app.focus, Focus::Output);
+    press(&mut app, [ch('k')]);
+    assert!(!app.log.follow, "scrolling up pauses");
+    let top = app.log.top_for(app.areas().output_lines());
+    app.update(
+        Event::LogAppended {
+            id: sel.clone(),
+            reset: None,
+            lines: lines(&["new"]),
+        },
+        now(),
+    );
+    assert_eq!(
+        app.log.top_for(app.areas().output_lines()),
+        top,
+        "paused: the view stays"
+    );
+    press(&mut app, [ch('G')]);
+    assert!(app.log.follow, "G resumes (in the output pane)");
+    press(&mut app, [ch('k'), key(KeyCode::End)]);
+    assert!(app.log.follow, "End resumes");
+    press(&mut app, [key(KeyCode::Tab), ch('k')]);
+    assert_eq!(app.focus, Focus::Table);
+    assert!(
+        app.log.follow,
+        "in the table, k moves the selection, not the output"
+    );
+}
+
+#[test]
+fn log_events_for_another_job_are_ignored() {
+    let mut app = app(160, 45);
+    app.update(
+        Event::LogLoaded {
+            id: id("142315-a1b2"),
+            lines: lines(&["stale"]),
+            error: None,
+        },
+        now(),
+    );
+    assert!(
+        app.log.lines.is_empty(),
+        "a late answer for a job no longer selected"
+    );
+    let sel = app.selected.clone().unwrap();
+    app.update(
+        Event::LogAppended {
+            id: sel,
+            reset: Some(Reset::Replaced),
+            lines: lines(&["x"]),
+        },
+        now(),
+    );
+    assert!(app.log.note.as_deref().unwrap().contains("replaced"));
+}
+
+#[test]
+fn search_in_the_output_pane() {
+    let mut app = app(160, 45);
+    let sel = app.selected.clone().unwrap();
+    app.update(
+        Event::LogLoaded {
+            id: sel,
+            lines: lines(&["a", "boom 1", "b", "BOOM 2", "c"]),
+            error: None,
+        },
+        now(),
+    );
+    press(&mut app, [ch('/')]);
+    assert!(
+        matches!(app.mode, Mode::FilterInput(_)),
+        "in the table, / filters jobs"
+    );
+    press(&mut app, [key(KeyCode::Esc), key(KeyCode::Tab), ch('/')]);
+    assert!(matches!(app.mode, Mode::SearchInput(_)));
+    press(&mut app, "boom".chars().map(ch));
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.log.search.as_ref().unwrap().matches, [1, 3]);
+    assert_eq!(app.log.current_match(), Some(3));
+    press(&mut app, [ch('N')]);
+    assert_eq!(app.log.current_match(), Some(1));
+    press(&mut app, [ch('n')]);
+    assert_eq!(app.log.current_match(), Some(3));
+    press(&mut app, [ch('/')]);
+    press(&mut app, [key(KeyCode::Char('u')).with_ctrl()]);
+    press(&mut app, "nothing".chars().map(ch));
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert!(app.message.as_deref().unwrap().contains("no match"));
+    press(&mut app, [key(KeyCode::Esc)]);
+    assert!(
+        app.log.search.is_none(),
+        "Esc in the output pane clears the search"
+    );
+}
+
+trait WithCtrl {
+    fn with_ctrl(self) -> Event;
+}
+
+impl WithCtrl for Event {
+    fn with_ctrl(self) -> Event {
+        match self {
+            Event::Key(k) => Event::Key(KeyEvent::new(k.code, KeyModifiers::CONTROL)),
+            other => other,
+        }
+    }
+}
+
+#[test]
+fn wrap_toggles() {
+    let mut app = app(160, 45);
+    press(&mut app, [ch('w')]);
+    assert!(app.log.wrap);
+    press(&mut app, [ch('j')]);
+    assert!(
+        app.log.wrap,
+        "wrap is a preference: it survives changing jobs"
+    );
+}
+
+#[test]
+fn project_picker_filters_and_can_clear() {
+    let opts = Options {
+        known_projects: vec!["zeta".into()],
+        ..options(false)
+    };
+    let (mut app, _) = app_with(opts, 160, 45);
+    press(&mut app, [ch('p')]);
+    let Mode::ProjectPicker { items, selected } = &app.mode else {
+        panic!("no picker: {:?}", app.mode)
+    };
+    assert_eq!(
+        items,
+        &["(all projects)", "librec", "musica", "overbits", "zeta"]
+    );
+    assert_eq!(*selected, 0);
+    press(&mut app, [ch('j'), ch('j'), key(KeyCode::Enter)]);
+    assert_eq!(app.projects, ["musica"]);
+    assert!(app.view.iter().all(|i| app.jobs[i].project() == "musica"));
+    assert_eq!(app.counts.values().sum::<usize>(), app.view.len());
+    press(&mut app, [ch('p'), ch('g'), key(KeyCode::Enter)]);
+    assert!(app.projects.is_empty());
+    assert_eq!(app.view.len(), 15);
+    press(&mut app, [ch('p'), key(KeyCode::Esc)]);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn project_filter_from_the_command_line() {
+    let opts = Options {
+        projects: vec!["overbits".into()],
+        ..options(false)
+    };
+    let (app, _) = app_with(opts, 160, 45);
+    assert!(!app.view.is_empty());
+    assert!(app.view.iter().all(|i| app.jobs[i].project() == "overbits"));
+}
+
+#[test]
+fn help_and_detail_take_keys_first() {
+    let mut app = app(160, 45);
+    press(&mut app, [ch('?')]);
+    assert_eq!(app.mode, Mode::Help);
+    press(&mut app, [ch('j')]);
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(
+        app.selected_index(),
+        Some(0),
+        "the key closed help and did nothing else"
+    );
+    let effects = press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.mode, Mode::Detail);
+    assert_eq!(effects, [Effect::LoadPrompt(id("155700-gate"))]);
+    press(&mut app, [ch('j'), ch('j')]);
+    assert_eq!(app.detail_scroll, 2, "in the detail view, j scrolls");
+    assert_eq!(app.selected_index(), Some(0));
+    press(&mut app, [key(KeyCode::Esc)]);
+    assert_eq!(app.mode, Mode::Normal);
+    let effects = press(&mut app, [ch('?'), ch('q')]);
+    assert_eq!(effects, [Effect::Quit]);
+}
+
+#[test]
+fn quit_keys() {
+    for ev in [ch('q'), key(KeyCode::Char('c')).with_ctrl()] {
+        let mut app = app(80, 24);
+        assert_eq!(press(&mut app, [ev]), [Effect::Quit]);
+        assert!(app.quit);
+    }
+    let mut app = app(80, 24);
+    app.update(Event::Signal("SIGHUP"), now());
+    assert!(app.quit);
+}
+
+#[test]
+fn remapped_keys_and_ctrl_c_always_quits() {
+    let mut keys = std::collections::BTreeMap::new();
+    keys.insert("quit".to_string(), crate::config::KeyList::One("x".into()));
+    let opts = Options {
+        keymap: KeyMap::new(&keys).unwrap(),
+        ..options(false)
+    };
+    let (mut app, _) = app_with(opts, 80, 24);
+    assert!(press(&mut app, [ch('q')]).is_empty());
+    assert!(!app.quit);
+    assert_eq!(
+        press(&mut app, [key(KeyCode::Char('c')).with_ctrl()]),
+        [Effect::Quit]
+    );
+    let (mut app, _) = app_with(
+        Options {
+            keymap: KeyMap::new(&keys).unwrap(),
+            ..options(false)
+        },
+        80,
+        24,
+    );
+    assert_eq!(press(&mut app, [ch('x')]), [Effect::Quit]);
+}
+
+#[test]
+fn mouse_click_selects_and_wheel_scrolls() {
+    let mut app = app(160, 45);
+    let table = app.areas().table;
+    let click = |row: u16| {
+        Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 10,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    press(&mut app, [click(table.y + 2 + 3)]);
+    assert_eq!(app.selected_index(), Some(3));
+    press(&mut app, [click(table.y + 1)]);
+    assert_eq!(
+        app.selected_index(),
+        Some(3),
+        "the header row selects nothing"
+    );
+    let wheel = |kind, row| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column: 10,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    press(&mut app, [wheel(MouseEventKind::ScrollDown, table.y + 3)]);
+    assert_eq!(app.selected_index(), Some(4));
+    let sel = app.selected.clone().unwrap();
+    let many: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+    let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    app.update(
+        Event::LogLoaded {
+            id: sel,
+            lines: lines(&refs),
+            error: None,
+        },
+        now(),
+    );
+    let out = app.areas().output;
+    press(&mut app, [wheel(MouseEventKind::ScrollUp, out.y + 3)]);
+    assert!(!app.log.follow);
+    press(&mut app, [click(out.y + 3)]);
+    assert_eq!(app.focus, Focus::Output);
+}
+
+#[test]
+fn the_wall_display_cycles_through_live_jobs() {
+    let opts = Options {
+        cycle_secs: Some(2),
+        read_only: true,
+        ..options(true)
+    };
+    let (mut app, _) = app_with(opts, 160, 45);
+    assert!(app.wants_tick());
+    let live = ["155700-gate", "155900-run1", "155800-run2"];
+    assert_eq!(app.selected.as_ref().map(JobId::as_str), Some(live[0]));
+    let mut seen = vec![];
+    for _ in 0..6 {
+        press(&mut app, [Event::Tick]);
+        seen.push(app.selected.clone().unwrap().to_string());
+    }
+    assert_eq!(seen, [live[0], live[1], live[1], live[2], live[2], live[0]]);
+}
+
+#[test]
+fn ticks_only_while_something_moves() {
+    let mut app = app(160, 45);
+    assert!(
+        app.wants_tick(),
+        "running jobs are on screen: elapsed times move"
+    );
+    press(&mut app, [key(KeyCode::Left)]);
+    assert_eq!(app.tab, Tab::Failed);
+    assert!(!app.wants_tick(), "nothing on screen changes by itself");
+}
+
+#[test]
+fn read_only_keys_lead_only_to_reads() {
+    let (mut app, _) = app_with(options(true), 160, 45);
+    let mut all = Vec::new();
+    let codes = [
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Tab,
+        KeyCode::Up,
+        KeyCode::Down,
+        KeyCode::Left,
+        KeyCode::Right,
+        KeyCode::PageUp,
+        KeyCode::PageDown,
+        KeyCode::Home,
+        KeyCode::End,
+        KeyCode::F(1),
+        KeyCode::Backspace,
+        KeyCode::Delete,
+    ];
+    for c in (b' '..=b'~').map(char::from).filter(|c| *c != 'q') {
+        all.extend(press(&mut app, [ch(c), key(KeyCode::Esc)]));
+        all.extend(press(
+            &mut app,
+            [
+                key(KeyCode::Tab),
+                ch(c),
+                key(KeyCode::Esc),
+                key(KeyCode::Tab),
+            ],
+        ));
+    }
+    for code in codes {
+        all.extend(press(&mut app, [key(code), key(KeyCode::Esc)]));
+    }
+    assert!(!all.is_empty());
+    for effect in &all {
+        assert!(
+            matches!(
+                effect,
+                Effect::OpenLog(_)
+                    | Effect::PollLog(_)
+                    | Effect::CloseLog
+                    | Effect::LoadPrompt(_)
+                    | Effect::ReadJobs(_)
+                    | Effect::Sync { .. }
+            ),
+            "read-only produced {effect:?}"
+        );
+        assert!(!effect.writes());
+    }
+    assert!(!app.quit);
+}
+
+#[test]
+fn polling_reads_only_jobs_that_can_change() {
+    let mut app = app(160, 45);
+    let effects = app.update(Event::PollTick, now());
+    let Effect::Sync { skip } = &effects[0] else {
+        panic!("{effects:?}")
+    };
+    assert!(skip.contains(&id("142315-a1b2")), "completed: settled");
+    assert!(
+        !skip.contains(&id("151200-q1q1")),
+        "needs_input can still be answered"
+    );
+    assert!(!skip.contains(&id("155900-run1")));
+    assert!(
+        !skip.contains(&id("153000-dead")),
+        "died: a retry or late exit line may come"
+    );
+    assert_eq!(effects[1], Effect::PollLog(app.selected.clone().unwrap()));
+    let _ = no_skip();
+}
+
+#[test]
+fn resize_updates_layout() {
+    let mut app = app(160, 45);
+    let big = app.areas().table_rows();
+    app.update(Event::Resize(80, 24), now());
+    assert!(app.areas().table_rows() < big);
+}

@@ -1,0 +1,134 @@
+//! Fixtures for the cockpit's tests: an `App` loaded from the sample job directories, plus
+//! live jobs made from them (a live pid cannot be committed), at a fixed time and size.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use chrono::{DateTime, TimeZone, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::app::{App, Options};
+use super::effects::Effect;
+use super::event::{Event, Synced};
+use crate::jobs::hitl::Gate;
+use crate::jobs::tail::RawLine;
+use crate::jobs::{Job, JobId, Progress, Status, read_job, scan};
+
+pub const SAMPLES: &str = "assets/sample-jobs";
+
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 9, 16, 0, 0).unwrap()
+}
+
+pub fn id(s: &str) -> JobId {
+    JobId::parse(s).unwrap()
+}
+
+fn live(from: &str, new_id: &str, started_min_ago: i64, tweak: impl FnOnce(&mut Job)) -> Job {
+    let mut job = read_job(&PathBuf::from(SAMPLES), &id(from), now()).expect("sample exists");
+    job.id = id(new_id);
+    job.dir = PathBuf::from(SAMPLES).join(new_id);
+    job.status = Status::Running;
+    job.exit_code = None;
+    job.finished = None;
+    job.pid = Some(4242);
+    job.started = Some(now() - chrono::Duration::minutes(started_min_ago));
+    job.problems.clear();
+    tweak(&mut job);
+    job
+}
+
+/// The samples, plus three live jobs: one with a percent, one with steps, one waiting at a gate.
+pub fn jobs() -> Vec<Job> {
+    let mut jobs = scan(std::path::Path::new(SAMPLES), now()).expect("samples readable");
+    jobs.push(live("142315-a1b2", "155900-run1", 3, |j| {
+        j.progress = Some(Progress {
+            percent: Some(40.0),
+            ..Progress::default()
+        });
+        if let Some(m) = j.meta.as_mut() {
+            m.task = "Run the full test suite and summarise failures".into();
+        }
+    }));
+    jobs.push(live("143002-c3d4", "155800-run2", 12, |j| {
+        j.progress = Some(Progress {
+            step: Some(2),
+            total_steps: Some(5),
+            step_name: Some("Running tests".into()),
+            ..Progress::default()
+        });
+    }));
+    jobs.push(live("150110-e5f6", "155700-gate", 20, |j| {
+        j.status = Status::Waiting;
+        j.gate = Some(Gate {
+            gate: "deploy".into(),
+            description: "Deploy the index to production".into(),
+            context: String::new(),
+            awaiting_since: Some(now() - chrono::Duration::minutes(4)),
+            auto_approve_after_minutes: None,
+        });
+    }));
+    jobs
+}
+
+pub fn options(read_only: bool) -> Options {
+    Options {
+        root: PathBuf::from("/var/log/luz-orchestrator/jobs"),
+        read_only,
+        ..Options::default()
+    }
+}
+
+/// An app of `w` x `h` with every fixture job loaded, and the effects the load asked for.
+pub fn app_with(opts: Options, w: u16, h: u16) -> (App, Vec<Effect>) {
+    let mut app = App::new(opts, now());
+    app.update(Event::Resize(w, h), now());
+    let all = jobs();
+    let present = all.iter().map(|j| j.id.clone()).collect();
+    let effects = app.update(
+        Event::Synced(Synced {
+            present,
+            read: all,
+            error: None,
+        }),
+        now(),
+    );
+    (app, effects)
+}
+
+pub fn app(w: u16, h: u16) -> App {
+    app_with(options(false), w, h).0
+}
+
+pub fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+pub fn ch(c: char) -> Event {
+    key(KeyCode::Char(c))
+}
+
+pub fn press(app: &mut App, events: impl IntoIterator<Item = Event>) -> Vec<Effect> {
+    events
+        .into_iter()
+        .flat_map(|e| app.update(e, now()))
+        .collect()
+}
+
+pub fn lines(texts: &[&str]) -> Vec<RawLine> {
+    texts
+        .iter()
+        .map(|t| RawLine {
+            bytes: t.as_bytes().to_vec(),
+            cut: false,
+        })
+        .collect()
+}
+
+pub fn ids_of(app: &App) -> Vec<&str> {
+    app.view.iter().map(|i| i.as_str()).collect()
+}
+
+pub fn no_skip() -> HashSet<JobId> {
+    HashSet::new()
+}

@@ -1,0 +1,175 @@
+//! Snapshots of every screen, drawn on ratatui's TestBackend at 80x24 and 160x45 from the
+//! sample job directories (plus live jobs made from them, see `testing`).
+
+use crossterm::event::KeyCode;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::{Theme, render_with};
+use crate::jobs::files::open_nofollow;
+use crate::jobs::tail::last_lines;
+use crate::tui::app::{App, Options};
+use crate::tui::event::Event;
+use crate::tui::testing::*;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 45)];
+
+fn draw(app: &App) -> String {
+    let mut term = Terminal::new(TestBackend::new(app.size.width, app.size.height)).unwrap();
+    term.draw(|f| render_with(app, &Theme::default(), f))
+        .unwrap();
+    term.backend().to_string()
+}
+
+/// The selected job's output is the hostile sample's log, so every snapshot also shows that
+/// nothing but text reaches the screen.
+fn with_log(mut app: App) -> App {
+    let file = open_nofollow(std::path::Path::new(
+        "assets/sample-jobs/155500-evil/output.log",
+    ))
+    .unwrap()
+    .unwrap();
+    let len = file.metadata().unwrap().len();
+    let lines = last_lines(&file, len, 100).unwrap();
+    let id = app.selected.clone().unwrap();
+    app.update(
+        Event::LogLoaded {
+            id,
+            lines,
+            error: None,
+        },
+        now(),
+    );
+    app
+}
+
+fn snapshot(name: &str, make: impl Fn(u16, u16) -> App) {
+    for (w, h) in SIZES {
+        let screen = draw(&make(w, h));
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn main_screen() {
+    snapshot("main", |w, h| with_log(app(w, h)));
+}
+
+#[test]
+fn detail_view() {
+    snapshot("detail", |w, h| {
+        let mut app = app(w, h);
+        press(&mut app, [ch('j'), ch('j'), ch('j')]); // the needs_input job, with its question
+        press(&mut app, [key(KeyCode::Enter)]);
+        let id = app.selected.clone().unwrap();
+        app.update(
+            Event::PromptLoaded {
+                id,
+                text: Ok(Some(
+                    "Apply the pending migrations.\nAsk before touching production.".into(),
+                )),
+            },
+            now(),
+        );
+        app
+    });
+}
+
+#[test]
+fn help_popup() {
+    snapshot("help", |w, h| {
+        let mut app = app(w, h);
+        press(&mut app, [ch('?')]);
+        app
+    });
+}
+
+#[test]
+fn read_only_wall_display() {
+    snapshot("read_only", |w, h| {
+        with_log(app_with(options(true), w, h).0)
+    });
+}
+
+#[test]
+fn too_small() {
+    for (w, h) in [(59, 24), (80, 14)] {
+        insta::assert_snapshot!(format!("too_small_{w}x{h}"), draw(&app(w, h)));
+    }
+}
+
+#[test]
+fn paused_output_with_search_and_filter() {
+    snapshot("search", |w, h| {
+        let mut app = with_log(app(w, h));
+        press(&mut app, [key(KeyCode::Tab), ch('/')]);
+        press(&mut app, "line".chars().map(ch));
+        press(&mut app, [key(KeyCode::Enter)]);
+        app
+    });
+}
+
+#[test]
+fn project_picker() {
+    snapshot("picker", |w, h| {
+        let mut app = app(w, h);
+        press(&mut app, [ch('p'), ch('j')]);
+        app
+    });
+}
+
+#[test]
+fn empty_root() {
+    let mut app = App::new(
+        Options {
+            root: "/srv/jobs".into(),
+            ..Options::default()
+        },
+        now(),
+    );
+    app.update(Event::Resize(80, 24), now());
+    let before = draw(&app);
+    assert!(before.contains("reading jobs"), "{before}");
+    app.update(
+        Event::Synced(crate::tui::event::Synced {
+            present: vec![],
+            read: vec![],
+            error: None,
+        }),
+        now(),
+    );
+    insta::assert_snapshot!("empty_80x24", draw(&app));
+}
+
+#[test]
+fn no_color_and_ascii_theme_keep_every_state_distinct() {
+    let app = app(160, 45);
+    let mut term = Terminal::new(TestBackend::new(160, 45)).unwrap();
+    let theme = Theme {
+        color: false,
+        ascii: true,
+    };
+    term.draw(|f| render_with(&app, &theme, f)).unwrap();
+    let buf = term.backend().buffer();
+    for cell in buf.content() {
+        assert_eq!(
+            cell.fg,
+            ratatui::style::Color::Reset,
+            "NO_COLOR: no foreground colour at {:?}",
+            cell.symbol()
+        );
+        assert_eq!(cell.bg, ratatui::style::Color::Reset);
+    }
+    let screen = term.backend().to_string();
+    for word in [
+        "! waiting",
+        "> running",
+        "? needs_input",
+        "x failed",
+        "d died",
+        "k killed",
+        "+ completed",
+    ] {
+        assert!(screen.contains(word), "missing {word:?} in\n{screen}");
+    }
+}
