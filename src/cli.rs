@@ -37,6 +37,17 @@ pub enum Command {
     Logs(LogsArgs),
     /// The full-screen cockpit: live jobs, their output, and what needs you
     Tui(TuiArgs),
+    /// A simulated agent, used by `tui --demo`
+    #[command(hide = true)]
+    DemoAgent(DemoAgentArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DemoAgentArgs {
+    #[arg(long, value_name = "DIR")]
+    pub job_dir: PathBuf,
+    #[arg(long, value_name = "NAME")]
+    pub scenario: String,
 }
 
 #[derive(Debug, Args)]
@@ -50,6 +61,9 @@ pub struct TuiArgs {
     /// Rotate the output pane through running and waiting jobs every SECONDS
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub cycle: Option<u64>,
+    /// Open on a fresh demo jobs root with simulated agents (its path is printed on exit)
+    #[arg(long, conflicts_with = "jobs_dir")]
+    pub demo: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod demo;
 pub mod jobs;
 pub mod tui;
 pub mod watch;

@@ -30,6 +30,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Jobs(args) => commands::jobs::run(&cfg, args, &mut out)?,
         Command::Logs(args) => commands::logs::run(&cfg, args, &mut out)?,
+        Command::DemoAgent(args) => commands::demo_agent::run(&args.job_dir, &args.scenario)?,
         Command::Tui(args) => {
             drop(out);
             return commands::tui::run(&cfg, args);

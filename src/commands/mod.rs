@@ -1,5 +1,6 @@
 //! The plain CLI: one module per subcommand, each a thin layer over [`crate::jobs`].
 
+pub mod demo_agent;
 pub mod jobs;
 pub mod logs;
 pub mod tui;

@@ -12,7 +12,11 @@ use crate::tui::app::Options;
 use crate::tui::ui::Theme;
 
 pub fn run(cfg: &Config, args: &TuiArgs) -> Result<()> {
-    let root = super::jobs_root(cfg)?.to_owned();
+    let root = if args.demo {
+        crate::demo::create()?
+    } else {
+        super::jobs_root(cfg)?.to_owned()
+    };
     let keymap = KeyMap::new(&cfg.keys).map_err(|e| {
         let file = cfg
             .file
@@ -25,7 +29,7 @@ pub fn run(cfg: &Config, args: &TuiArgs) -> Result<()> {
         init_logging()?;
     }
     let opts = Options {
-        root,
+        root: root.clone(),
         projects: args.projects.clone(),
         read_only,
         cycle_secs: args.cycle,
@@ -34,7 +38,15 @@ pub fn run(cfg: &Config, args: &TuiArgs) -> Result<()> {
         theme: Theme::detect(cfg.theme.colors),
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
-    crate::tui::run(opts)
+    let result = crate::tui::run(opts);
+    if args.demo {
+        eprintln!(
+            "luzia: the demo jobs are in {} (its agents finish on their own; `luzia jobs --jobs-dir {}` lists them)",
+            root.display(),
+            root.display()
+        );
+    }
+    result
 }
 
 /// `$XDG_STATE_HOME/luzia/cockpit.log` (else `~/.local/state/luzia/`); level from `LUZIA_LOG`.
