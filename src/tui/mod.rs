@@ -56,6 +56,8 @@ async fn event_loop(opts: Options) -> Result<()> {
             exec.perform(effect);
         }
 
+        let started = Instant::now();
+        let mut first_full_frame = true;
         let mut last_draw = Instant::now() - FRAME_INTERVAL;
         let mut next_tick = Instant::now() + TICK;
         let mut next_poll = Instant::now() + POLL_EVERY;
@@ -64,6 +66,11 @@ async fn event_loop(opts: Options) -> Result<()> {
                 terminal::draw(&mut term, |f| ui::render(&app, f))?;
                 app.dirty = false;
                 last_draw = Instant::now();
+                if first_full_frame && app.loaded {
+                    first_full_frame = false;
+                    let ms = started.elapsed().as_secs_f64() * 1000.0;
+                    tracing::info!(jobs = app.jobs.len(), ms, "first full frame");
+                }
             }
             // Sleep until something happens; wake on a timer only for what needs one.
             let mut deadline: Option<Instant> = None;
