@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 
 use crate::cli::JobsArgs;
 use crate::config::Config;
+use crate::jobs::job::{Standing, read_prompt};
 use crate::jobs::sanitize::{plain_text, sanitize_line};
 use crate::jobs::tail::last_lines;
 use crate::jobs::time::format_duration;
-use crate::jobs::{Job, Status, files::open_nofollow, job::read_prompt, scan};
+use crate::jobs::{Job, Status, files::open_nofollow, scan};
 
 pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
     match &args.id {
@@ -300,12 +301,12 @@ fn show_one(job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
         progress.push_str(&format!(" (eta {})", format_duration(eta as i64)));
     }
     field(out, "progress", &progress)?;
+    // While the job waits its status says so; otherwise say why nobody is waiting.
+    let standing = match job.standing() {
+        Standing::Pending => String::new(),
+        other => format!(" [{}]", other.note()),
+    };
     if let Some(q) = &job.question {
-        let orphan = if job.status == Status::Waiting {
-            ""
-        } else {
-            " [orphaned: the agent is not running]"
-        };
         field(
             out,
             "question",
@@ -313,7 +314,7 @@ fn show_one(job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
                 "{} ({}){}: {}",
                 plain_text(&q.id),
                 q.kind.as_str(),
-                orphan,
+                standing,
                 plain_text(&q.question)
             ),
         )?;
@@ -331,18 +332,13 @@ fn show_one(job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
         }
     }
     if let Some(g) = &job.gate {
-        let orphan = if job.status == Status::Waiting {
-            ""
-        } else {
-            " [orphaned: the agent is not running]"
-        };
         field(
             out,
             "gate",
             &format!(
                 "{}{}: {}",
                 plain_text(&g.gate),
-                orphan,
+                standing,
                 plain_text(&g.description)
             ),
         )?;

@@ -13,7 +13,7 @@ use crate::cli::LogsArgs;
 use crate::config::Config;
 use crate::jobs::follow::{Follower, Reset};
 use crate::jobs::sanitize::sanitize_line;
-use crate::jobs::tail::{RawLine, last_lines, parse_exit_line};
+use crate::jobs::tail::{RawLine, exit_code, last_lines, parse_exit_line};
 use crate::jobs::{Status, files::open_nofollow, read_job};
 
 /// How long an exit line must stay the last line before `-f` believes it: an agent that
@@ -36,14 +36,21 @@ pub fn run(cfg: &Config, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
         match open_nofollow(&path).with_context(|| format!("cannot open {}", path.display()))? {
             Some(file) => {
                 let len = file.metadata()?.len();
+                // Already ended (by the same rule as the status): `-f` has nothing to wait for,
+                // even when the lines asked for do not reach the exit line (`-n 0`, blank lines
+                // after it) or the exit line has no newline.
+                let finished = exit_code(&file, len)?.is_some();
                 let mut lines = last_lines(&file, len, args.lines.max(1))?;
                 // A last line still missing its newline is not printed yet: the follower finishes it.
                 let mut partial = Vec::new();
-                if args.follow && len > 0 && !ends_with_newline(&file, len)? {
+                if args.follow && !finished && len > 0 && !ends_with_newline(&file, len)? {
                     partial = lines.pop().map(|l| l.bytes).unwrap_or_default();
                 }
                 let skip = lines.len().saturating_sub(args.lines);
                 printer.print(&lines[skip..])?;
+                if finished {
+                    return Ok(());
+                }
                 Follower::resume(&path, file, len, partial)?
             }
             None if args.follow => {
@@ -145,9 +152,22 @@ fn follow(
         if chunk.more {
             continue;
         }
-        if printer.ended_with_exit_line() && follower.partial().trim_ascii().is_empty() {
+        // The supervisor's exit line may come without its newline: it is the last line anyway.
+        let partial_exit = parse_exit_line(follower.partial()).is_some();
+        if partial_exit
+            || (printer.ended_with_exit_line() && follower.partial().trim_ascii().is_empty())
+        {
             match exit_seen_at {
-                Some(t) if t.elapsed() >= EXIT_SETTLE => return Ok(()),
+                Some(t) if t.elapsed() >= EXIT_SETTLE => {
+                    if partial_exit {
+                        let last = RawLine {
+                            bytes: follower.partial().to_vec(),
+                            cut: false,
+                        };
+                        printer.print(&[last])?;
+                    }
+                    return Ok(());
+                }
                 None => exit_seen_at = Some(Instant::now()),
                 _ => {}
             }
@@ -170,15 +190,34 @@ fn follow(
             last_liveness = Instant::now();
             match read_job(&root, &id, chrono::Utc::now()) {
                 None => bail!("the job directory {} was removed", job_dir.display()),
-                Some(j) if j.status == Status::Died => {
+                Some(j)
+                    if j.status == Status::Died
+                        || (j.status == Status::Unknown && past_grace(job_dir)) =>
+                {
                     // Drain what is left, then say why we stop.
                     let rest = follower.poll()?;
                     printer.print(&rest.lines)?;
-                    eprintln!("luzia: job {id} died without an exit line (its process is gone)");
+                    if j.status == Status::Died {
+                        eprintln!(
+                            "luzia: job {id} died without an exit line (its process is gone)"
+                        );
+                    } else {
+                        eprintln!(
+                            "luzia: job {id} has no meta.json, output.log or pid: there is nothing to follow"
+                        );
+                    }
                     return Ok(());
                 }
                 Some(_) => {}
             }
         }
     }
+}
+
+/// A directory with nothing in it may be a job still being created: give it the start-up grace.
+fn past_grace(dir: &Path) -> bool {
+    let grace = Duration::from_secs(crate::jobs::status::STARTUP_GRACE_SECS as u64);
+    std::fs::metadata(dir)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > grace))
 }

@@ -200,10 +200,10 @@ pub fn read_pending(dir: &Path) -> PendingRead {
     out
 }
 
-fn read_with_mtime(
-    dir: &Path,
-    name: &str,
-) -> Result<Option<(Vec<u8>, Option<DateTime<Utc>>)>, String> {
+/// A small file's bytes and its modification time.
+type FileRead = (Vec<u8>, Option<DateTime<Utc>>);
+
+fn read_with_mtime(dir: &Path, name: &str) -> Result<Option<FileRead>, String> {
     let path = dir.join(name);
     let Some(bytes) = read_small(&path).map_err(|e| e.to_string())? else {
         return Ok(None);
@@ -258,7 +258,8 @@ mod tests {
     #[test]
     fn pending_table() {
         // (files, question pending, gate pending, problems)
-        let cases: &[(&[(&str, &str)], bool, bool, usize)] = &[
+        type Case<'a> = (&'a [(&'a str, &'a str)], bool, bool, usize);
+        let cases: &[Case] = &[
             (&[], false, false, 0),
             (&[(QUESTION_FILE, Q)], true, false, 0),
             (

@@ -35,6 +35,25 @@ impl fmt::Display for Problem {
     }
 }
 
+/// A question or gate is pending only while its agent waits; after exit 100 it is to be answered
+/// before a retry; otherwise nobody will read the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    Pending,
+    AnswerThenRetry,
+    Orphaned,
+}
+
+impl Standing {
+    pub fn note(self) -> &'static str {
+        match self {
+            Standing::Pending => "waiting for you",
+            Standing::AnswerThenRetry => "the agent stopped for this: answer, then retry",
+            Standing::Orphaned => "orphaned: the agent is not running",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Job {
     pub id: JobId,
@@ -79,6 +98,15 @@ impl Job {
     pub fn elapsed_secs(&self, now: DateTime<Utc>) -> Option<i64> {
         let end = self.finished.unwrap_or(now);
         self.started.map(|s| (end - s).num_seconds().max(0))
+    }
+
+    /// How a question or gate on disk stands for this job.
+    pub fn standing(&self) -> Standing {
+        match self.status {
+            Status::Waiting => Standing::Pending,
+            Status::NeedsInput => Standing::AnswerThenRetry,
+            _ => Standing::Orphaned,
+        }
     }
 
     pub fn log_path(&self) -> PathBuf {

@@ -7,9 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::theme::Theme;
+use crate::jobs::Job;
 use crate::jobs::sanitize::{plain_text, sanitize_line};
 use crate::jobs::time::format_duration;
-use crate::jobs::{Job, Status};
 use crate::tui::app::App;
 
 const PROMPT_LINES: usize = 200;
@@ -129,14 +129,10 @@ fn job_lines<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>) -> Vec<Line<'a>> 
         }
         lines.push(field("progress", s.trim().to_owned()));
     }
-    let orphan = job.status != Status::Waiting;
+    let standing = job.standing().note();
     if let Some(q) = &job.question {
         lines.push(Line::default());
-        let label = if orphan {
-            "question (orphaned: the agent is not running)"
-        } else {
-            "question (waiting for you)"
-        };
+        let label = format!("question ({standing})");
         lines.push(Line::from(Span::styled(label, theme.warn())));
         lines.push(Line::from(plain_text(&q.question)));
         for (i, o) in q.options.iter().enumerate() {
@@ -157,11 +153,7 @@ fn job_lines<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>) -> Vec<Line<'a>> 
     }
     if let Some(g) = &job.gate {
         lines.push(Line::default());
-        let label = if orphan {
-            "approval gate (orphaned: the agent is not running)"
-        } else {
-            "approval gate (waiting for you)"
-        };
+        let label = format!("approval gate ({standing})");
         lines.push(Line::from(Span::styled(label, theme.warn())));
         lines.push(field("gate", plain_text(&g.gate)));
         lines.push(Line::from(plain_text(&g.description)));

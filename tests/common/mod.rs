@@ -1,0 +1,368 @@
+//! Shared helpers for the CLI integration tests: an isolated sandbox (jobs root + empty config
+//! home), job directories written by hand, real child processes that are always killed and
+//! reaped (also when a test panics), and a `luzia logs -f` driver that reads its output live.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// How long any one luzia process may take before the test calls it hung. Generous on purpose:
+/// the machine is shared; this only guards against a test that never ends.
+pub const HANG_GUARD: Duration = Duration::from_secs(20);
+
+/// The sample job directories shipped with the crate.
+pub fn samples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample-jobs")
+}
+
+/// A temporary directory holding `jobs/` (the jobs root) and `xdg/` (an empty config home), so
+/// neither the host's config nor its jobs can leak into a test.
+pub struct Sandbox {
+    pub tmp: TempDir,
+    pub root: PathBuf,
+    pub xdg: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("jobs");
+        let xdg = tmp.path().join("xdg");
+        fs::create_dir(&root).unwrap();
+        fs::create_dir(&xdg).unwrap();
+        Sandbox { tmp, root, xdg }
+    }
+
+    /// A sandbox whose jobs root is a copy of assets/sample-jobs (symlinks kept as symlinks).
+    pub fn with_samples() -> Sandbox {
+        let sb = Sandbox::new();
+        copy_tree(&samples_dir(), &sb.root);
+        sb
+    }
+
+    /// `luzia` with the environment isolated and `--jobs-dir` pointing at this sandbox.
+    pub fn luzia(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::cargo_bin("luzia").expect("the luzia binary");
+        isolate_assert(&mut cmd, &self.xdg);
+        cmd.arg("--jobs-dir").arg(&self.root);
+        cmd
+    }
+
+    /// The same, as a std `Command` for processes the test drives itself.
+    pub fn luzia_std(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_luzia"));
+        cmd.env_remove("LUZIA_JOBS_DIR")
+            .env_remove("LUZIA_CONFIG")
+            .env("XDG_CONFIG_HOME", &self.xdg)
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC")
+            .arg("--jobs-dir")
+            .arg(&self.root);
+        cmd
+    }
+
+    pub fn job_dir(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+
+    /// Writes `name` inside job `id` (creating the job directory).
+    pub fn write(&self, id: &str, name: &str, body: impl AsRef<[u8]>) {
+        let dir = self.job_dir(id);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(name), body).unwrap();
+    }
+
+    /// Runs `luzia jobs --json` and returns the array, checking it succeeded.
+    pub fn jobs_json(&self, extra: &[&str]) -> Vec<Value> {
+        let out = self
+            .luzia()
+            .arg("jobs")
+            .arg("--json")
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "luzia jobs --json failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        match serde_json::from_slice(&out.stdout) {
+            Ok(Value::Array(items)) => items,
+            other => panic!(
+                "expected a JSON array, got {other:?} from {}",
+                String::from_utf8_lossy(&out.stdout)
+            ),
+        }
+    }
+}
+
+/// The environment every test runs luzia with: no host jobs root, no host config, no colours,
+/// and a fixed time zone so naive timestamps read the same everywhere.
+pub fn isolate_assert(cmd: &mut assert_cmd::Command, xdg: &Path) {
+    cmd.env_remove("LUZIA_JOBS_DIR")
+        .env_remove("LUZIA_CONFIG")
+        .env("XDG_CONFIG_HOME", xdg)
+        .env("NO_COLOR", "1")
+        .env("TZ", "UTC")
+        .timeout(HANG_GUARD);
+}
+
+/// Copies a directory tree, recreating symbolic links as links (never following them).
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let src = entry.path();
+        let dst = to.join(entry.file_name());
+        let kind = fs::symlink_metadata(&src).unwrap().file_type();
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// The elements of a `jobs --json` array by id (each id must appear once).
+pub fn by_id(items: &[Value]) -> BTreeMap<String, Value> {
+    let mut map = BTreeMap::new();
+    for item in items {
+        let id = item["id"].as_str().expect("id is a string").to_owned();
+        assert!(
+            map.insert(id.clone(), item.clone()).is_none(),
+            "{id} listed twice"
+        );
+    }
+    map
+}
+
+pub fn ids(items: &[Value]) -> Vec<String> {
+    items
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+pub fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A child process that is killed and reaped when dropped, also when the test panics.
+pub struct ChildGuard {
+    child: Child,
+}
+
+impl ChildGuard {
+    pub fn new(child: Child) -> ChildGuard {
+        ChildGuard { child }
+    }
+
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Kills the process and reaps it, so its pid is gone for good.
+    pub fn kill_and_reap(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the process to end by itself; past `limit` it is killed and the test fails.
+    pub fn wait_within(&mut self, limit: Duration, what: &str) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            if Instant::now() >= deadline {
+                self.kill_and_reap();
+                panic!("{what} did not end within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        self.kill_and_reap();
+    }
+}
+
+/// A live process whose pid a job can claim: `sleep 60`.
+pub fn sleeper() -> ChildGuard {
+    ChildGuard::new(
+        Command::new("sleep")
+            .arg("60")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn sleep"),
+    )
+}
+
+/// The pid of a process that has exited and been reaped.
+pub fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().expect("spawn true");
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// A shell script run with `sh -c`, its variables given through the environment (never
+/// interpolated into the script).
+pub fn shell(script: &str, vars: &[(&str, &Path)]) -> ChildGuard {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    ChildGuard::new(cmd.spawn().expect("spawn sh"))
+}
+
+/// `luzia logs ID -f ...` running as a child, its stdout read line by line on a thread and its
+/// stderr collected on another.
+pub struct Follow {
+    child: ChildGuard,
+    lines_rx: mpsc::Receiver<String>,
+    stderr: Option<JoinHandle<()>>,
+    err_text: Arc<Mutex<String>>,
+    /// Every stdout line received so far, in order, without the `\n`.
+    pub lines: Vec<String>,
+}
+
+impl Follow {
+    pub fn spawn(sb: &Sandbox, id: &str, extra: &[&str]) -> Follow {
+        let mut child = sb
+            .luzia_std()
+            .arg("logs")
+            .arg(id)
+            .arg("-f")
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn luzia logs -f");
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let (tx, lines_rx) = mpsc::channel();
+        std::thread::spawn(move || read_lines(stdout, tx));
+        let err_text = Arc::new(Mutex::new(String::new()));
+        let shared = Arc::clone(&err_text);
+        let stderr = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match stderr.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => shared
+                        .lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n])),
+                }
+            }
+        });
+        Follow {
+            child: ChildGuard::new(child),
+            lines_rx,
+            stderr: Some(stderr),
+            err_text,
+            lines: Vec::new(),
+        }
+    }
+
+    /// Reads stdout until a line equal to `want` arrives (the hang guard fails the test).
+    pub fn wait_for_line(&mut self, want: &str) {
+        let deadline = Instant::now() + HANG_GUARD;
+        while !self.lines.iter().any(|l| l == want) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines_rx.recv_timeout(left) {
+                Ok(line) => self.lines.push(line),
+                Err(e) => panic!(
+                    "waiting for line {want:?} ({e:?}); got so far: {:?}",
+                    self.lines
+                ),
+            }
+        }
+    }
+
+    /// Waits until stderr holds `needle` (the hang guard fails the test).
+    pub fn wait_for_stderr(&mut self, needle: &str) {
+        let deadline = Instant::now() + HANG_GUARD;
+        while !self.err_text.lock().unwrap().contains(needle) {
+            if Instant::now() >= deadline {
+                panic!(
+                    "stderr never said {needle:?}: {:?}",
+                    self.err_text.lock().unwrap()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Waits for luzia to exit by itself, then returns its status, every stdout line, and its
+    /// stderr.
+    pub fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
+        let status = self.child.wait_within(HANG_GUARD, "luzia logs -f");
+        // The process is gone, so the reader thread sees EOF and drops its sender.
+        loop {
+            match self.lines_rx.recv_timeout(HANG_GUARD) {
+                Ok(line) => self.lines.push(line),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!("stdout never closed"),
+            }
+        }
+        self.stderr.take().unwrap().join().unwrap();
+        let stderr = self.err_text.lock().unwrap().clone();
+        (status, std::mem::take(&mut self.lines), stderr)
+    }
+}
+
+fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<String>) {
+    let mut reader = BufReader::new(stdout);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                if buf.last() == Some(&b'\n') {
+                    buf.pop();
+                }
+                if tx.send(String::from_utf8_lossy(&buf).into_owned()).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
