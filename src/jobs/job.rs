@@ -120,141 +120,153 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
     let dir_meta = std::fs::symlink_metadata(&dir)
         .ok()
         .filter(|m| m.is_dir())?;
-    let mut problems = Vec::new();
-    let mut problem = |name: &str, message: String| {
-        problems.push(Problem {
-            path: dir.join(name),
+    let mut r = DirReader {
+        dir: &dir,
+        problems: Vec::new(),
+    };
+    let meta = r.meta();
+    let log = r.log_end();
+    let mut job = Job {
+        id: id.clone(),
+        dir: dir.clone(),
+        status: Status::Unknown,
+        exit_code: log.exit_code,
+        pid: meta.as_ref().and_then(|m| m.pid),
+        progress: r.progress(),
+        question: None,
+        gate: None,
+        started: meta.as_ref().and_then(|m| m.started),
+        finished: meta.as_ref().and_then(|m| m.finished),
+        log_len: log.len,
+        problems: Vec::new(),
+        meta,
+    };
+    if let Some(code) = log.exit_code {
+        job.finished = job.finished.or(log.mtime);
+        job.status = Status::from_exit_code(code);
+        if job.status != Status::NeedsInput {
+            // Finished for good: no pid or question changes what is shown.
+            job.problems = r.problems;
+            return Some(job);
+        }
+    }
+    job.pid = r.pid().or(job.pid);
+    let pending = r.pending();
+    let waiting = match (&pending.question, &pending.gate) {
+        (Some(_), _) => Some(Waiting::Question),
+        (None, Some(_)) => Some(Waiting::Approval),
+        _ => None,
+    };
+    // Without a start time, the directory's age stands in (for the 30 s start-up grace).
+    let born = job
+        .started
+        .or_else(|| dir_meta.modified().ok().map(DateTime::<Utc>::from));
+    if log.exit_code.is_none() {
+        job.status = status::derive(&Evidence {
+            has_meta: job.meta.is_some(),
+            has_log: log.exists,
+            exit_code: None,
+            pid_alive: job.pid.map(is_alive),
+            age_secs: born.map(|t| (now - t).num_seconds()),
+            waiting,
+        });
+    }
+    job.question = pending.question;
+    job.gate = pending.gate;
+    job.problems = r.problems;
+    Some(job)
+}
+
+/// What the end of output.log says; a few KiB read at most.
+#[derive(Default)]
+struct LogEnd {
+    exists: bool,
+    len: u64,
+    mtime: Option<DateTime<Utc>>,
+    exit_code: Option<i32>,
+}
+
+/// Reads the files of one job directory, collecting what could not be read.
+struct DirReader<'a> {
+    dir: &'a Path,
+    problems: Vec<Problem>,
+}
+
+impl DirReader<'_> {
+    fn problem(&mut self, name: &str, message: String) {
+        self.problems.push(Problem {
+            path: self.dir.join(name),
             message,
         });
-    };
+    }
 
-    let meta_bytes = read_small(&dir.join(META_FILE)).unwrap_or_else(|e| {
-        problem(META_FILE, e.to_string());
-        None
-    });
-    let meta = meta_bytes.as_deref().and_then(|bytes| {
-        Meta::parse(bytes)
+    /// A small file, or `None` (absent, or unreadable and noted).
+    fn small(&mut self, name: &str) -> Option<Vec<u8>> {
+        read_small(&self.dir.join(name)).unwrap_or_else(|e| {
+            self.problem(name, e.to_string());
+            None
+        })
+    }
+
+    fn meta(&mut self) -> Option<Meta> {
+        let bytes = self.small(META_FILE)?;
+        Meta::parse(&bytes)
             .map_err(|e| {
-                problem(
+                self.problem(
                     META_FILE,
                     format!("{e}: shown with what the other files say"),
                 )
             })
             .ok()
-    });
-
-    let (has_log, log_len, log_mtime, exit_code) = match read_log_end(&dir.join(LOG_FILE)) {
-        Ok(end) => end,
-        Err(e) => {
-            problem(LOG_FILE, e.to_string());
-            (false, 0, None, None)
-        }
-    };
-
-    let started = meta.as_ref().and_then(|m| m.started);
-    let mut job = Job {
-        id: id.clone(),
-        dir: dir.clone(),
-        status: Status::Unknown,
-        exit_code,
-        pid: meta.as_ref().and_then(|m| m.pid),
-        progress: None,
-        question: None,
-        gate: None,
-        started,
-        finished: meta.as_ref().and_then(|m| m.finished),
-        log_len,
-        problems: Vec::new(),
-        meta,
-    };
-    let mut evidence = Evidence {
-        has_meta: job.meta.is_some(),
-        has_log,
-        exit_code,
-        ..Evidence::default()
-    };
-
-    job.progress = read_progress(&dir, &mut problem);
-    if let Some(code) = exit_code {
-        job.finished = job.finished.or(log_mtime);
-        job.status = Status::from_exit_code(code);
-        if job.status != Status::NeedsInput {
-            // Finished for good: no pid or question changes what is shown.
-            job.problems = problems;
-            return Some(job);
-        }
     }
 
-    job.pid = match read_small(&dir.join(PID_FILE)) {
-        Ok(Some(bytes)) => match std::str::from_utf8(&bytes)
+    fn log_end(&mut self) -> LogEnd {
+        let read = || -> std::io::Result<LogEnd> {
+            let Some(file): Option<File> = open_nofollow(&self.dir.join(LOG_FILE))? else {
+                return Ok(LogEnd::default());
+            };
+            let md = file.metadata()?;
+            Ok(LogEnd {
+                exists: true,
+                len: md.len(),
+                mtime: md.modified().ok().map(DateTime::<Utc>::from),
+                exit_code: tail::exit_code(&file, md.len())?,
+            })
+        };
+        read().unwrap_or_else(|e| {
+            self.problem(LOG_FILE, e.to_string());
+            LogEnd::default()
+        })
+    }
+
+    fn progress(&mut self) -> Option<Progress> {
+        let bytes = self.small(PROGRESS_FILE)?;
+        Progress::parse(&bytes)
+            .map_err(|e| self.problem(PROGRESS_FILE, e))
             .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok())
-        {
+    }
+
+    fn pid(&mut self) -> Option<u32> {
+        let bytes = self.small(PID_FILE)?;
+        let pid = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        match pid {
             Some(pid) if pid > 0 => Some(pid),
             _ => {
-                problem(PID_FILE, "does not hold a decimal pid".into());
+                self.problem(PID_FILE, "does not hold a decimal pid".into());
                 None
             }
-        },
-        Ok(None) => None,
-        Err(e) => {
-            problem(PID_FILE, e.to_string());
-            None
         }
     }
-    .or(job.meta.as_ref().and_then(|m| m.pid));
-    evidence.pid_alive = job.pid.map(is_alive);
 
-    // Without a start time, the directory's age stands in (for the 30 s start-up grace).
-    let born = started.or_else(|| dir_meta.modified().ok().map(DateTime::<Utc>::from));
-    evidence.age_secs = born.map(|t| (now - t).num_seconds());
-
-    let pending = hitl::read_pending(&dir);
-    for (name, message) in pending.problems {
-        problem(name, message);
-    }
-    evidence.waiting = match (&pending.question, &pending.gate) {
-        (Some(_), _) => Some(Waiting::Question),
-        (None, Some(_)) => Some(Waiting::Approval),
-        _ => None,
-    };
-    job.question = pending.question;
-    job.gate = pending.gate;
-    if exit_code.is_none() {
-        job.status = status::derive(&evidence);
-    }
-    job.problems = problems;
-    Some(job)
-}
-
-fn read_progress(dir: &Path, problem: &mut impl FnMut(&str, String)) -> Option<Progress> {
-    match read_small(&dir.join(PROGRESS_FILE)) {
-        Ok(Some(bytes)) => Progress::parse(&bytes)
-            .map_err(|e| problem(PROGRESS_FILE, e))
-            .ok(),
-        Ok(None) => None,
-        Err(e) => {
-            problem(PROGRESS_FILE, e.to_string());
-            None
+    fn pending(&mut self) -> hitl::PendingRead {
+        let mut pending = hitl::read_pending(self.dir);
+        for (name, message) in std::mem::take(&mut pending.problems) {
+            self.problem(name, message);
         }
+        pending
     }
-}
-
-type LogEnd = (bool, u64, Option<DateTime<Utc>>, Option<i32>);
-
-/// Whether output.log exists, its length and mtime, and its exit code: a few KiB read at most.
-fn read_log_end(path: &Path) -> std::io::Result<LogEnd> {
-    let Some(file): Option<File> = open_nofollow(path)? else {
-        return Ok((false, 0, None, None));
-    };
-    let md = file.metadata()?;
-    let exit = tail::exit_code(&file, md.len())?;
-    Ok((
-        true,
-        md.len(),
-        md.modified().ok().map(DateTime::<Utc>::from),
-        exit,
-    ))
 }
 
 /// The prompt the agent was given, if any (capped like every small file).

@@ -1,0 +1,58 @@
+//! Mouse: a click selects a job or focuses the output, the wheel scrolls what is under it.
+
+use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Position;
+
+use super::{App, Focus, Mode};
+use crate::tui::effects::Effect;
+
+impl App {
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        let areas = self.areas();
+        let at = Position::new(m.column, m.row);
+        let in_table = areas.table.contains(at);
+        let in_output = areas.output.contains(at);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) if in_table && self.mode == Mode::Normal => {
+                self.focus = Focus::Table;
+                // Border and header row come first.
+                let first_row = areas.table.y + 2;
+                if m.row >= first_row {
+                    let i = self.table_top + (m.row - first_row) as usize;
+                    if i < self.view.len() {
+                        return self.select_index(i);
+                    }
+                }
+                vec![]
+            }
+            MouseEventKind::Down(MouseButton::Left) if in_output && self.mode == Mode::Normal => {
+                self.focus = Focus::Output;
+                vec![]
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let down = m.kind == MouseEventKind::ScrollDown;
+                if self.mode == Mode::Detail {
+                    self.detail_scroll = if down {
+                        self.detail_scroll.saturating_add(3)
+                    } else {
+                        self.detail_scroll.saturating_sub(3)
+                    };
+                    vec![]
+                } else if in_table {
+                    self.move_selection(if down { 1 } else { -1 })
+                } else if in_output {
+                    self.log
+                        .scroll(if down { 3 } else { -3 }, areas.output_lines());
+                    vec![]
+                } else {
+                    self.dirty = false;
+                    vec![]
+                }
+            }
+            _ => {
+                self.dirty = false;
+                vec![]
+            }
+        }
+    }
+}
