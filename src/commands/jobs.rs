@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use crate::cli::JobsArgs;
 use crate::config::Config;
-use crate::jobs::job::{Standing, read_prompt};
+use crate::jobs::describe::{self, Emphasis};
+use crate::jobs::job::read_prompt;
 use crate::jobs::sanitize::{plain_text, sanitize_line};
 use crate::jobs::tail::last_lines;
 use crate::jobs::time::format_duration;
@@ -231,134 +232,33 @@ fn write_row(
 }
 
 fn show_one(job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
-    let now = Utc::now();
-    let field =
-        |out: &mut dyn Write, k: &str, v: &str| writeln!(out, "{:<10} {}", format!("{k}:"), v);
-    let meta = job.meta.as_ref();
-    field(out, "id", job.id.as_str())?;
-    field(out, "project", &plain_text(job.project()))?;
-    let status = match (colors, job.waiting()) {
-        (true, w) => format!(
-            "{}{}\x1b[0m{}",
-            status_color(job.status),
-            job.status,
-            w.map_or(String::new(), |w| format!(" (for {})", w.as_str()))
-        ),
-        (false, w) => format!(
-            "{}{}",
-            job.status,
-            w.map_or(String::new(), |w| format!(" (for {})", w.as_str()))
-        ),
-    };
-    field(out, "status", &status)?;
-    field(
-        out,
-        "exit code",
-        &job.exit_code.map_or("-".into(), |c| c.to_string()),
-    )?;
-    let pid = match job.pid {
-        Some(p) if job.status.is_active() => format!("{p} (alive)"),
-        Some(p) => format!("{p}"),
-        None => "-".into(),
-    };
-    field(out, "pid", &pid)?;
-    field(out, "task", &plain_text(job.task()))?;
-    if let Some(m) = meta {
-        for (k, v) in [
-            ("type", &m.kind),
-            ("user", &m.user),
-            ("host", &m.host),
-            ("agent", &m.agent),
-            ("retry of", &m.retry_of),
-        ] {
-            if !v.is_empty() {
-                field(out, k, &plain_text(v))?;
+    writeln!(out, "{:<10} {}", "id:", job.id)?;
+    for fact in describe::facts(job, Utc::now()) {
+        let value = match fact.emphasis {
+            Emphasis::Status if colors => {
+                format!("{}{}\x1b[0m", status_color(job.status), fact.value)
             }
-        }
+            _ => fact.value,
+        };
+        writeln!(out, "{:<10} {value}", format!("{}:", fact.label))?;
     }
-    let ago = |t: Option<DateTime<Utc>>| {
-        t.map_or(String::new(), |t| {
-            format!(" ({} ago)", format_duration((now - t).num_seconds()))
-        })
-    };
-    field(
-        out,
-        "started",
-        &format!("{}{}", local(job.started), ago(job.started)),
-    )?;
-    field(
-        out,
-        "finished",
-        &format!("{}{}", local(job.finished), ago(job.finished)),
-    )?;
-    field(
-        out,
-        "elapsed",
-        &job.elapsed_secs(now).map_or("-".into(), format_duration),
-    )?;
-    let mut progress = progress_text(job);
-    if let Some(eta) = job.progress.as_ref().and_then(|p| p.eta_seconds) {
-        progress.push_str(&format!(" (eta {})", format_duration(eta as i64)));
-    }
-    field(out, "progress", &progress)?;
-    // While the job waits its status says so; otherwise say why nobody is waiting.
-    let standing = match job.standing() {
-        Standing::Pending => String::new(),
-        other => format!(" [{}]", other.note()),
-    };
-    if let Some(q) = &job.question {
-        field(
-            out,
-            "question",
-            &format!(
-                "{} ({}){}: {}",
-                plain_text(&q.id),
-                q.kind.as_str(),
-                standing,
-                plain_text(&q.question)
-            ),
-        )?;
-        if !q.options.is_empty() {
-            let opts: Vec<String> = q
-                .options
-                .iter()
-                .enumerate()
-                .map(|(i, o)| format!("{}) {}", i + 1, plain_text(o)))
-                .collect();
-            field(out, "options", &opts.join("  "))?;
-        }
-        if !q.context.is_empty() {
-            field(out, "context", &plain_text(&q.context))?;
-        }
-    }
-    if let Some(g) = &job.gate {
-        field(
-            out,
-            "gate",
-            &format!(
-                "{}{}: {}",
-                plain_text(&g.gate),
-                standing,
-                plain_text(&g.description)
-            ),
-        )?;
-    }
-    field(out, "path", &job.dir.display().to_string())?;
     if let Ok(Some(prompt)) = read_prompt(job) {
-        field(
-            out,
-            "prompt",
-            &truncate(&plain_text(prompt.lines().next().unwrap_or("")), 100),
-        )?;
+        let first = plain_text(prompt.lines().next().unwrap_or(""));
+        writeln!(out, "{:<10} {}", "prompt:", truncate(&first, 100))?;
     }
-    for p in &job.problems {
-        field(out, "problem", &p.to_string())?;
-    }
-    writeln!(out, "--- last 10 lines of {} ---", job.log_path().display())?;
+    write_last_lines(job, 10, out, colors)
+}
+
+fn write_last_lines(job: &Job, n: usize, out: &mut dyn Write, colors: bool) -> Result<()> {
+    writeln!(
+        out,
+        "--- last {n} lines of {} ---",
+        job.log_path().display()
+    )?;
     match open_nofollow(&job.log_path()) {
         Ok(Some(file)) => {
             let len = file.metadata()?.len();
-            for line in last_lines(&file, len, 10)? {
+            for line in last_lines(&file, len, n)? {
                 let styled = sanitize_line(&line.bytes);
                 let text = if colors {
                     styled.to_ansi()

@@ -1,6 +1,7 @@
 //! The domain: job directories as protocol.md defines them. Nothing in here knows about
 //! terminals; the CLI and the cockpit both call these functions, so each rule lives once.
 
+pub mod describe;
 pub mod files;
 pub mod follow;
 pub mod hitl;
