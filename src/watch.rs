@@ -144,10 +144,8 @@ pub fn classify(root: &Path, ev: &notify::Event) -> Option<Signal> {
     if ev.need_rescan() {
         return Some(Signal::Rescan);
     }
-    match ev.kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => {}
-        EventKind::Access(_) => return None,
-        _ => {}
+    if is_own_access(ev) {
+        return None;
     }
     let mut ids: Vec<JobId> = Vec::new();
     for path in &ev.paths {
@@ -167,6 +165,15 @@ pub fn classify(root: &Path, ev: &notify::Event) -> Option<Signal> {
         }
     }
     (!ids.is_empty()).then_some(Signal::Changed(ids))
+}
+
+/// An open, read or close-without-write: what reading a file causes, not a change.
+pub fn is_own_access(ev: &notify::Event) -> bool {
+    match ev.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
+        EventKind::Access(_) => true,
+        _ => false,
+    }
 }
 
 /// The name of a remote or FUSE file system under `path`, where inotify cannot be trusted.

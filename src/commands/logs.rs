@@ -123,15 +123,8 @@ fn follow(
     mut follower: Follower,
     printer: &mut Printer,
 ) -> Result<()> {
-    let (tx, rx) = mpsc::channel();
     // The directory, not the file: a replaced or newly created log is seen too.
-    let mut watcher = notify::recommended_watcher(move |event| {
-        let _ = tx.send(event);
-    })
-    .context("cannot start watching files (inotify)")?;
-    watcher
-        .watch(job_dir, RecursiveMode::NonRecursive)
-        .with_context(|| format!("cannot watch {}", job_dir.display()))?;
+    let (_watcher, events) = watch_dir(job_dir)?;
     let root = super::jobs_root(cfg)?.to_owned();
     let id = crate::jobs::JobId::parse(&job_dir.file_name().unwrap_or_default().to_string_lossy())?;
     let mut exit_seen_at: Option<Instant> = None;
@@ -160,11 +153,10 @@ fn follow(
             match exit_seen_at {
                 Some(t) if t.elapsed() >= EXIT_SETTLE => {
                     if partial_exit {
-                        let last = RawLine {
+                        printer.print(&[RawLine {
                             bytes: follower.partial().to_vec(),
                             cut: false,
-                        };
-                        printer.print(&[last])?;
+                        }])?;
                     }
                     return Ok(());
                 }
@@ -174,43 +166,75 @@ fn follow(
         } else if grew {
             exit_seen_at = None;
         }
-        let wait = if exit_seen_at.is_some() {
-            EXIT_SETTLE
-        } else {
-            LIVENESS_EVERY
-        };
-        match rx.recv_timeout(wait) {
-            Ok(Ok(_)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Ok(Err(e)) => eprintln!("luzia: file watching reported: {e}"),
+        wait_for_change(
+            &events,
+            if exit_seen_at.is_some() {
+                EXIT_SETTLE
+            } else {
+                LIVENESS_EVERY
+            },
+        )?;
+        if last_liveness.elapsed() >= LIVENESS_EVERY && exit_seen_at.is_none() {
+            last_liveness = Instant::now();
+            if let Some(why) = gone_without_exit(&root, &id, job_dir)? {
+                // Print what is left, then say why we stop.
+                printer.print(&follower.poll()?.lines)?;
+                eprintln!("luzia: job {id} {why}");
+                return Ok(());
+            }
+        }
+    }
+}
+
+type DirEvents = mpsc::Receiver<notify::Result<notify::Event>>;
+
+fn watch_dir(dir: &Path) -> Result<(notify::RecommendedWatcher, DirEvents)> {
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |event| {
+        let _ = tx.send(event);
+    })
+    .context("cannot start watching files (inotify)")?;
+    watcher
+        .watch(dir, RecursiveMode::NonRecursive)
+        .with_context(|| format!("cannot watch {}", dir.display()))?;
+    Ok((watcher, rx))
+}
+
+/// Sleeps until the directory changes or `timeout` passes. Our own reads cause open events;
+/// they are not changes and do not wake us.
+fn wait_for_change(events: &DirEvents, timeout: Duration) -> Result<()> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok(Ok(ev)) if crate::watch::is_own_access(&ev) => continue,
+            Ok(Ok(_)) | Err(mpsc::RecvTimeoutError::Timeout) => return Ok(()),
+            Ok(Err(e)) => {
+                eprintln!("luzia: file watching reported: {e}");
+                return Ok(());
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 bail!("file watching stopped unexpectedly")
             }
         }
-        if last_liveness.elapsed() >= LIVENESS_EVERY && exit_seen_at.is_none() {
-            last_liveness = Instant::now();
-            match read_job(&root, &id, chrono::Utc::now()) {
-                None => bail!("the job directory {} was removed", job_dir.display()),
-                Some(j)
-                    if j.status == Status::Died
-                        || (j.status == Status::Unknown && past_grace(job_dir)) =>
-                {
-                    // Drain what is left, then say why we stop.
-                    let rest = follower.poll()?;
-                    printer.print(&rest.lines)?;
-                    if j.status == Status::Died {
-                        eprintln!(
-                            "luzia: job {id} died without an exit line (its process is gone)"
-                        );
-                    } else {
-                        eprintln!(
-                            "luzia: job {id} has no meta.json, output.log or pid: there is nothing to follow"
-                        );
-                    }
-                    return Ok(());
-                }
-                Some(_) => {}
-            }
+    }
+}
+
+/// Why following must stop although no exit line came, if it must.
+fn gone_without_exit(
+    root: &Path,
+    id: &crate::jobs::JobId,
+    dir: &Path,
+) -> Result<Option<&'static str>> {
+    match read_job(root, id, chrono::Utc::now()) {
+        None => bail!("the job directory {} was removed", dir.display()),
+        Some(j) if j.status == Status::Died => {
+            Ok(Some("died without an exit line (its process is gone)"))
         }
+        Some(j) if j.status == Status::Unknown && past_grace(dir) => Ok(Some(
+            "has no meta.json, output.log or pid: there is nothing to follow",
+        )),
+        Some(_) => Ok(None),
     }
 }
 
