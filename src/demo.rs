@@ -166,6 +166,11 @@ fn write_finished(jobs: &Path) -> Result<()> {
         fs::write(dir.join("prompt.txt"), format!("{task}\n"))?;
         fs::write(dir.join("output.log"), log)?;
     }
+    write_extras(jobs, now)
+}
+
+/// The question the needs_input job stopped for, and an agent that vanished without a word.
+fn write_extras(jobs: &Path, now: chrono::DateTime<Utc>) -> Result<()> {
     let ask = jobs.join("093000-ask");
     fs::write(
         ask.join("clarification.json"),

@@ -46,9 +46,12 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// Column widths: (status, id, project, progress, elapsed); the task takes the rest.
+const WIDE: [u16; 5] = [13, 14, 12, 26, 8];
+const NARROW: [u16; 5] = [13, 12, 8, 13, 7];
+
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let focused = app.focus == Focus::Table;
-    let border = if focused {
+    let border = if app.focus == Focus::Table {
         theme.focus_border()
     } else {
         theme.dim()
@@ -62,73 +65,58 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(border)
         .title(Span::styled(title, theme.title()));
-    let inner_width = area.width.saturating_sub(2);
-    let wide = inner_width >= 110;
-    let widths = if wide {
-        [
-            Constraint::Length(13),
-            Constraint::Length(14),
-            Constraint::Length(12),
-            Constraint::Length(26),
-            Constraint::Length(8),
-            Constraint::Min(10),
-        ]
-    } else {
-        [
-            Constraint::Length(13),
-            Constraint::Length(12),
-            Constraint::Length(8),
-            Constraint::Length(13),
-            Constraint::Length(7),
-            Constraint::Min(6),
-        ]
-    };
-    let progress_width = if wide { 26 } else { 13 };
+    let wide = area.width.saturating_sub(2) >= 110;
+    let cols = if wide { WIDE } else { NARROW };
+    let mut widths: Vec<Constraint> = cols.iter().map(|w| Constraint::Length(*w)).collect();
+    widths.push(Constraint::Min(6));
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.selected_index();
-    let rows: Vec<Row> = app
-        .view
-        .iter()
-        .enumerate()
-        .skip(app.table_top)
-        .take(rows_fit)
-        .filter_map(|(i, id)| app.jobs.get(id).map(|j| (i, j)))
+    let rows: Vec<Row> = (app.table_top..app.view.len().min(app.table_top + rows_fit))
+        .filter_map(|i| app.jobs.get(&app.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
-            let mut row = job_row(job, theme, app.now, progress_width, wide);
+            let row = job_row(job, theme, app.now, cols[3] as usize, wide);
             if Some(i) == selected {
-                row = row.style(theme.selected());
+                row.style(theme.selected())
             } else if job.status == Status::Waiting {
                 // A job waiting for a person stands out even when not selected.
-                row = row.style(Style::new().add_modifier(Modifier::BOLD));
+                row.style(Style::new().add_modifier(Modifier::BOLD))
+            } else {
+                row
             }
-            row
         })
         .collect();
+    let empty = rows.is_empty();
     let header =
         Row::new(["STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "TASK"]).style(theme.title());
-    let empty = rows.is_empty();
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
         .column_spacing(1);
     f.render_widget(table, area);
     if empty {
-        let msg = if !app.loaded {
-            "reading jobs…".to_string()
-        } else if let Some(e) = &app.scan_error {
-            e.clone()
-        } else if app.jobs.is_empty() {
-            format!("no jobs under {}", app.opts.root.display())
-        } else {
-            "no jobs match this view (←/→ changes the view, esc clears the filter)".to_string()
-        };
         let inner = Rect {
             x: area.x + 2,
             y: area.y + 2,
             width: area.width.saturating_sub(4),
             height: 1,
         };
-        f.render_widget(Paragraph::new(Span::styled(msg, theme.dim())), inner);
+        f.render_widget(
+            Paragraph::new(Span::styled(empty_message(app), theme.dim())),
+            inner,
+        );
+    }
+}
+
+/// Why the table is empty, and what to do about it.
+fn empty_message(app: &App) -> String {
+    if !app.loaded {
+        "reading jobs…".to_string()
+    } else if let Some(e) = &app.scan_error {
+        e.clone()
+    } else if app.jobs.is_empty() {
+        format!("no jobs under {}", app.opts.root.display())
+    } else {
+        "no jobs match this view (←/→ changes the view, esc clears the filter)".to_string()
     }
 }
 
