@@ -10,7 +10,7 @@ use luzia::config::{Config, Overrides};
 fn main() -> ExitCode {
     let cli = Cli::parse(); // usage errors exit 2 from here
     match run(&cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("luzia: error: {e:#}");
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> anyhow::Result<()> {
+fn run(cli: &Cli) -> anyhow::Result<u8> {
     let overrides = Overrides {
         config: cli.global.config.clone(),
         jobs_dir: cli.global.jobs_dir.clone(),
@@ -37,7 +37,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         }
     }
     out.flush()?;
-    Ok(())
+    Ok(0)
 }
 
 /// `luzia jobs | head` closing the pipe early is not an error.

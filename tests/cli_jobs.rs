@@ -112,7 +112,18 @@ fn samples_json_reports_every_job_exactly() {
     // A naive start time (the orchestrator's) read as local time, here UTC.
     assert_eq!(jobs["150110-e5f6"]["started"], "2026-01-09T15:01:10Z");
     assert_eq!(jobs["150110-e5f6"]["elapsed_seconds"], 482);
-    assert_eq!(jobs["153000-dead"]["finished"], Value::Null);
+    // A job that died without an exit line ends at its last output: the log's mtime.
+    let log_mtime: chrono::DateTime<chrono::Utc> =
+        std::fs::metadata(sb.root.join("153000-dead/output.log"))
+            .unwrap()
+            .modified()
+            .unwrap()
+            .into();
+    assert_eq!(
+        jobs["153000-dead"]["finished"],
+        log_mtime.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    assert_eq!(jobs["153000-dead"]["exit_code"], Value::Null);
 
     // The malformed meta.json jobs say which file, by path; the rest have no problems.
     for (id, needle) in [

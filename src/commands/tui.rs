@@ -11,7 +11,8 @@ use crate::tui::action::KeyMap;
 use crate::tui::app::Options;
 use crate::tui::ui::Theme;
 
-pub fn run(cfg: &Config, args: &TuiArgs) -> Result<()> {
+/// Returns the process exit code: 0 on quit, 128 + the signal when one stopped the cockpit.
+pub fn run(cfg: &Config, args: &TuiArgs) -> Result<u8> {
     let root = if args.demo {
         crate::demo::create()?
     } else {
@@ -46,7 +47,7 @@ pub fn run(cfg: &Config, args: &TuiArgs) -> Result<()> {
             root.display()
         );
     }
-    result
+    Ok(result?.map_or(0, |stop| stop.exit_code()))
 }
 
 /// `$XDG_STATE_HOME/luzia/cockpit.log` (else `~/.local/state/luzia/`); level from `LUZIA_LOG`.

@@ -171,6 +171,10 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
             waiting,
         });
     }
+    if job.status == Status::Died {
+        // It ended without a word; its last output is the last sign of life.
+        job.finished = job.finished.or(log.mtime);
+    }
     job.question = pending.question;
     job.gate = pending.gate;
     job.problems = r.problems;

@@ -8,6 +8,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::jobs::follow::Follower;
 use crate::jobs::job::read_prompt;
+use crate::jobs::process::is_alive;
 use crate::jobs::scan::{list_ids, read_all};
 use crate::jobs::tail::last_lines;
 use crate::jobs::{Job, JobId, Status, files::open_nofollow, read_job};
@@ -25,6 +26,8 @@ pub enum Effect {
         skip: HashSet<JobId>,
     },
     ReadJobs(Vec<JobId>),
+    /// Re-read those of these live jobs whose pid is gone (or which have none yet).
+    CheckAlive(Vec<(JobId, Option<u32>)>),
     OpenLog(JobId),
     PollLog(JobId),
     CloseLog,
@@ -99,6 +102,16 @@ impl Executor {
                 });
                 self.send(Event::JobsRead(read.collect()));
             }
+            Effect::CheckAlive(jobs) => {
+                let gone: Vec<JobId> = jobs
+                    .into_iter()
+                    .filter(|(_, pid)| !pid.is_some_and(is_alive))
+                    .map(|(id, _)| id)
+                    .collect();
+                if !gone.is_empty() {
+                    self.perform(Effect::ReadJobs(gone));
+                }
+            }
             Effect::OpenLog(id) => self.open_log(id),
             Effect::PollLog(id) => self.poll_log(&id),
             Effect::CloseLog => self.follower = None,
@@ -159,11 +172,8 @@ impl Executor {
                     None,
                 ),
             },
-            Ok(None) => (
-                vec![],
-                Some("no output yet".to_string()),
-                Some(Follower::from_start(&path)),
-            ),
+            // Nothing yet: the pane says so until the first line arrives.
+            Ok(None) => (vec![], None, Some(Follower::from_start(&path))),
             Err(e) => (
                 vec![],
                 Some(format!("cannot read {}: {e}", path.display())),

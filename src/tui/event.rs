@@ -40,8 +40,29 @@ pub enum Event {
         id: JobId,
         text: Result<Option<String>, String>,
     },
-    /// SIGTERM, SIGHUP, SIGINT: leave now.
-    Signal(&'static str),
+    /// SIGTERM, SIGHUP, SIGINT, or the terminal went away: leave now.
+    Signal(Stop),
+}
+
+/// Why the cockpit was told to stop from outside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Terminate,
+    Hangup,
+    Interrupt,
+    /// Reading the terminal failed: it is gone, as after a dropped SSH session.
+    TerminalLost,
+}
+
+impl Stop {
+    /// The shell's convention for a process ended by a signal: 128 + its number.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Stop::Terminate => 143,
+            Stop::Hangup | Stop::TerminalLost => 129,
+            Stop::Interrupt => 130,
+        }
+    }
 }
 
 #[derive(Debug)]

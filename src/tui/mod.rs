@@ -23,7 +23,7 @@ use tokio::time::sleep_until;
 use crate::watch::POLL_EVERY;
 use app::{App, Options};
 use effects::{Effect, Executor};
-use event::Event;
+use event::{Event, Stop};
 
 /// At most this many frames a second.
 const FRAME_INTERVAL: Duration = Duration::from_millis(33);
@@ -31,7 +31,8 @@ const TICK: Duration = Duration::from_secs(1);
 /// Events handled before drawing, so a storm of events cannot starve the screen.
 const MAX_BATCH: usize = 512;
 
-pub fn run(opts: Options) -> Result<()> {
+/// Runs the cockpit until the operator quits (`None`) or a signal stops it.
+pub fn run(opts: Options) -> Result<Option<Stop>> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -39,7 +40,7 @@ pub fn run(opts: Options) -> Result<()> {
     rt.block_on(event_loop(opts))
 }
 
-async fn event_loop(opts: Options) -> Result<()> {
+async fn event_loop(opts: Options) -> Result<Option<Stop>> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
@@ -86,9 +87,9 @@ async fn event_loop(opts: Options) -> Result<()> {
             }
             let first = tokio::select! {
                 ev = rx.recv() => ev,
-                _ = sigterm.recv() => Some(Event::Signal("SIGTERM")),
-                _ = sighup.recv() => Some(Event::Signal("SIGHUP")),
-                _ = sigint.recv() => Some(Event::Signal("SIGINT")),
+                _ = sigterm.recv() => Some(Event::Signal(Stop::Terminate)),
+                _ = sighup.recv() => Some(Event::Signal(Stop::Hangup)),
+                _ = sigint.recv() => Some(Event::Signal(Stop::Interrupt)),
                 _ = sleep_or_never(deadline) => None,
             };
             let now = Instant::now();
@@ -103,16 +104,19 @@ async fn event_loop(opts: Options) -> Result<()> {
             }
             drain(&mut rx, &mut batch);
             for ev in coalesce(batch) {
+                if let Event::Signal(stop) = ev {
+                    return Ok(Some(stop));
+                }
                 exec.observe(&ev);
                 for effect in app.update(ev, chrono::Utc::now()) {
                     if effect == Effect::Quit {
-                        return Ok(());
+                        return Ok(None);
                     }
                     exec.perform(effect);
                 }
             }
             if app.quit {
-                return Ok(());
+                return Ok(None);
             }
         }
     }
@@ -172,7 +176,7 @@ fn spawn_input_thread(tx: UnboundedSender<Event>) {
                 Err(e) => {
                     // The terminal is gone (SSH dropped): leave rather than spin on errors.
                     tracing::warn!("terminal input failed: {e}");
-                    let _ = tx.send(Event::Signal("terminal closed"));
+                    let _ = tx.send(Event::Signal(Stop::TerminalLost));
                     return;
                 }
             };

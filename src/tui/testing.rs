@@ -41,6 +41,10 @@ fn live(from: &str, new_id: &str, started_min_ago: i64, tweak: impl FnOnce(&mut 
 /// The samples, plus three live jobs: one with a percent, one with steps, one waiting at a gate.
 pub fn jobs() -> Vec<Job> {
     let mut jobs = scan(std::path::Path::new(SAMPLES), now()).expect("samples readable");
+    for job in jobs.iter_mut().filter(|j| j.status == Status::Died) {
+        // A died job ends at its log's mtime, which for the samples is the checkout time.
+        job.finished = job.started.map(|s| s + chrono::Duration::minutes(7));
+    }
     jobs.push(live("142315-a1b2", "155900-run1", 3, |j| {
         j.progress = Some(Progress {
             percent: Some(40.0),

@@ -135,13 +135,10 @@ impl App {
         self.view.iter().position(|v| v == id)
     }
 
-    /// Elapsed times are on screen and move, or the wall display rotates: tick once a second.
+    /// Tick once a second while any job is live (elapsed times move, pids may die) or the
+    /// wall display rotates; with nothing live, nothing wakes the cockpit.
     pub fn wants_tick(&self) -> bool {
-        self.opts.cycle_secs.is_some()
-            || self
-                .view
-                .iter()
-                .any(|id| self.jobs.get(id).is_some_and(|j| j.status.is_active()))
+        self.opts.cycle_secs.is_some() || self.jobs.values().any(|j| j.status.is_active())
     }
 
     /// Ids of jobs whose status can still change on their own (for polling).
@@ -264,6 +261,13 @@ impl App {
             .selected
             .as_ref()
             .is_some_and(|id| self.view.contains(id));
+        if !still_there && self.mode == Mode::Detail {
+            // The page was about that job: do not show another one under its title.
+            self.mode = Mode::Normal;
+            if let Some(id) = &self.selected {
+                self.message = Some(format!("job {id} is gone"));
+            }
+        }
         if !still_there {
             self.selected = match old_index {
                 Some(i) if !self.view.is_empty() => {
@@ -329,6 +333,32 @@ impl App {
     // ----- time -----
 
     fn on_tick(&mut self) -> Vec<Effect> {
+        // A process that dies changes nothing on disk, so no event says so: ask once a second
+        // whether the live jobs' pids are still alive.
+        let live: Vec<(JobId, Option<u32>)> = self
+            .jobs
+            .values()
+            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
+            .map(|j| (j.id.clone(), j.pid))
+            .collect();
+        let mut effects = Vec::new();
+        if !live.is_empty() {
+            effects.push(Effect::CheckAlive(live));
+        }
+        // Only moving elapsed times (or a rotation) need a new frame.
+        self.dirty = self.view_has_active();
+        effects.extend(self.cycle());
+        effects
+    }
+
+    fn view_has_active(&self) -> bool {
+        self.view
+            .iter()
+            .any(|id| self.jobs.get(id).is_some_and(|j| j.status.is_active()))
+    }
+
+    /// The wall display rotates through the jobs that are alive: they are what it is for.
+    fn cycle(&mut self) -> Vec<Effect> {
         let Some(every) = self.opts.cycle_secs else {
             return vec![];
         };
@@ -337,7 +367,6 @@ impl App {
             return vec![];
         }
         self.cycle_elapsed = 0;
-        // Rotate through the jobs that are alive; they are what a wall display is for.
         let live: Vec<usize> = (0..self.view.len())
             .filter(|&i| {
                 self.jobs
@@ -347,7 +376,10 @@ impl App {
             .collect();
         let cur = self.selected_index();
         match live.iter().find(|&&i| Some(i) > cur).or(live.first()) {
-            Some(&next) => self.select_index(next),
+            Some(&next) => {
+                self.dirty = true;
+                self.select_index(next)
+            }
             None => vec![],
         }
     }

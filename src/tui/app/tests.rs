@@ -396,7 +396,7 @@ fn quit_keys() {
         assert!(app.quit);
     }
     let mut app = app(80, 24);
-    app.update(Event::Signal("SIGHUP"), now());
+    app.update(Event::Signal(crate::tui::event::Stop::Hangup), now());
     assert!(app.quit);
 }
 
@@ -494,15 +494,49 @@ fn the_wall_display_cycles_through_live_jobs() {
 }
 
 #[test]
-fn ticks_only_while_something_moves() {
+fn ticks_check_liveness_and_redraw_only_what_moves() {
     let mut app = app(160, 45);
     assert!(
         app.wants_tick(),
-        "running jobs are on screen: elapsed times move"
+        "live jobs: pids may die, elapsed times move"
     );
+    let effects = app.update(Event::Tick, now());
+    let Some(Effect::CheckAlive(live)) = effects.first() else {
+        panic!("{effects:?}")
+    };
+    let mut ids: Vec<&str> = live.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["155700-gate", "155800-run2", "155900-run1"]);
+    assert!(live.iter().all(|(_, pid)| *pid == Some(4242)));
+    assert!(app.dirty, "elapsed times on screen move");
     press(&mut app, [key(KeyCode::Left)]);
     assert_eq!(app.tab, Tab::Failed);
-    assert!(!app.wants_tick(), "nothing on screen changes by itself");
+    app.dirty = false;
+    app.update(Event::Tick, now());
+    assert!(!app.dirty, "nothing on screen changes by itself: no frame");
+
+    let mut finished = crate::tui::testing::app(160, 45);
+    let gone: Vec<(JobId, Option<Job>)> = ["155700-gate", "155800-run2", "155900-run1"]
+        .iter()
+        .map(|i| (id(i), None))
+        .collect();
+    finished.update(Event::JobsRead(gone), now());
+    assert!(
+        !finished.wants_tick(),
+        "with nothing live, nothing wakes the cockpit"
+    );
+}
+
+#[test]
+fn a_job_dying_while_in_its_detail_view_closes_it() {
+    let mut app = app(160, 45);
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.mode, Mode::Detail);
+    let sel = app.selected.clone().unwrap();
+    app.update(Event::JobsRead(vec![(sel.clone(), None)]), now());
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.message, Some(format!("job {sel} is gone")));
+    assert_ne!(app.selected, Some(sel));
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
                 "enter searches · esc cancels",
             );
         }
-        _ => hints(app, theme),
+        _ => hints(app, theme, area.width as usize),
     };
     f.render_widget(Paragraph::new(line), area);
 }
@@ -50,7 +50,7 @@ fn prompt(f: &mut Frame, area: Rect, theme: &Theme, label: &str, input: &LineInp
     f.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
 }
 
-fn hints<'a>(app: &App, theme: &Theme) -> Line<'a> {
+fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     let km = &app.opts.keymap;
     let k = |a: Action| km.first_key(a);
     let pairs: Vec<(String, &str)> = match (&app.mode, app.focus) {
@@ -91,6 +91,10 @@ fn hints<'a>(app: &App, theme: &Theme) -> Line<'a> {
             (k(Action::Quit), "quit"),
         ],
     };
+    let mut pairs = pairs;
+    let reserved = app.message.as_ref().map_or(0, |m| m.chars().count() + 3)
+        + if app.opts.read_only { 10 } else { 0 };
+    fit(&mut pairs, width.saturating_sub(reserved));
     let mut spans = Vec::new();
     if let Some(msg) = &app.message {
         spans.push(Span::styled(format!(" {msg} "), theme.warn()));
@@ -104,4 +108,23 @@ fn hints<'a>(app: &App, theme: &Theme) -> Line<'a> {
         spans.push(Span::styled(" read-only", theme.dim()));
     }
     Line::from(spans)
+}
+
+/// Hints dropped first when the line is too narrow; help and quit always stay.
+const DROP_FIRST: &[&str] = &[
+    "project", "sort", "view", "wrap", "match", "output", "jobs", "filter", "search", "detail",
+];
+
+fn fit(pairs: &mut Vec<(String, &str)>, width: usize) {
+    let len = |p: &[(String, &str)]| {
+        p.iter()
+            .map(|(k, w)| k.chars().count() + w.chars().count() + 3)
+            .sum::<usize>()
+    };
+    for what in DROP_FIRST {
+        if len(pairs) <= width {
+            return;
+        }
+        pairs.retain(|(_, w)| w != what);
+    }
 }

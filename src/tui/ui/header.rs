@@ -78,16 +78,21 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.warn(),
         ),
     });
-    let projects = if app.projects.is_empty() {
-        "all projects".to_string()
+    // A narrow header names the project only when one is picked: the root matters more.
+    if !app.projects.is_empty() {
+        spans.push(Span::styled(
+            format!("│ {} ", app.projects.join(",")),
+            theme.title(),
+        ));
+    } else if !narrow {
+        spans.push(Span::styled("│ all projects ", theme.title()));
+    }
+    let root = if narrow {
+        short_path(&app.opts.root)
     } else {
-        app.projects.join(",")
+        app.opts.root.display().to_string()
     };
-    spans.push(Span::styled(format!("│ {projects} "), theme.title()));
-    spans.push(Span::styled(
-        format!("│ {}", app.opts.root.display()),
-        theme.dim(),
-    ));
+    spans.push(Span::styled(format!("│ {root}"), theme.dim()));
     let mut lines = vec![Line::from(spans)];
     if app.opts.read_only && area.height > 1 {
         lines.push(wall_line(app, theme));
@@ -118,4 +123,14 @@ fn wall_line(app: &App, theme: &Theme) -> Line<'static> {
         spans.push(Span::raw("  "));
     }
     Line::from(spans)
+}
+
+/// The last two components of a path (`…/luz-orchestrator/jobs`): what tells roots apart.
+fn short_path(path: &std::path::Path) -> String {
+    let parts: Vec<_> = path.components().collect();
+    if parts.len() <= 3 {
+        return path.display().to_string();
+    }
+    let tail: std::path::PathBuf = parts[parts.len() - 2..].iter().collect();
+    format!("…/{}", tail.display())
 }

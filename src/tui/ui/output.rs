@@ -38,6 +38,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         rows.push(Line::from(Span::styled("no job selected", theme.dim())));
     } else if log.loading {
         rows.push(Line::from(Span::styled("reading output…", theme.dim())));
+    } else if log.lines.is_empty() {
+        rows.push(Line::from(Span::styled("no output yet", theme.dim())));
     }
     let room = h.saturating_sub(rows.len());
     rows.extend(visible_rows(log, theme, w, room));
