@@ -5,6 +5,7 @@
 //! Without tmux these tests print a loud SKIPPED message and pass, unless
 //! `LUZIA_REQUIRE_TMUX=1` (CI), where a missing tmux fails them.
 
+mod common;
 #[macro_use]
 mod tmux;
 

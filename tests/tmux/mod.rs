@@ -233,7 +233,7 @@ impl Sandbox {
 
     /// Copies `from` into the jobs root: files, directories, and symlinks as symlinks.
     pub fn copy_into_root(&self, from: &Path) {
-        copy_tree(from, &self.root);
+        crate::common::copy_tree(from, &self.root);
     }
 
     /// Writes a config file in the sandbox and returns its path.
@@ -257,23 +257,6 @@ impl Drop for Sandbox {
 fn kill_group(pid: u32) {
     if let Some(p) = Pid::from_raw(pid as i32) {
         let _ = rustix::process::kill_process_group(p, Signal::KILL);
-    }
-}
-
-pub fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let src = entry.path();
-        let dst = to.join(entry.file_name());
-        let ft = entry.file_type().unwrap();
-        if ft.is_symlink() {
-            std::os::unix::fs::symlink(fs::read_link(&src).unwrap(), &dst).unwrap();
-        } else if ft.is_dir() {
-            copy_tree(&src, &dst);
-        } else {
-            fs::copy(&src, &dst).unwrap();
-        }
     }
 }
 

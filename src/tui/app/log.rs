@@ -242,16 +242,7 @@ impl LogView {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(texts: &[&str]) -> Vec<RawLine> {
-        texts
-            .iter()
-            .map(|t| RawLine {
-                bytes: t.as_bytes().to_vec(),
-                cut: false,
-            })
-            .collect()
-    }
+    use crate::tui::testing::lines;
 
     fn numbered(n: usize) -> Vec<RawLine> {
         (0..n)
