@@ -1,5 +1,5 @@
-//! Questions and approval gates, as they sit on disk: reading and deciding what is pending.
-//! (Writing answers and decisions, exactly once, lives with the commands that do it.)
+//! Questions and approval gates, as they sit on disk: reading them and deciding what is pending.
+//! Answering them is `answer.rs` (operator side) and `agent.rs` (agent side).
 
 use std::path::Path;
 
@@ -41,6 +41,8 @@ pub struct Question {
     pub asked_at: Option<DateTime<Utc>>,
     pub timeout_minutes: Option<f64>,
     pub default_if_timeout: Option<String>,
+    /// Something odd about the file that the operator should know (it is still answerable).
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -108,13 +110,25 @@ impl Question {
                 .collect(),
             _ => Vec::new(),
         };
-        let kind = match text(&m, "type").as_str() {
-            "choice" => QuestionType::Choice,
-            "confirm" => QuestionType::Confirm,
-            "text" => QuestionType::Text,
+        let declared = text(&m, "type");
+        let (kind, note) = match declared.as_str() {
+            "choice" if options.is_empty() => (
+                QuestionType::Text,
+                Some("a choice with no options: answer in free text".to_string()),
+            ),
+            "choice" => (QuestionType::Choice, None),
+            "confirm" => (QuestionType::Confirm, None),
+            "text" => (QuestionType::Text, None),
             // Hand-written files often omit the type: options make it a choice.
-            _ if !options.is_empty() => QuestionType::Choice,
-            _ => QuestionType::Text,
+            "" if !options.is_empty() => (QuestionType::Choice, None),
+            "" => (QuestionType::Text, None),
+            other => (
+                QuestionType::Text,
+                Some(format!(
+                    "unknown question type '{}': answer in free text",
+                    other.escape_debug()
+                )),
+            ),
         };
         let id = Some(text(&m, "id"))
             .filter(|s| !s.is_empty())
@@ -134,6 +148,7 @@ impl Question {
             default_if_timeout: m
                 .get("default_if_timeout")
                 .and_then(|v| v.as_str().map(str::to_owned)),
+            note,
         })
     }
 }

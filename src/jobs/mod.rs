@@ -1,6 +1,8 @@
 //! The domain: job directories as protocol.md defines them. Nothing in here knows about
 //! terminals; the CLI and the cockpit both call these functions, so each rule lives once.
 
+pub mod agent;
+pub mod answer;
 pub mod describe;
 pub mod files;
 pub mod follow;
@@ -10,11 +12,13 @@ pub mod job;
 pub mod meta;
 pub mod process;
 pub mod progress;
+pub mod publish;
 pub mod sanitize;
 pub mod scan;
 pub mod status;
 pub mod tail;
 pub mod time;
+pub mod wait;
 
 pub use hitl::{Gate, Question, QuestionType, Waiting};
 pub use id::JobId;
