@@ -37,6 +37,20 @@ pub enum Command {
     Logs(LogsArgs),
     /// The full-screen cockpit: live jobs, their output, and what needs you
     Tui(TuiArgs),
+    /// Pending questions and approval gates across all jobs, oldest first
+    Questions(QuestionsArgs),
+    /// Answer a job's pending question
+    Answer(AnswerArgs),
+    /// Approve a job's pending gate
+    Approve(ApproveArgs),
+    /// Deny a job's pending gate (the agent receives the reason word for word)
+    Deny(DenyArgs),
+    /// (agent) Ask the operator a question and print the answer
+    Ask(AskArgs),
+    /// (agent) Wait at an approval gate: exit 0 approved, 4 denied
+    Gate(GateArgs),
+    /// (agent) Report progress
+    Progress(ProgressArgs),
     /// A simulated agent, used by `tui --demo`
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -97,4 +111,110 @@ pub struct LogsArgs {
     /// Keep printing lines as they are appended; stop after the job's exit line
     #[arg(short = 'f', long)]
     pub follow: bool,
+}
+
+fn duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::jobs::time::parse_duration(s)
+}
+
+#[derive(Debug, Args)]
+pub struct QuestionsArgs {
+    /// Only jobs of this project (repeatable)
+    #[arg(long = "project", short = 'p', value_name = "P")]
+    pub projects: Vec<String>,
+    /// Print JSON: every pending question and gate with its job and full content
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    pub id: JobId,
+    /// The answer: for a choice, an option or its number; for confirm, yes or no
+    #[arg(required = true, num_args = 1.., value_name = "ANSWER")]
+    pub answer: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    pub id: JobId,
+    #[arg(long, value_name = "R")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DenyArgs {
+    pub id: JobId,
+    /// Why: the agent receives it word for word
+    #[arg(long, value_name = "R", required = true)]
+    pub reason: String,
+}
+
+/// The job directory an agent command works in.
+#[derive(Debug, Args)]
+pub struct JobDirArg {
+    /// The job's directory (set for agents by the supervisor)
+    #[arg(long, env = "LUZIA_JOB_DIR", value_name = "DIR")]
+    pub job_dir: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum AskType {
+    Choice,
+    Text,
+    Confirm,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    pub question: String,
+    /// An option to choose from (repeatable; makes the question a choice)
+    #[arg(long = "option", short = 'o', value_name = "O")]
+    pub options: Vec<String>,
+    /// choice, text or confirm (default: choice with options, else text)
+    #[arg(long = "type", value_enum)]
+    pub kind: Option<AskType>,
+    #[arg(long, value_name = "C", default_value = "")]
+    pub context: String,
+    /// Stop waiting after this long (90s, 30m, 2h)
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub timeout: Option<std::time::Duration>,
+    /// The answer taken when the timeout passes (published as source "timeout")
+    #[arg(long, requires = "timeout", value_name = "VALUE")]
+    pub default: Option<String>,
+    #[command(flatten)]
+    pub dir: JobDirArg,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    pub name: String,
+    pub description: String,
+    #[arg(long, value_name = "C", default_value = "")]
+    pub context: String,
+    /// Approve by itself after this long (a gate never opens by itself otherwise)
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub auto_approve_after: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub dir: JobDirArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ProgressArgs {
+    /// Percent done, 0-100
+    pub percent: Option<f64>,
+    /// The step being worked on (with --of)
+    #[arg(long, requires = "of", value_name = "K")]
+    pub step: Option<u64>,
+    /// How many steps there are
+    #[arg(long, requires = "step", value_name = "N")]
+    pub of: Option<u64>,
+    /// What the step is called
+    #[arg(long, value_name = "TEXT")]
+    pub name: Option<String>,
+    /// Expected time left (90s, 5m)
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub eta: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub dir: JobDirArg,
 }

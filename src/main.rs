@@ -20,24 +20,45 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<u8> {
-    let overrides = Overrides {
-        config: cli.global.config.clone(),
-        jobs_dir: cli.global.jobs_dir.clone(),
-    };
-    let cfg = Config::load(&overrides)?;
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    match &cli.command {
-        Command::Jobs(args) => commands::jobs::run(&cfg, args, &mut out)?,
-        Command::Logs(args) => commands::logs::run(&cfg, args, &mut out)?,
-        Command::DemoAgent(args) => commands::demo_agent::run(&args.job_dir, &args.scenario)?,
-        Command::Tui(args) => {
-            drop(out);
-            return commands::tui::run(&cfg, args);
+    // The agent's commands work in their job directory alone: an operator's config (or a typo
+    // in it) must never stop an agent from asking.
+    let code = match &cli.command {
+        Command::Ask(args) => commands::agent::ask(args, &mut out)?,
+        Command::Gate(args) => commands::agent::gate(args)?,
+        Command::Progress(args) => commands::agent::progress(args)?,
+        Command::DemoAgent(args) => {
+            commands::demo_agent::run(&args.job_dir, &args.scenario).map(|()| 0)?
         }
-    }
+        operator => {
+            let overrides = Overrides {
+                config: cli.global.config.clone(),
+                jobs_dir: cli.global.jobs_dir.clone(),
+            };
+            let cfg = Config::load(&overrides)?;
+            match operator {
+                Command::Jobs(args) => commands::jobs::run(&cfg, args, &mut out).map(|()| 0)?,
+                Command::Logs(args) => commands::logs::run(&cfg, args, &mut out).map(|()| 0)?,
+                Command::Questions(args) => commands::questions::list(&cfg, args, &mut out)?,
+                Command::Answer(args) => commands::questions::answer(&cfg, args, &mut out)?,
+                Command::Approve(args) => commands::questions::approve(&cfg, args, &mut out)?,
+                Command::Deny(args) => commands::questions::deny(&cfg, args, &mut out)?,
+                Command::Tui(args) => {
+                    drop(out);
+                    return commands::tui::run(&cfg, args);
+                }
+                Command::Ask(_)
+                | Command::Gate(_)
+                | Command::Progress(_)
+                | Command::DemoAgent(_) => {
+                    unreachable!("handled above")
+                }
+            }
+        }
+    };
     out.flush()?;
-    Ok(0)
+    Ok(code)
 }
 
 /// `luzia jobs | head` closing the pipe early is not an error.

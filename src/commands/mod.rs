@@ -1,8 +1,10 @@
 //! The plain CLI: one module per subcommand, each a thin layer over [`crate::jobs`].
 
+pub mod agent;
 pub mod demo_agent;
 pub mod jobs;
 pub mod logs;
+pub mod questions;
 pub mod tui;
 
 use std::io::IsTerminal;

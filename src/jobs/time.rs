@@ -21,6 +21,42 @@ pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     })
 }
 
+/// `90s`, `30m`, `2h`, `1h30m`, `1d`, `500ms`. A bare number is refused: minutes or seconds?
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let err =
+        || format!("'{s}' is not a duration: write it with a unit, like 90s, 30m, 2h or 1h30m");
+    let t = s.trim();
+    if t.is_empty() {
+        return Err(err());
+    }
+    let mut total = 0f64;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(err)?;
+        if digits == 0 {
+            return Err(err());
+        }
+        let n: f64 = rest[..digits].parse().map_err(|_| err())?;
+        let unit_len = rest[digits..]
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len() - digits);
+        let unit = &rest[digits..digits + unit_len];
+        let secs = match unit {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86_400.0,
+            _ => return Err(err()),
+        };
+        total += n * secs;
+        rest = &rest[digits + unit_len..];
+    }
+    Ok(std::time::Duration::from_secs_f64(total))
+}
+
 /// A short human duration: `45s`, `3m12s`, `2h05m`, `3d04h`.
 pub fn format_duration(secs: i64) -> String {
     let secs = secs.max(0);
@@ -61,6 +97,25 @@ mod tests {
     fn garbage_is_none() {
         for s in ["", "yesterday", "2026-13-40T99:00:00", "1736432595"] {
             assert!(parse_timestamp(s).is_none(), "{s}");
+        }
+    }
+
+    #[test]
+    fn durations_parse() {
+        let ok = [
+            ("90s", 90.0),
+            ("30m", 1800.0),
+            ("2h", 7200.0),
+            ("1h30m", 5400.0),
+            ("1d", 86400.0),
+            ("500ms", 0.5),
+            ("1.5m", 90.0),
+        ];
+        for (s, secs) in ok {
+            assert_eq!(parse_duration(s).unwrap().as_secs_f64(), secs, "{s}");
+        }
+        for bad in ["", "30", "m", "3x", "-5m", "1h 30m"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
 

@@ -1,0 +1,102 @@
+//! The agent's commands: `luzia ask`, `luzia gate`, `luzia progress`. They run inside a job
+//! (LUZIA_JOB_DIR) and talk to the operator through the job directory.
+
+use std::io::Write;
+
+use anyhow::{Result, bail};
+use serde_json::{Map, Value, json};
+
+use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
+use crate::jobs::agent::{self, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::hitl::QuestionType;
+
+/// Exit code when a question timed out with no default.
+pub const EXIT_NO_ANSWER: u8 = 3;
+/// Exit code when a gate was denied.
+pub const EXIT_DENIED: u8 = 4;
+
+pub fn ask(args: &AskArgs, out: &mut dyn Write) -> Result<u8> {
+    let kind = match args.kind {
+        Some(AskType::Choice) => QuestionType::Choice,
+        Some(AskType::Text) => QuestionType::Text,
+        Some(AskType::Confirm) => QuestionType::Confirm,
+        None if !args.options.is_empty() => QuestionType::Choice,
+        None => QuestionType::Text,
+    };
+    let spec = Ask {
+        question: args.question.clone(),
+        kind,
+        options: args.options.clone(),
+        context: args.context.clone(),
+        timeout: args.timeout,
+        default: args.default.clone(),
+    };
+    match agent::ask(&args.dir.job_dir, &spec)? {
+        AskResult::Answered(r) => {
+            eprintln!("luzia: answered by {}", r.who());
+            writeln!(out, "{}", r.answer)?;
+            Ok(0)
+        }
+        AskResult::TimedOutDefault(r) => {
+            eprintln!("luzia: no answer in time: using the default");
+            writeln!(out, "{}", r.answer)?;
+            Ok(0)
+        }
+        AskResult::TimedOut => {
+            eprintln!("luzia: no answer in time and no --default: giving up on the question");
+            Ok(EXIT_NO_ANSWER)
+        }
+    }
+}
+
+pub fn gate(args: &GateArgs) -> Result<u8> {
+    let spec = GateSpec {
+        gate: args.name.clone(),
+        description: args.description.clone(),
+        context: args.context.clone(),
+        auto_approve_after: args.auto_approve_after,
+    };
+    match agent::gate(&args.dir.job_dir, &spec)? {
+        GateResult::Decided(d) if d.approved => {
+            eprintln!("luzia: approved by {}", d.who());
+            Ok(0)
+        }
+        GateResult::AutoApproved(_) => {
+            eprintln!("luzia: approved automatically");
+            Ok(0)
+        }
+        GateResult::Decided(d) => {
+            // The reason, word for word, and nothing else: the agent may parse it.
+            eprintln!("{}", d.reason);
+            Ok(EXIT_DENIED)
+        }
+    }
+}
+
+pub fn progress(args: &ProgressArgs) -> Result<u8> {
+    let mut p = Map::new();
+    if let Some(pct) = args.percent {
+        if !(0.0..=100.0).contains(&pct) {
+            bail!("percent must be between 0 and 100, not {pct}");
+        }
+        p.insert("percent".into(), json!(pct));
+    }
+    if let (Some(k), Some(n)) = (args.step, args.of) {
+        if n == 0 || k > n {
+            bail!("--step {k} --of {n}: the step must be between 1 and the number of steps");
+        }
+        p.insert("step".into(), json!(k));
+        p.insert("total_steps".into(), json!(n));
+    }
+    if let Some(name) = &args.name {
+        p.insert("step_name".into(), json!(name));
+    }
+    if let Some(eta) = args.eta {
+        p.insert("eta_seconds".into(), json!(eta.as_secs()));
+    }
+    if p.is_empty() {
+        bail!("nothing to report: give a PERCENT, --step K --of N, --name or --eta");
+    }
+    agent::report_progress(&args.dir.job_dir, &Value::Object(p))?;
+    Ok(0)
+}

@@ -1,0 +1,218 @@
+//! The operator's commands: `luzia questions`, `luzia answer`, `luzia approve`, `luzia deny`.
+
+use std::io::Write;
+
+use anyhow::{Result, bail};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs};
+use crate::config::Config;
+use crate::jobs::answer::{self, Outcome};
+use crate::jobs::job::Standing;
+use crate::jobs::sanitize::plain_text;
+use crate::jobs::time::format_duration;
+use crate::jobs::{Job, scan};
+
+pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8> {
+    let job = super::find_job(cfg, &args.id)?;
+    let text = args.answer.join(" ");
+    match answer::answer(&job, &text, "cli", &answer::operator(), Utc::now())? {
+        Outcome::Done(r) => {
+            writeln!(out, "answered {}: {}", job.id, plain_text(&r.answer))?;
+            if job.standing() == Standing::AnswerThenRetry {
+                writeln!(
+                    out,
+                    "the agent has stopped: retry the job so that it reads the answer"
+                )?;
+            }
+            Ok(0)
+        }
+        Outcome::Already(r) => bail!(
+            "job {} was already answered by {}: '{}'",
+            job.id,
+            r.who(),
+            plain_text(&r.answer)
+        ),
+    }
+}
+
+pub fn approve(cfg: &Config, args: &ApproveArgs, out: &mut dyn Write) -> Result<u8> {
+    decide(
+        cfg,
+        &args.id,
+        true,
+        args.reason.as_deref().unwrap_or(""),
+        out,
+    )
+}
+
+pub fn deny(cfg: &Config, args: &DenyArgs, out: &mut dyn Write) -> Result<u8> {
+    decide(cfg, &args.id, false, &args.reason, out)
+}
+
+fn decide(
+    cfg: &Config,
+    id: &crate::jobs::JobId,
+    approved: bool,
+    reason: &str,
+    out: &mut dyn Write,
+) -> Result<u8> {
+    let job = super::find_job(cfg, id)?;
+    match answer::decide(
+        &job,
+        approved,
+        reason,
+        "cli",
+        &answer::operator(),
+        Utc::now(),
+    )? {
+        Outcome::Done(d) => {
+            let word = if d.approved { "approved" } else { "denied" };
+            writeln!(out, "{word} {} at gate '{}'", job.id, plain_text(&d.gate))?;
+            Ok(0)
+        }
+        Outcome::Already(d) => {
+            let word = if d.approved { "approved" } else { "denied" };
+            bail!(
+                "gate '{}' of job {} was already {word} by {}",
+                plain_text(&d.gate),
+                job.id,
+                d.who()
+            )
+        }
+    }
+}
+
+/// One question or gate somebody could answer.
+struct Item<'a> {
+    job: &'a Job,
+    kind: &'static str,
+    since: Option<DateTime<Utc>>,
+    /// When the agent stops waiting (takes its default, or auto-approves).
+    deadline: Option<DateTime<Utc>>,
+    text: String,
+}
+
+fn items(jobs: &[Job]) -> Vec<Item<'_>> {
+    let mut items = Vec::new();
+    for job in jobs {
+        if let Some(q) = &job.question {
+            let deadline = q
+                .asked_at
+                .zip(q.timeout_minutes)
+                .map(|(t, m)| t + chrono::Duration::seconds((m * 60.0) as i64));
+            items.push(Item {
+                job,
+                kind: "question",
+                since: q.asked_at,
+                deadline,
+                text: plain_text(&q.question),
+            });
+        }
+        if let Some(g) = &job.gate {
+            let deadline = g
+                .awaiting_since
+                .zip(g.auto_approve_after_minutes)
+                .map(|(t, m)| t + chrono::Duration::seconds((m * 60.0) as i64));
+            items.push(Item {
+                job,
+                kind: "approval",
+                since: g.awaiting_since,
+                deadline,
+                text: plain_text(&format!("{}: {}", g.gate, g.description)),
+            });
+        }
+    }
+    // Oldest first: the one waiting longest is the one to answer first.
+    items.sort_by_key(|i| i.since);
+    items
+}
+
+pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u8> {
+    let root = super::jobs_root(cfg)?;
+    let now = Utc::now();
+    let jobs: Vec<Job> = scan(root, now)?
+        .into_iter()
+        .filter(|j| args.projects.is_empty() || args.projects.iter().any(|p| p == j.project()))
+        .collect();
+    let all = items(&jobs);
+    if args.json {
+        let list: Vec<Value> = all.iter().map(|i| item_json(i, now)).collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        return Ok(0);
+    }
+    let sections = [
+        (Standing::Pending, "Waiting for you"),
+        (
+            Standing::AnswerThenRetry,
+            "Stopped for an answer (answer, then retry)",
+        ),
+        (
+            Standing::Orphaned,
+            "Orphaned (the agent is gone; nobody will read an answer)",
+        ),
+    ];
+    let mut any = false;
+    for (standing, title) in sections {
+        let these: Vec<&Item> = all
+            .iter()
+            .filter(|i| i.job.standing() == standing)
+            .collect();
+        if these.is_empty() {
+            continue;
+        }
+        any = true;
+        writeln!(out, "{title}:")?;
+        for i in these {
+            let age = i
+                .since
+                .map_or("-".into(), |t| format_duration((now - t).num_seconds()));
+            let left = match i.deadline {
+                Some(d) if d > now => {
+                    format!("  [{} left]", format_duration((d - now).num_seconds()))
+                }
+                Some(_) => "  [timed out]".into(),
+                None => String::new(),
+            };
+            let project = plain_text(i.job.project());
+            writeln!(
+                out,
+                "  {:<13} {:<10} {:<8} {:>7}  {}{left}",
+                i.job.id, project, i.kind, age, i.text
+            )?;
+        }
+    }
+    if !any {
+        writeln!(out, "no pending questions or gates")?;
+    }
+    Ok(0)
+}
+
+fn item_json(i: &Item, now: DateTime<Utc>) -> Value {
+    let standing = match i.job.standing() {
+        Standing::Pending => "pending",
+        Standing::AnswerThenRetry => "answer_then_retry",
+        Standing::Orphaned => "orphaned",
+    };
+    let rfc =
+        |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let content = match i.kind {
+        "question" => i.job.question.as_ref().map(|q| json!({
+            "id": q.id, "type": q.kind.as_str(), "question": q.question, "options": q.options,
+            "context": q.context, "asked_at": rfc(q.asked_at), "timeout_minutes": q.timeout_minutes,
+            "default_if_timeout": q.default_if_timeout, "note": q.note,
+        })),
+        _ => i.job.gate.as_ref().map(|g| json!({
+            "gate": g.gate, "description": g.description, "context": g.context,
+            "awaiting_since": rfc(g.awaiting_since), "auto_approve_after_minutes": g.auto_approve_after_minutes,
+        })),
+    };
+    json!({
+        "job_id": i.job.id.as_str(), "project": i.job.project(), "status": i.job.status.as_str(),
+        "kind": i.kind, "standing": standing,
+        "waiting_seconds": i.since.map(|t| (now - t).num_seconds()),
+        "seconds_left": i.deadline.map(|d| (d - now).num_seconds().max(0)),
+        i.kind: content,
+    })
+}
