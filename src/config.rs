@@ -34,6 +34,7 @@ struct FileConfig {
     notifications_log: Option<PathBuf>,
     queue_dir: Option<PathBuf>,
     read_only: Option<bool>,
+    bell: Option<bool>,
     agent: Option<AgentConfig>,
     #[serde(default)]
     projects: BTreeMap<String, Project>,
@@ -135,6 +136,8 @@ pub struct Config {
     pub notifications_log: PathBuf,
     pub queue_dir: PathBuf,
     pub read_only: bool,
+    /// Ring the terminal bell once when a new question or gate arrives in the cockpit.
+    pub bell: bool,
     pub agent: AgentConfig,
     pub projects: BTreeMap<String, Project>,
     pub theme: Theme,
@@ -195,6 +198,7 @@ impl Config {
                 .unwrap_or_else(|| DEFAULT_NOTIFICATIONS_LOG.into()),
             queue_dir: file.queue_dir.unwrap_or_else(|| DEFAULT_QUEUE_DIR.into()),
             read_only: file.read_only.unwrap_or(false),
+            bell: file.bell.unwrap_or(true),
             agent: file.agent.unwrap_or_default(),
             projects: file.projects,
             theme: file.theme.unwrap_or_default(),

@@ -9,6 +9,9 @@ use std::thread::sleep;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+
+use crate::jobs::agent::{self, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::hitl::QuestionType;
 use serde_json::json;
 
 pub struct DemoAgent {
@@ -95,25 +98,40 @@ impl DemoAgent {
         Ok(0)
     }
 
-    /// Asks, then waits for an answer; after ten minutes takes the default, as a real agent
-    /// with a timeout would.
+    /// Asks through the real protocol (the same code as `luzia ask`); after ten minutes the
+    /// default stands.
     fn question(&self) -> Result<i32> {
         self.say("Found 3 pending migrations: 0041_add_index, 0042_split_table, 0043_backfill")?;
-        self.write(
-            "clarification.json",
-            &json!({"id": "q1", "type": "choice", "question": "Which database: production or staging?",
-                     "options": ["production", "staging"], "context": "Running migration task",
-                     "asked_at": chrono::Utc::now().to_rfc3339(), "timeout_minutes": 10,
-                     "default_if_timeout": "staging"})
-            .to_string(),
-        )?;
         self.say("\x1b[33mWaiting for an answer: which database?\x1b[0m")?;
-        let answer = self
-            .wait_for("response.json", 600)
-            .unwrap_or_else(|| "staging (default after timeout)".into());
+        let spec = Ask {
+            question: "Which database: production or staging?".into(),
+            kind: QuestionType::Choice,
+            options: vec!["production".into(), "staging".into()],
+            context: "Running migration task".into(),
+            timeout: Some(Duration::from_secs(600)),
+            default: Some("staging".into()),
+        };
+        let answer = match agent::ask(&self.dir, &spec)? {
+            AskResult::Answered(r) => format!("{} (answered by {})", r.answer, r.who()),
+            AskResult::TimedOutDefault(r) => format!("{} (the default, nobody answered)", r.answer),
+            AskResult::TimedOut => "nothing".into(),
+        };
         self.say(&format!("Using: {answer}"))?;
-        let _ = fs::remove_file(self.dir.join("clarification.json"));
-        let _ = fs::remove_file(self.dir.join("response.json"));
+        let notes = Ask {
+            question: "Anything to note in the migration log?".into(),
+            kind: QuestionType::Text,
+            options: vec![],
+            context: "free text, several lines are fine".into(),
+            timeout: Some(Duration::from_secs(600)),
+            default: Some("(nothing)".into()),
+        };
+        if let AskResult::Answered(r) | AskResult::TimedOutDefault(r) =
+            agent::ask(&self.dir, &notes)?
+        {
+            for line in r.answer.lines() {
+                self.say(&format!("note: {line}"))?;
+            }
+        }
         for m in ["0041_add_index", "0042_split_table", "0043_backfill"] {
             self.say(&format!("applied {m}"))?;
             Self::pause(1500);
@@ -123,28 +141,21 @@ impl DemoAgent {
 
     fn gate(&self) -> Result<i32> {
         self.say("Index built: 1.2M documents, 3.4 GB")?;
-        self.write(
-            "approval.json",
-            &json!({"gate": "deploy_index", "description": "About to swap the live search index (1.2M documents)",
-                     "awaiting_since": chrono::Utc::now().to_rfc3339(), "auto_approve_after_minutes": null})
-            .to_string(),
-        )?;
         self.say("\x1b[33mWaiting at the approval gate 'deploy_index'\x1b[0m")?;
-        match self.wait_for("approved.json", 900) {
-            Some(decision)
-                if decision.contains("\"approved\":true")
-                    || decision.contains("\"approved\": true") =>
-            {
-                self.say("Approved: swapping the index")?;
-                Ok(0)
-            }
-            Some(_) => {
-                self.say("\x1b[31mDenied\x1b[0m: leaving the old index in place")?;
+        let spec = GateSpec {
+            gate: "deploy_index".into(),
+            description: "About to swap the live search index (1.2M documents)".into(),
+            context: String::new(),
+            auto_approve_after: None,
+        };
+        match agent::gate(&self.dir, &spec)? {
+            GateResult::Decided(d) if !d.approved => {
+                self.say(&format!("\x1b[31mDenied\x1b[0m: {}", d.reason))?;
                 Ok(1)
             }
-            None => {
-                self.say("Nobody decided in 15 minutes: stopping, an answer is needed")?;
-                Ok(100)
+            _ => {
+                self.say("Approved: swapping the index")?;
+                Ok(0)
             }
         }
     }
@@ -182,17 +193,5 @@ impl DemoAgent {
             Self::pause(5000);
         }
         Ok(0)
-    }
-
-    /// Waits for a file to appear (polling once a second: a demo need not be clever), returning
-    /// its contents.
-    fn wait_for(&self, name: &str, secs: u64) -> Option<String> {
-        for _ in 0..secs {
-            if let Ok(text) = fs::read_to_string(self.dir.join(name)) {
-                return Some(text.trim().to_owned());
-            }
-            Self::pause(1000);
-        }
-        None
     }
 }

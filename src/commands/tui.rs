@@ -37,6 +37,7 @@ pub fn run(cfg: &Config, args: &TuiArgs) -> Result<u8> {
         keymap,
         known_projects: cfg.projects.keys().cloned().collect(),
         theme: Theme::detect(cfg.theme.colors),
+        bell: cfg.bell,
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
     let result = crate::tui::run(opts);

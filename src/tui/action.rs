@@ -31,10 +31,12 @@ pub enum Action {
     SearchNext,
     SearchPrev,
     Follow,
+    Inbox,
+    Details,
 }
 
 impl Action {
-    pub const ALL: [Action; 21] = [
+    pub const ALL: [Action; 23] = [
         Action::Quit,
         Action::Up,
         Action::Down,
@@ -56,6 +58,8 @@ impl Action {
         Action::SearchNext,
         Action::SearchPrev,
         Action::Follow,
+        Action::Inbox,
+        Action::Details,
     ];
 
     /// The name used in `[keys]`.
@@ -82,6 +86,8 @@ impl Action {
             Action::SearchNext => "search_next",
             Action::SearchPrev => "search_prev",
             Action::Follow => "follow",
+            Action::Inbox => "inbox",
+            Action::Details => "details",
         }
     }
 
@@ -101,13 +107,15 @@ impl Action {
             Action::PickProject => "pick the project filter",
             Action::Sort => "change the sort order",
             Action::Help => "this help",
-            Action::Open => "open the detail view of the selected job",
+            Action::Open => "answer the selected job if it waits, else its detail view",
             Action::Back => "close / clear / back",
             Action::ToggleWrap => "wrap long output lines on/off",
             Action::Search => "search the output (in the output pane)",
             Action::SearchNext => "next match",
             Action::SearchPrev => "previous match",
             Action::Follow => "follow the output again",
+            Action::Inbox => "answer pending questions and gates, oldest first",
+            Action::Details => "detail view of the selected job",
         }
     }
 
@@ -134,6 +142,8 @@ impl Action {
             Action::SearchNext => &["n"],
             Action::SearchPrev => &["N"],
             Action::Follow => &["end", "G"],
+            Action::Inbox => &["i"],
+            Action::Details => &["v"],
         }
     }
 }

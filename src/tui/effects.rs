@@ -6,9 +6,11 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::jobs::answer::{self, Outcome};
 use crate::jobs::follow::Follower;
 use crate::jobs::job::read_prompt;
 use crate::jobs::process::is_alive;
+use crate::jobs::sanitize::plain_text;
 use crate::jobs::scan::{list_ids, read_all};
 use crate::jobs::tail::last_lines;
 use crate::jobs::{Job, JobId, Status, files::open_nofollow, read_job};
@@ -32,15 +34,29 @@ pub enum Effect {
     PollLog(JobId),
     CloseLog,
     LoadPrompt(JobId),
+    /// Publish an answer to this question of this job, exactly once.
+    Answer {
+        job: JobId,
+        question_id: String,
+        answer: String,
+    },
+    /// Publish a decision at this gate of this job, exactly once.
+    Decide {
+        job: JobId,
+        gate: String,
+        approved: bool,
+        reason: String,
+    },
+    /// Ring the terminal bell (performed by the loop, which owns the terminal).
+    Bell,
     Quit,
 }
 
 impl Effect {
-    /// Whether performing this writes anything. None of the cockpit's effects do yet; answers,
-    /// approvals and dispatch will, and a read-only cockpit refuses them here, where they are
-    /// performed, not only by hiding keys.
+    /// Whether performing this writes anything. A read-only cockpit refuses these here, where
+    /// effects are performed, not only by hiding keys.
     pub fn writes(&self) -> bool {
-        false
+        matches!(self, Effect::Answer { .. } | Effect::Decide { .. })
     }
 }
 
@@ -83,6 +99,14 @@ impl Executor {
     pub fn perform(&mut self, effect: Effect) {
         if effect.writes() && self.read_only {
             tracing::warn!("refused in read-only mode: {effect:?}");
+            if let Effect::Answer { job, .. } | Effect::Decide { job, .. } = effect {
+                let message = "read-only: this cockpit writes nothing".to_string();
+                self.send(Event::Answered {
+                    job,
+                    ok: false,
+                    message,
+                });
+            }
             return;
         }
         match effect {
@@ -125,7 +149,32 @@ impl Executor {
                 };
                 self.send(Event::PromptLoaded { id, text });
             }
-            Effect::Quit => {}
+            Effect::Answer {
+                job,
+                question_id,
+                answer,
+            } => {
+                let outcome = self.answer(&job, &question_id, &answer);
+                self.send(Event::Answered {
+                    job,
+                    ok: outcome.is_ok(),
+                    message: outcome.unwrap_or_else(|e| e),
+                });
+            }
+            Effect::Decide {
+                job,
+                gate,
+                approved,
+                reason,
+            } => {
+                let outcome = self.decide(&job, &gate, approved, &reason);
+                self.send(Event::Answered {
+                    job,
+                    ok: outcome.is_ok(),
+                    message: outcome.unwrap_or_else(|e| e),
+                });
+            }
+            Effect::Bell | Effect::Quit => {}
         }
     }
 
@@ -154,6 +203,64 @@ impl Executor {
         // those jobs once more (a directory created and filled at once is the usual case).
         if !newly_watched.is_empty() {
             self.send(Event::JobsChanged(newly_watched));
+        }
+    }
+
+    /// Reads the job afresh and answers the question the popup showed, if it is still the one
+    /// pending. Returns what to tell the operator.
+    fn answer(&self, id: &JobId, question_id: &str, text: &str) -> Result<String, String> {
+        let job = read_job(&self.root, id, chrono::Utc::now())
+            .ok_or_else(|| format!("job {id} is gone"))?;
+        match job.question.as_ref() {
+            Some(q) if q.id == question_id => {}
+            _ => {
+                return Err(format!(
+                    "job {id}'s question {question_id} is no longer pending"
+                ));
+            }
+        }
+        match answer::answer(&job, text, "tui", &answer::operator(), chrono::Utc::now()) {
+            Ok(Outcome::Done(r)) => Ok(format!("answered {id}: {}", plain_text(&r.answer))),
+            Ok(Outcome::Already(r)) => Err(format!(
+                "already answered by {}: '{}'",
+                r.who(),
+                plain_text(&r.answer)
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn decide(
+        &self,
+        id: &JobId,
+        gate: &str,
+        approved: bool,
+        reason: &str,
+    ) -> Result<String, String> {
+        let job = read_job(&self.root, id, chrono::Utc::now())
+            .ok_or_else(|| format!("job {id} is gone"))?;
+        match job.gate.as_ref() {
+            Some(g) if g.gate == gate => {}
+            _ => return Err(format!("job {id}'s gate '{gate}' is no longer pending")),
+        }
+        match answer::decide(
+            &job,
+            approved,
+            reason,
+            "tui",
+            &answer::operator(),
+            chrono::Utc::now(),
+        ) {
+            Ok(Outcome::Done(d)) => Ok(format!(
+                "{} {id} at '{}'",
+                if d.approved { "approved" } else { "denied" },
+                plain_text(&d.gate)
+            )),
+            Ok(Outcome::Already(d)) => {
+                let word = if d.approved { "approved" } else { "denied" };
+                Err(format!("already {word} by {}", d.who()))
+            }
+            Err(e) => Err(e.to_string()),
         }
     }
 

@@ -40,6 +40,12 @@ pub enum Event {
         id: JobId,
         text: Result<Option<String>, String>,
     },
+    /// What came of an answer or decision: whether it stands, and what to tell the operator.
+    Answered {
+        job: JobId,
+        ok: bool,
+        message: String,
+    },
     /// SIGTERM, SIGHUP, SIGINT, or the terminal went away: leave now.
     Signal(Stop),
 }

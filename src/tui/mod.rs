@@ -112,6 +112,10 @@ async fn event_loop(opts: Options) -> Result<Option<Stop>> {
                     if effect == Effect::Quit {
                         return Ok(None);
                     }
+                    if effect == Effect::Bell {
+                        terminal::bell(&mut term);
+                        continue;
+                    }
                     exec.perform(effect);
                 }
             }

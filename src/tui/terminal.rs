@@ -71,3 +71,10 @@ pub fn draw(term: &mut Term, render: impl FnOnce(&mut ratatui::Frame)) -> io::Re
     execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
 }
+
+/// One BEL: most terminals flash or beep, tmux marks the window.
+pub fn bell(term: &mut Term) {
+    let out = term.backend_mut();
+    let _ = out.write_all(b"\x07");
+    let _ = out.flush();
+}

@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::app::{App, Options};
 use super::effects::Effect;
 use super::event::{Event, Synced};
-use crate::jobs::hitl::Gate;
+use crate::jobs::hitl::{Gate, Question, QuestionType};
 use crate::jobs::tail::RawLine;
 use crate::jobs::{Job, JobId, Progress, Status, read_job, scan};
 
@@ -73,6 +73,24 @@ pub fn jobs() -> Vec<Job> {
         });
     }));
     jobs
+}
+
+/// A live job waiting for a free-text answer (for the inbox tests).
+pub fn text_question_job() -> Job {
+    live("150500-a9b8", "155600-text", 25, |j| {
+        j.status = Status::Waiting;
+        j.question = Some(Question {
+            id: "q3".into(),
+            kind: QuestionType::Text,
+            question: "What should the release be called?".into(),
+            options: vec![],
+            context: "Drafting the release notes".into(),
+            asked_at: Some(now() - chrono::Duration::minutes(6)),
+            timeout_minutes: Some(30.0),
+            default_if_timeout: Some("v2.1".into()),
+            note: None,
+        });
+    })
 }
 
 pub fn options(read_only: bool) -> Options {

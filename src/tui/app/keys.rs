@@ -11,7 +11,11 @@ use crate::tui::input::{InputOutcome, LineInput};
 impl App {
     pub(super) fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         self.message = None;
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match &mut self.mode {
+            // The inbox's editor takes every key but ctrl-c.
+            Mode::Inbox if !ctrl_c => return self.on_inbox_key(&key),
             Mode::FilterInput(input) => {
                 let outcome = input.handle(&key);
                 let text = input.text().to_owned();
@@ -55,10 +59,7 @@ impl App {
         }
         let actions: Vec<Action> = self.opts.keymap.actions(&key).to_vec();
         // Ctrl-C always quits, whatever the key map says: a way out must never be remapped away.
-        if actions.is_empty()
-            && key.code == KeyCode::Char('c')
-            && key.modifiers.contains(KeyModifiers::CONTROL)
-        {
+        if ctrl_c && (actions.is_empty() || self.mode == Mode::Inbox) {
             return self.quit();
         }
         match self.mode.clone() {
@@ -143,6 +144,12 @@ impl App {
             selected: sel,
         };
         vec![]
+    }
+
+    fn open_details(&mut self, id: crate::jobs::JobId) -> Vec<Effect> {
+        self.mode = Mode::Detail;
+        self.detail_scroll = 0;
+        vec![Effect::LoadPrompt(id)]
     }
 
     fn on_main_key(&mut self, actions: &[Action]) -> Vec<Effect> {
@@ -253,10 +260,17 @@ impl App {
             }
             Action::Open => {
                 let id = self.selected.clone()?;
-                self.mode = Mode::Detail;
-                self.detail_scroll = 0;
-                Some(vec![Effect::LoadPrompt(id)])
+                // A job waiting for a person opens on what it waits for.
+                if self.inbox_items().iter().any(|i| i.job == id) {
+                    return Some(self.open_inbox(Some(&id)));
+                }
+                Some(self.open_details(id))
             }
+            Action::Details => {
+                let id = self.selected.clone()?;
+                Some(self.open_details(id))
+            }
+            Action::Inbox => Some(self.open_inbox(None)),
             Action::Back if !self.filter.is_empty() => {
                 self.filter.clear();
                 Some(self.refresh_view())

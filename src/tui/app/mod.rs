@@ -1,6 +1,7 @@
 //! The cockpit's state and its one way to change: `update(event) -> effects`. Nothing in here
 //! touches the disk, the terminal or a clock; time comes in with the event.
 
+pub mod inbox;
 pub mod jobs_view;
 mod keys;
 pub mod log;
@@ -36,9 +37,14 @@ pub enum Mode {
     Normal,
     Help,
     Detail,
+    /// Answering questions and gates; the state is in `App::inbox`.
+    Inbox,
     FilterInput(LineInput),
     SearchInput(LineInput),
-    ProjectPicker { items: Vec<String>, selected: usize },
+    ProjectPicker {
+        items: Vec<String>,
+        selected: usize,
+    },
 }
 
 /// Settings the cockpit starts with.
@@ -52,6 +58,8 @@ pub struct Options {
     /// Projects named in the config, offered by the picker even with no jobs yet.
     pub known_projects: Vec<String>,
     pub theme: super::ui::Theme,
+    /// Ring the terminal bell once when a new question or gate arrives.
+    pub bell: bool,
 }
 
 pub struct App {
@@ -71,6 +79,9 @@ pub struct App {
     pub mode: Mode,
     pub log: LogView,
     pub prompt: Option<(JobId, Result<Option<String>, String>)>,
+    pub inbox: Option<inbox::Inbox>,
+    /// Answers given from here whose jobs have not been read again yet: (job, question id or gate).
+    answered: Vec<(JobId, String)>,
     pub detail_scroll: u16,
     pub watch_mode: WatchMode,
     pub size: Rect,
@@ -102,6 +113,8 @@ impl App {
             mode: Mode::Normal,
             log: LogView::default(),
             prompt: None,
+            inbox: None,
+            answered: Vec::new(),
             detail_scroll: 0,
             watch_mode: WatchMode::Inotify,
             size: Rect::new(0, 0, 80, 24),
@@ -196,6 +209,7 @@ impl App {
                 }
                 vec![]
             }
+            Event::Answered { job, ok, message } => self.on_answered(job, ok, message),
             Event::PromptLoaded { id, text } => {
                 self.prompt = Some((id, text));
                 vec![]
@@ -210,14 +224,16 @@ impl App {
     // ----- data -----
 
     fn on_synced(&mut self, s: Synced) -> Vec<Effect> {
+        let first = !self.loaded;
         self.loaded = true;
+        let newly_waiting = !first && s.read.iter().any(|j| self.starts_waiting(j));
         self.scan_error = s.error;
         let present: HashSet<&JobId> = s.present.iter().collect();
         self.jobs.retain(|id, _| present.contains(id));
         for job in s.read {
             self.jobs.insert(job.id.clone(), job);
         }
-        self.refresh_view()
+        self.after_read(newly_waiting)
     }
 
     fn on_jobs_changed(&mut self, ids: Vec<JobId>) -> Vec<Effect> {
@@ -232,6 +248,10 @@ impl App {
     }
 
     fn on_jobs_read(&mut self, read: Vec<(JobId, Option<Job>)>) -> Vec<Effect> {
+        let newly_waiting = read
+            .iter()
+            .filter_map(|(_, j)| j.as_ref())
+            .any(|j| self.starts_waiting(j));
         for (id, job) in read {
             match job {
                 Some(job) => {
@@ -242,7 +262,32 @@ impl App {
                 }
             }
         }
-        self.refresh_view()
+        self.after_read(newly_waiting)
+    }
+
+    /// A job that was not waiting for a person and now is.
+    fn starts_waiting(&self, job: &Job) -> bool {
+        job.status == Status::Waiting
+            && self
+                .jobs
+                .get(&job.id)
+                .is_none_or(|old| old.status != Status::Waiting)
+    }
+
+    fn after_read(&mut self, newly_waiting: bool) -> Vec<Effect> {
+        // Forget answers whose questions are gone from disk (archived by the agent).
+        let jobs = &self.jobs;
+        self.answered.retain(|(id, target)| {
+            jobs.get(id).is_some_and(|j| {
+                j.question.as_ref().is_some_and(|q| q.id == *target)
+                    || j.gate.as_ref().is_some_and(|g| g.gate == *target)
+            })
+        });
+        let mut effects = self.refresh_view();
+        if newly_waiting && self.opts.bell {
+            effects.push(Effect::Bell);
+        }
+        effects
     }
 
     /// Rebuilds the rows after data or filters changed; keeps the selection on the same job

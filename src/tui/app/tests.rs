@@ -376,7 +376,7 @@ fn help_and_detail_take_keys_first() {
         Some(0),
         "the key closed help and did nothing else"
     );
-    let effects = press(&mut app, [key(KeyCode::Enter)]);
+    let effects = press(&mut app, [ch('v')]);
     assert_eq!(app.mode, Mode::Detail);
     assert_eq!(effects, [Effect::LoadPrompt(id("155700-gate"))]);
     press(&mut app, [ch('j'), ch('j')]);
@@ -530,7 +530,7 @@ fn ticks_check_liveness_and_redraw_only_what_moves() {
 #[test]
 fn a_job_dying_while_in_its_detail_view_closes_it() {
     let mut app = app(160, 45);
-    press(&mut app, [key(KeyCode::Enter)]);
+    press(&mut app, [ch('v')]);
     assert_eq!(app.mode, Mode::Detail);
     let sel = app.selected.clone().unwrap();
     app.update(Event::JobsRead(vec![(sel.clone(), None)]), now());
@@ -620,4 +620,279 @@ fn resize_updates_layout() {
     let big = app.areas().table_rows();
     app.update(Event::Resize(80, 24), now());
     assert!(app.areas().table_rows() < big);
+}
+
+// ----- the inbox -----
+
+fn alt(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::ALT))
+}
+
+#[test]
+fn enter_on_a_waiting_job_opens_the_inbox_on_it_and_i_on_the_oldest() {
+    let mut app = app(160, 45);
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.mode, Mode::Inbox);
+    let inbox = app.inbox.as_ref().unwrap();
+    assert_eq!(
+        (inbox.item.job.as_str(), inbox.item.kind),
+        ("155700-gate", inbox::InboxKind::Gate)
+    );
+    press(&mut app, [key(KeyCode::Esc)]);
+    assert_eq!(app.mode, Mode::Normal);
+    press(&mut app, [ch('i')]);
+    let inbox = app.inbox.as_ref().unwrap();
+    assert_eq!(
+        inbox.item.job.as_str(),
+        "151200-q1q1",
+        "oldest first: asked 15:14, the gate at 15:56"
+    );
+    assert_eq!(
+        app.selected.as_ref().map(JobId::as_str),
+        Some("151200-q1q1"),
+        "its output shows under the popup"
+    );
+    press(&mut app, [key(KeyCode::Tab)]);
+    assert_eq!(app.inbox.as_ref().unwrap().item.job.as_str(), "155700-gate");
+    press(&mut app, [key(KeyCode::Tab)]);
+    assert_eq!(
+        app.inbox.as_ref().unwrap().item.job.as_str(),
+        "151200-q1q1",
+        "wraps around"
+    );
+}
+
+#[test]
+fn choosing_an_option_answers_that_question_of_that_job() {
+    let mut app = app(160, 45);
+    press(&mut app, [ch('i')]);
+    let effects = press(&mut app, [ch('j'), key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        [Effect::Answer {
+            job: id("151200-q1q1"),
+            question_id: "q1".into(),
+            answer: "staging".into()
+        }]
+    );
+    assert!(app.inbox.as_ref().unwrap().sending);
+    assert!(
+        press(&mut app, [key(KeyCode::Enter)]).is_empty(),
+        "no second answer while one is on its way"
+    );
+    let mut app = crate::tui::testing::app(160, 45);
+    press(&mut app, [ch('i')]);
+    let effects = press(&mut app, [ch('1'), key(KeyCode::Enter)]);
+    assert!(
+        matches!(&effects[0], Effect::Answer { answer, .. } if answer == "production"),
+        "number keys pick"
+    );
+}
+
+#[test]
+fn success_moves_on_and_failure_stays_with_the_reason() {
+    let mut app = app(160, 45);
+    press(&mut app, [ch('i'), key(KeyCode::Enter)]);
+    app.update(
+        Event::Answered {
+            job: id("151200-q1q1"),
+            ok: false,
+            message: "already answered by x@y".into(),
+        },
+        now(),
+    );
+    let inbox = app.inbox.as_ref().unwrap();
+    assert_eq!(inbox.item.job.as_str(), "151200-q1q1");
+    assert_eq!(
+        inbox.result,
+        Some((false, "already answered by x@y".into()))
+    );
+    assert!(!inbox.sending);
+    press(&mut app, [key(KeyCode::Enter)]);
+    app.update(
+        Event::Answered {
+            job: id("151200-q1q1"),
+            ok: true,
+            message: "answered 151200-q1q1: production".into(),
+        },
+        now(),
+    );
+    let inbox = app.inbox.as_ref().unwrap();
+    assert_eq!(inbox.item.job.as_str(), "155700-gate", "on to the next");
+    assert_eq!(
+        inbox.result,
+        Some((true, "answered 151200-q1q1: production".into()))
+    );
+    // The answered question is not offered again before its job is read anew.
+    assert_eq!(app.inbox_items().len(), 1);
+    press(&mut app, [ch('a')]);
+    app.update(
+        Event::Answered {
+            job: id("155700-gate"),
+            ok: true,
+            message: "approved".into(),
+        },
+        now(),
+    );
+    assert_eq!(app.mode, Mode::Normal, "nothing left: the inbox closes");
+    assert_eq!(app.message.as_deref(), Some("approved"));
+}
+
+#[test]
+fn gates_approve_or_deny_with_a_reason() {
+    let mut app = app(160, 45);
+    press(&mut app, [key(KeyCode::Enter)]);
+    let approve = press(&mut app, [ch('a')]);
+    assert_eq!(
+        approve,
+        [Effect::Decide {
+            job: id("155700-gate"),
+            gate: "deploy".into(),
+            approved: true,
+            reason: String::new()
+        }]
+    );
+
+    let mut app = crate::tui::testing::app(160, 45);
+    press(&mut app, [key(KeyCode::Enter), ch('d')]);
+    assert!(app.inbox.as_ref().unwrap().editing_reason());
+    assert!(
+        press(&mut app, [key(KeyCode::Enter)]).is_empty(),
+        "an empty reason is refused"
+    );
+    assert!(
+        app.inbox
+            .as_ref()
+            .unwrap()
+            .result
+            .as_ref()
+            .unwrap()
+            .1
+            .contains("needs a reason")
+    );
+    press(&mut app, "not during".chars().map(ch));
+    press(&mut app, [alt(KeyCode::Enter)]);
+    press(&mut app, "business hours".chars().map(ch));
+    let deny = press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(
+        deny,
+        [Effect::Decide {
+            job: id("155700-gate"),
+            gate: "deploy".into(),
+            approved: false,
+            reason: "not during\nbusiness hours".into()
+        }]
+    );
+    let mut app = crate::tui::testing::app(160, 45);
+    press(&mut app, [key(KeyCode::Enter), ch('d'), key(KeyCode::Esc)]);
+    assert_eq!(
+        app.mode,
+        Mode::Inbox,
+        "esc leaves the reason, not the inbox"
+    );
+    assert!(!app.inbox.as_ref().unwrap().editing_reason());
+}
+
+#[test]
+fn free_text_answers_keep_their_lines() {
+    let mut app = app(160, 45);
+    let job = text_question_job();
+    app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
+    press(&mut app, [ch('j'), key(KeyCode::Enter)]);
+    assert!(app.inbox.as_ref().unwrap().editor.is_some());
+    press(&mut app, "Spring".chars().map(ch));
+    press(
+        &mut app,
+        [Event::Key(KeyEvent::new(
+            KeyCode::Char('j'),
+            KeyModifiers::CONTROL,
+        ))],
+    );
+    press(&mut app, "q (for quiet)".chars().map(ch));
+    let effects = press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        [Effect::Answer {
+            job: id("155600-text"),
+            question_id: "q3".into(),
+            answer: "Spring\nq (for quiet)".into()
+        }]
+    );
+    assert!(!app.quit, "q typed in the editor is text, not quit");
+}
+
+#[test]
+fn read_only_shows_questions_but_cannot_answer() {
+    let (mut app, _) = app_with(options(true), 160, 45);
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.mode, Mode::Inbox, "the question can be read");
+    let effects = press(&mut app, [ch('a'), ch('d')]);
+    assert!(effects.iter().all(|e| !e.writes()), "{effects:?}");
+    let mut app = app_with(options(true), 160, 45).0;
+    press(&mut app, [ch('i')]);
+    assert!(press(&mut app, [key(KeyCode::Enter)]).is_empty());
+    assert!(
+        app.inbox
+            .as_ref()
+            .unwrap()
+            .result
+            .as_ref()
+            .unwrap()
+            .1
+            .contains("read-only")
+    );
+}
+
+#[test]
+fn the_bell_rings_when_a_job_starts_waiting_not_on_load() {
+    let (_, effects) = app_with(
+        Options {
+            bell: true,
+            ..options(false)
+        },
+        160,
+        45,
+    );
+    assert!(
+        !effects.contains(&Effect::Bell),
+        "jobs already waiting at start ring nothing"
+    );
+    let (mut app, _) = app_with(
+        Options {
+            bell: true,
+            ..options(false)
+        },
+        160,
+        45,
+    );
+    let job = text_question_job();
+    let effects = app.update(
+        Event::JobsRead(vec![(job.id.clone(), Some(job.clone()))]),
+        now(),
+    );
+    assert!(effects.contains(&Effect::Bell));
+    let again = app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
+    assert!(
+        !again.contains(&Effect::Bell),
+        "once per question, not per read"
+    );
+    let (mut quiet, _) = app_with(options(false), 160, 45);
+    let job = text_question_job();
+    assert!(
+        !quiet
+            .update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now())
+            .contains(&Effect::Bell)
+    );
+}
+
+#[test]
+fn ctrl_c_quits_from_the_inbox_editor() {
+    let mut app = app(160, 45);
+    let job = text_question_job();
+    app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
+    press(&mut app, [ch('j'), key(KeyCode::Enter)]);
+    assert_eq!(
+        press(&mut app, [key(KeyCode::Char('c')).with_ctrl()]),
+        [Effect::Quit]
+    );
 }

@@ -60,12 +60,14 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
             (k(Action::Quit), "quit"),
         ],
         (Mode::Help, _) => vec![("any key".into(), "close")],
+        (Mode::Inbox, _) => vec![("tab".into(), "next"), (k(Action::Back), "close the inbox")],
         (Mode::ProjectPicker { .. }, _) => {
             vec![("enter".into(), "choose"), (k(Action::Back), "cancel")]
         }
         (_, Focus::Table) => vec![
             (format!("{}/{}", k(Action::Up), k(Action::Down)), "select"),
-            (k(Action::Open), "detail"),
+            (k(Action::Open), "open"),
+            (k(Action::Inbox), "inbox"),
             (k(Action::FocusNext), "output"),
             (k(Action::Filter), "filter"),
             (k(Action::PickProject), "project"),
@@ -112,7 +114,8 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
 
 /// Hints dropped first when the line is too narrow; help and quit always stay.
 const DROP_FIRST: &[&str] = &[
-    "project", "sort", "view", "wrap", "match", "output", "jobs", "filter", "search", "detail",
+    "inbox", "project", "sort", "view", "wrap", "match", "output", "jobs", "filter", "search",
+    "detail",
 ];
 
 fn fit(pairs: &mut Vec<(String, &str)>, width: usize) {

@@ -15,7 +15,7 @@ use crate::watch::{POLL_EVERY, WatchMode};
 /// (label, statuses counted together).
 const COUNTED: &[(&str, &[Status])] = &[
     ("running", &[Status::Running]),
-    ("waiting", &[Status::Waiting, Status::NeedsInput]),
+    ("waiting for you", &[Status::Waiting, Status::NeedsInput]),
     ("queued", &[Status::Queued]),
     ("completed", &[Status::Completed]),
     ("failed", &[Status::Failed, Status::Killed]),
@@ -25,7 +25,7 @@ const COUNTED: &[(&str, &[Status])] = &[
 fn short(label: &str) -> &str {
     match label {
         "running" => "run",
-        "waiting" => "wait",
+        "waiting for you" => "wait",
         "completed" => "done",
         "queued" => "queue",
         "failed" => "fail",
@@ -104,6 +104,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 fn wall_line(app: &App, theme: &Theme) -> Line<'static> {
     let mut spans = Vec::new();
     for (label, statuses) in [COUNTED[1], COUNTED[0], COUNTED[4], COUNTED[5], COUNTED[3]] {
+        let label = label.trim_end_matches(" for you");
         let n = count(app, statuses);
         let style = if n == 0 {
             theme.dim()

@@ -3,6 +3,7 @@
 pub mod detail;
 pub mod footer;
 pub mod header;
+pub mod inbox;
 pub mod output;
 pub mod popup;
 pub mod table;
@@ -42,6 +43,7 @@ pub fn render_with(app: &App, theme: &Theme, f: &mut Frame) {
     footer::render(app, theme, f, a.footer);
     match &app.mode {
         Mode::Help => popup::help(app, theme, f, area),
+        Mode::Inbox => inbox::render(app, theme, f, area),
         Mode::ProjectPicker { items, selected } => popup::picker(items, *selected, theme, f, area),
         _ => {}
     }

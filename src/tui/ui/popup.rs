@@ -35,7 +35,14 @@ const HELP: &[(&[Action], &str)] = &[
         &[Action::PrevTab, Action::NextTab],
         "view: All, Active, Waiting, Done, Failed",
     ),
-    (&[Action::Open], "detail view of the selected job"),
+    (
+        &[Action::Open],
+        "answer the selected job if it waits, else details",
+    ),
+    (
+        &[Action::Inbox, Action::Details],
+        "inbox of questions and gates / detail view",
+    ),
     (
         &[Action::Filter],
         "filter jobs (table) / search output (output)",

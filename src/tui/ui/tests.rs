@@ -60,7 +60,7 @@ fn detail_view() {
     snapshot("detail", |w, h| {
         let mut app = app(w, h);
         press(&mut app, [ch('j'), ch('j'), ch('j')]); // the needs_input job, with its question
-        press(&mut app, [key(KeyCode::Enter)]);
+        press(&mut app, [ch('v')]);
         let id = app.selected.clone().unwrap();
         app.update(
             Event::PromptLoaded {
@@ -172,4 +172,31 @@ fn no_color_and_ascii_theme_keep_every_state_distinct() {
     ] {
         assert!(screen.contains(word), "missing {word:?} in\n{screen}");
     }
+}
+
+#[test]
+fn inbox_popups() {
+    // A choice (with the output under it), a text answer being typed, a gate, a denial reason.
+    snapshot("inbox_choice", |w, h| {
+        let mut app = with_log(app(w, h));
+        press(
+            &mut app,
+            [ch('j'), ch('j'), ch('j'), key(KeyCode::Enter), ch('j')],
+        );
+        app
+    });
+    snapshot("inbox_text", |w, h| {
+        let mut app = app(w, h);
+        let job = text_question_job();
+        app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
+        press(&mut app, [ch('j'), key(KeyCode::Enter)]); // Enter on the waiting row answers it
+        press(&mut app, "Spring release".chars().map(ch));
+        app
+    });
+    snapshot("inbox_gate_deny", |w, h| {
+        let mut app = app(w, h);
+        press(&mut app, [key(KeyCode::Enter), ch('d')]);
+        press(&mut app, "not today".chars().map(ch));
+        app
+    });
 }

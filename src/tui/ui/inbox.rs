@@ -1,0 +1,271 @@
+//! The inbox popup: one question or gate, with what it needs to be answered well (the job,
+//! how long it has waited, the countdown, the context, the agent's last lines) and the control
+//! to answer it.
+
+use chrono::{DateTime, Utc};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::theme::Theme;
+use crate::jobs::hitl::QuestionType;
+use crate::jobs::job::Standing;
+use crate::jobs::sanitize::{plain_text, sanitize_line};
+use crate::jobs::time::format_duration;
+use crate::jobs::{Gate, Job, Question};
+use crate::tui::app::App;
+use crate::tui::app::inbox::{Inbox, InboxKind};
+
+/// Lines of the agent's output shown under the question.
+const OUTPUT_LINES: usize = 5;
+
+pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let Some(inbox) = &app.inbox else { return };
+    let Some(job) = app.jobs.get(&inbox.item.job) else {
+        return;
+    };
+    let items = app.inbox_items();
+    let pos = items
+        .iter()
+        .position(|i| *i == inbox.item)
+        .map_or(String::new(), |p| {
+            format!("{} of {} · ", p + 1, items.len())
+        });
+    let what = match inbox.item.kind {
+        InboxKind::Question => "question",
+        InboxKind::Gate => "approval gate",
+    };
+    let title = format!(" {what} · {pos}{} · {} ", job.id, plain_text(job.project()));
+
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some((ok, msg)) = &inbox.result {
+        let style = if *ok {
+            theme.status(crate::jobs::Status::Completed)
+        } else {
+            theme.error()
+        };
+        lines.push(Line::from(Span::styled(
+            format!("{} {msg}", if *ok { "✓" } else { "✗" }),
+            style,
+        )));
+    }
+    if job.standing() == Standing::AnswerThenRetry {
+        lines.push(Line::from(Span::styled(
+            job.standing().note(),
+            theme.warn(),
+        )));
+    }
+    match inbox.item.kind {
+        InboxKind::Question => {
+            if let Some(q) = &job.question {
+                question_lines(q, inbox, theme, app.now, job.standing(), &mut lines);
+            }
+        }
+        InboxKind::Gate => {
+            if let Some(g) = &job.gate {
+                gate_lines(g, theme, app.now, &mut lines);
+            }
+        }
+    }
+    output_lines(app, job, theme, &mut lines);
+
+    let width = area.width.saturating_sub(4).min(100);
+    let editor_height = if inbox.editor.is_some() { 5 } else { 0 };
+    let height = (lines.len() as u16 + editor_height + 2).min(area.height.saturating_sub(2));
+    let [v] = Layout::vertical([Constraint::Length(height)])
+        .flex(Flex::Center)
+        .areas(area);
+    let [rect] = Layout::horizontal([Constraint::Length(width)])
+        .flex(Flex::Center)
+        .areas(v);
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.warn())
+        .title(Span::styled(title, theme.title()))
+        .title_bottom(Line::from(Span::styled(
+            keys_hint(app, inbox, job),
+            theme.dim(),
+        )));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let [text_area, editor_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(editor_height)]).areas(inner);
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text_area);
+    if let Some(editor) = &inbox.editor {
+        let mut e = editor.clone();
+        let label = if inbox.editing_reason() {
+            " reason for the denial (the agent reads it) "
+        } else {
+            " your answer "
+        };
+        e.set_block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.accent())
+                .title(label),
+        );
+        f.render_widget(&e, editor_area);
+    }
+}
+
+fn waited(since: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    since.map_or("waiting".into(), |t| {
+        format!("waiting {}", format_duration((now - t).num_seconds()))
+    })
+}
+
+fn countdown(
+    since: Option<DateTime<Utc>>,
+    minutes: Option<f64>,
+    now: DateTime<Utc>,
+) -> Option<i64> {
+    let deadline = since? + chrono::Duration::seconds((minutes? * 60.0) as i64);
+    Some((deadline - now).num_seconds().max(0))
+}
+
+fn question_lines<'a>(
+    q: &Question,
+    inbox: &Inbox,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    standing: Standing,
+    lines: &mut Vec<Line<'a>>,
+) {
+    let mut status = waited(q.asked_at, now);
+    // Only a waiting agent will take its default; one that stopped waits for a retry.
+    if let Some(left) =
+        countdown(q.asked_at, q.timeout_minutes, now).filter(|_| standing == Standing::Pending)
+    {
+        let default = q
+            .default_if_timeout
+            .as_deref()
+            .map_or("gives up".to_string(), |d| {
+                format!("takes '{}'", plain_text(d))
+            });
+        status.push_str(&format!(
+            " · the agent {default} in {}",
+            format_duration(left)
+        ));
+    }
+    lines.push(Line::from(Span::styled(status, theme.dim())));
+    if !q.context.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("context ", theme.dim()),
+            Span::raw(plain_text(&q.context)),
+        ]));
+    }
+    if let Some(note) = &q.note {
+        lines.push(Line::from(Span::styled(
+            format!("note: {note}"),
+            theme.warn(),
+        )));
+    }
+    lines.push(Line::default());
+    for l in q.question.lines() {
+        lines.push(Line::from(Span::styled(
+            sanitize_line(l.as_bytes()).plain(),
+            theme.title(),
+        )));
+    }
+    lines.push(Line::default());
+    match q.kind {
+        QuestionType::Choice => {
+            for (i, o) in q.options.iter().enumerate() {
+                let chosen = i == inbox.selected;
+                let style = if chosen {
+                    theme.selected().add_modifier(Modifier::BOLD)
+                } else {
+                    Style::new()
+                };
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        " {} {}) {} ",
+                        if chosen { "›" } else { " " },
+                        i + 1,
+                        plain_text(o)
+                    ),
+                    style,
+                )));
+            }
+        }
+        QuestionType::Confirm => {
+            lines.push(Line::from(Span::styled("y yes   n no", theme.accent())))
+        }
+        QuestionType::Text => {}
+    }
+}
+
+fn gate_lines<'a>(g: &Gate, theme: &Theme, now: DateTime<Utc>, lines: &mut Vec<Line<'a>>) {
+    let mut status = waited(g.awaiting_since, now);
+    if let Some(left) = countdown(g.awaiting_since, g.auto_approve_after_minutes, now) {
+        status.push_str(&format!(
+            " · approved automatically in {}",
+            format_duration(left)
+        ));
+    }
+    lines.push(Line::from(Span::styled(status, theme.dim())));
+    if !g.context.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("context ", theme.dim()),
+            Span::raw(plain_text(&g.context)),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(vec![
+        Span::styled("gate ", theme.dim()),
+        Span::styled(plain_text(&g.gate), theme.title()),
+    ]));
+    for l in g.description.lines() {
+        lines.push(Line::from(Span::styled(
+            sanitize_line(l.as_bytes()).plain(),
+            theme.title(),
+        )));
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        "a approve   d deny (with a reason)",
+        theme.accent(),
+    )));
+}
+
+fn output_lines<'a>(app: &App, job: &Job, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    if app.log.job.as_ref() != Some(&job.id) || app.log.lines.is_empty() {
+        return;
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("last output", theme.dim())));
+    let start = app.log.lines.len().saturating_sub(OUTPUT_LINES);
+    for raw in app.log.lines.iter().skip(start) {
+        let styled = sanitize_line(&raw.bytes);
+        let spans: Vec<Span> = styled
+            .segments
+            .into_iter()
+            .map(|s| Span::styled(s.text, theme.log_style(&s.style)))
+            .collect();
+        lines.push(Line::from(spans));
+    }
+}
+
+fn keys_hint(app: &App, inbox: &Inbox, job: &Job) -> String {
+    if app.opts.read_only {
+        return " read-only: answers are off · tab next · esc close ".into();
+    }
+    if inbox.sending {
+        return " sending… ".into();
+    }
+    let kind = job.question.as_ref().map(|q| q.kind);
+    match (inbox.item.kind, kind) {
+        (InboxKind::Gate, _) if inbox.editor.is_some() => {
+            " enter deny · alt-enter new line · esc back ".into()
+        }
+        (InboxKind::Gate, _) => " a approve · d deny · tab next · esc close ".into(),
+        (_, Some(QuestionType::Choice)) => {
+            " ↑↓ or 1-9 pick · enter send · tab next · esc close ".into()
+        }
+        (_, Some(QuestionType::Confirm)) => " y / n · tab next · esc close ".into(),
+        _ => " enter send · alt-enter or ctrl-j new line · tab next · esc close ".into(),
+    }
+}
