@@ -940,3 +940,107 @@ fn footer_at_80_columns_names_quit_and_help() {
         s.footer()
     );
 }
+
+// ----------------------------------------------------------------------------------------------
+// Questions and gates answered from the cockpit's inbox
+// ----------------------------------------------------------------------------------------------
+
+/// Waits until `path` exists and holds `want` (trimmed), failing with what it holds.
+fn wait_file(path: &Path, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let got = fs::read_to_string(path).unwrap_or_default();
+        if got.trim() == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} holds {got:?}, not {want:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A real agent script asks a choice, then free text, then stops at a gate; each is answered
+/// with keys sent to the inbox popup, and the script receives exactly those answers.
+#[test]
+fn questions_and_gates_are_answered_from_the_inbox() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let id = "100030-asks";
+    sb.write_meta(id, "musica", "Ask the operator", Some(&now_rfc3339()));
+    let dir = sb.job_dir(id);
+    let ctl = sb.ctl.display().to_string();
+    let bin = sh_quote(tmux::BIN);
+    let script = format!(
+        "echo $$ > pid; export LUZIA_JOB_DIR=\"$PWD\"; \
+         {bin} ask 'Which database?' --option production --option staging --context 'migrations' > {ctl}/a1; \
+         {bin} ask 'Anything to add?' --type text > {ctl}/a2; \
+         {bin} gate deploy 'Deploy now' 2> {ctl}/g.err; echo $? > {ctl}/g.rc; sleep 1000"
+    );
+    sb.spawn_script(&dir, &script);
+    let ck = Cockpit::start(&sb, Opts::default());
+    ck.wait_row(id, "waiting", |r| r.contains("waiting"));
+
+    ck.key("i");
+    ck.wait_text("Which database?");
+    ck.keys(&["2", "Enter"]);
+    wait_file(&sb.ctl.join("a1"), "staging");
+
+    // The next question arrives when the agent asks it.
+    ck.wait_row(id, "waiting again", |r| r.contains("waiting"));
+    ck.wait_for("the closed inbox", |s| !s.contains("Which database?"));
+    ck.key("i");
+    ck.wait_text("Anything to add?");
+    ck.type_text("ship it");
+    ck.key("Enter");
+    wait_file(&sb.ctl.join("a2"), "ship it");
+
+    ck.wait_text("needs approval");
+    ck.key("Enter"); // on the waiting row: opens the inbox on its gate
+    ck.wait_text("Deploy now");
+    ck.key("d");
+    ck.wait_text("reason for the denial");
+    ck.type_text("not during business hours");
+    ck.key("Enter");
+    wait_file(&sb.ctl.join("g.rc"), "4");
+    wait_file(&sb.ctl.join("g.err"), "not during business hours");
+
+    let history = fs::read_to_string(dir.join("history.jsonl")).unwrap();
+    assert_eq!(history.lines().count(), 3, "{history}");
+    assert_eq!(
+        history.matches("\"source\":\"tui\"").count(),
+        3,
+        "{history}"
+    );
+    for gone in [
+        "clarification.json",
+        "response.json",
+        "approval.json",
+        "approved.json",
+    ] {
+        assert!(!dir.join(gone).exists(), "{gone} left behind");
+    }
+}
+
+/// Read-only shows the question but cannot answer it.
+#[test]
+fn read_only_shows_questions_but_cannot_answer() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let id = "100031-asks";
+    sb.running_job(id, "musica", "Ask the operator", Some(&now_rfc3339()));
+    sb.write(
+        id,
+        "clarification.json",
+        r#"{"id": "q1", "type": "confirm", "question": "Proceed?"}"#,
+    );
+    let ck = Cockpit::start(&sb, Opts::default().arg("--read-only"));
+    ck.wait_row(id, "waiting", |r| r.contains("waiting"));
+    ck.key("i");
+    ck.wait_text("Proceed?");
+    ck.key("y");
+    ck.wait_text("read-only");
+    assert!(!sb.job_dir(id).join("response.json").exists());
+}
