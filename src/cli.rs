@@ -51,6 +51,20 @@ pub enum Command {
     Gate(GateArgs),
     /// (agent) Report progress
     Progress(ProgressArgs),
+    /// Start an agent on a task in a project (or queue it when every slot is taken)
+    Run(RunArgs),
+    /// Stop a running job (SIGTERM, then SIGKILL after a grace period); the exit line is recorded
+    Kill(KillArgs),
+    /// Start a job again: same project and task, `retry_of` set
+    Retry(RetryArgs),
+    /// Tasks waiting for a free slot; `luzia queue cancel ID` removes one
+    Queue(QueueArgs),
+    /// Run a job's agent to the end (started by `run`; not for people)
+    #[command(hide = true)]
+    Supervise(SuperviseArgs),
+    /// The orchestrator's form: `luzia PROJECT TASK...`
+    #[command(external_subcommand)]
+    Shorthand(Vec<String>),
     /// A simulated agent, used by `tui --demo`
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
@@ -217,4 +231,56 @@ pub struct ProgressArgs {
     pub eta: Option<std::time::Duration>,
     #[command(flatten)]
     pub dir: JobDirArg,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum PriorityArg {
+    High,
+    Normal,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    pub project: String,
+    /// What the agent should do (several words are joined with spaces)
+    #[arg(required = true, num_args = 1.., value_name = "TASK")]
+    pub task: Vec<String>,
+    #[arg(long, value_enum, default_value = "normal")]
+    pub priority: PriorityArg,
+    /// Queue it even if a slot is free
+    #[arg(long)]
+    pub queue: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    pub id: JobId,
+    /// How long the agent has to stop after SIGTERM before SIGKILL
+    #[arg(long, value_parser = duration, default_value = "10s", value_name = "DURATION")]
+    pub grace: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct RetryArgs {
+    pub id: JobId,
+    /// Answer the job's pending question first (a job that stopped needing input)
+    #[arg(long, value_name = "TEXT")]
+    pub answer: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct QueueArgs {
+    #[command(subcommand)]
+    pub action: Option<QueueAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueueAction {
+    /// Remove a queued task
+    Cancel { id: String },
+}
+
+#[derive(Debug, Args)]
+pub struct SuperviseArgs {
+    pub job_dir: PathBuf,
 }

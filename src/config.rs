@@ -50,6 +50,9 @@ pub struct AgentConfig {
     pub command: Vec<String>,
     #[serde(default = "default_max_concurrent")]
     pub max_concurrent: usize,
+    /// The prompt around a task: `{task}`, `{project}`, `{project_path}`, `{job_id}`, `{job_dir}`.
+    #[serde(default = "default_prompt_template")]
+    pub prompt_template: String,
 }
 
 impl Default for AgentConfig {
@@ -57,6 +60,7 @@ impl Default for AgentConfig {
         AgentConfig {
             command: default_agent_command(),
             max_concurrent: default_max_concurrent(),
+            prompt_template: default_prompt_template(),
         }
     }
 }
@@ -70,6 +74,25 @@ fn default_agent_command() -> Vec<String> {
 
 fn default_max_concurrent() -> usize {
     4
+}
+
+pub const DEFAULT_PROMPT_TEMPLATE: &str =
+    "You are working on the project {project}, in {project_path}.
+
+{task}
+
+When you need a decision from a person, do not guess and do not stop silently. Run
+`luzia ask \"<your question>\" --option <a> --option <b>` (or `--type text` for a free answer,
+`--type confirm` for yes/no); it prints the answer on stdout when someone has answered. Before
+anything destructive or irreversible (deleting data, migrating a database, deploying,
+force-pushing), run `luzia gate <short_name> \"<what you are about to do>\"`: exit 0 means
+approved, exit 4 means denied and the reason is on stderr; respect it. Report progress with
+`luzia progress <percent> --name \"<what you are doing>\"` or
+`luzia progress --step <k> --of <n> --name \"<step>\"`.
+";
+
+fn default_prompt_template() -> String {
+    DEFAULT_PROMPT_TEMPLATE.to_string()
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod demo;
+pub mod dispatcher;
 pub mod jobs;
 pub mod tui;
 pub mod watch;

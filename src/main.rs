@@ -44,6 +44,12 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Answer(args) => commands::questions::answer(&cfg, args, &mut out)?,
                 Command::Approve(args) => commands::questions::approve(&cfg, args, &mut out)?,
                 Command::Deny(args) => commands::questions::deny(&cfg, args, &mut out)?,
+                Command::Run(args) => commands::run::run(&cfg, args, &mut out)?,
+                Command::Shorthand(words) => commands::run::shorthand(&cfg, words, &mut out)?,
+                Command::Kill(args) => commands::run::kill(&cfg, args, &mut out)?,
+                Command::Retry(args) => commands::run::retry(&cfg, args, &mut out)?,
+                Command::Queue(args) => commands::run::queue(&cfg, args, &mut out)?,
+                Command::Supervise(args) => commands::run::supervise(&cfg, args)?,
                 Command::Tui(args) => {
                     drop(out);
                     return commands::tui::run(&cfg, args);

@@ -5,6 +5,7 @@ pub mod demo_agent;
 pub mod jobs;
 pub mod logs;
 pub mod questions;
+pub mod run;
 pub mod tui;
 
 use std::io::IsTerminal;

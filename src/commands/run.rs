@@ -1,0 +1,135 @@
+//! `luzia run`, `luzia kill`, `luzia retry`, `luzia queue`, and the hidden `luzia supervise`.
+
+use std::io::Write;
+
+use anyhow::{Result, bail};
+use chrono::Utc;
+
+use crate::cli::{
+    KillArgs, PriorityArg, QueueAction, QueueArgs, RetryArgs, RunArgs, SuperviseArgs,
+};
+use crate::config::Config;
+use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
+use crate::jobs::answer::{self, Outcome};
+use crate::jobs::queue::{self, Priority};
+use crate::jobs::sanitize::plain_text;
+use crate::jobs::{kill, supervise};
+
+pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
+    let mut req = Request::new(&args.project, &args.task.join(" "));
+    req.priority = match args.priority {
+        PriorityArg::High => Priority::High,
+        PriorityArg::Normal => Priority::Normal,
+    };
+    req.queue = args.queue;
+    report(cfg, &req, out)
+}
+
+fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
+    super::jobs_root(cfg)?;
+    match Dispatcher::new(cfg)?.dispatch(req)? {
+        Dispatched::Started(c) => writeln!(out, "{}", c.id)?,
+        Dispatched::Queued(q) => writeln!(
+            out,
+            "queued {} (every one of the {} slots is taken; `luzia queue` lists the queue)",
+            q.id, cfg.agent.max_concurrent
+        )?,
+    }
+    Ok(0)
+}
+
+/// `luzia PROJECT TASK...`, as the orchestrator is called.
+pub fn shorthand(cfg: &Config, words: &[String], out: &mut dyn Write) -> Result<u8> {
+    let Some((project, task)) = words.split_first() else {
+        bail!("usage: luzia PROJECT TASK...")
+    };
+    if !cfg.projects.contains_key(project) {
+        bail!(
+            "'{}' is neither a command nor a configured project (`luzia --help` lists the commands)",
+            project.escape_debug()
+        );
+    }
+    if task.is_empty() {
+        bail!("usage: luzia {project} TASK...: say what the agent should do");
+    }
+    report(cfg, &Request::new(project, &task.join(" ")), out)
+}
+
+pub fn kill(cfg: &Config, args: &KillArgs, out: &mut dyn Write) -> Result<u8> {
+    let job = super::find_job(cfg, &args.id)?;
+    let code = kill::kill(&job, args.grace)?;
+    writeln!(out, "killed {} (exit:{code})", job.id)?;
+    Ok(0)
+}
+
+pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> {
+    let job = super::find_job(cfg, &args.id)?;
+    if job.status.is_active() {
+        bail!(
+            "job {} is still {}: kill it first (`luzia kill {}`)",
+            job.id,
+            job.status,
+            job.id
+        );
+    }
+    if let Some(a) = &args.answer
+        && job.question.is_some()
+    {
+        // Recorded like any answer, so the history says who answered what.
+        match answer::answer(&job, a, "cli", &answer::operator(), Utc::now())? {
+            Outcome::Done(_) => {}
+            Outcome::Already(r) => bail!(
+                "job {} was already answered by {}: '{}'",
+                job.id,
+                r.who(),
+                plain_text(&r.answer)
+            ),
+        }
+    }
+    let req = retry_request(&job, args.answer.as_deref())?;
+    report(cfg, &req, out)
+}
+
+pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> {
+    match &args.action {
+        Some(QueueAction::Cancel { id }) => {
+            let q = queue::cancel(&cfg.queue_dir, id)?;
+            writeln!(
+                out,
+                "cancelled {} ({}: {})",
+                q.id,
+                q.project,
+                plain_text(&q.task)
+            )?;
+        }
+        None => {
+            let all = queue::list(&cfg.queue_dir)?;
+            if all.is_empty() {
+                writeln!(out, "the queue is empty")?;
+            }
+            for (i, q) in all.iter().enumerate() {
+                writeln!(
+                    out,
+                    "{:>3}  {:<8}  {:<6}  {:<12}  {}",
+                    i + 1,
+                    q.id,
+                    q.priority.dir(),
+                    plain_text(&q.project),
+                    plain_text(&q.task)
+                )?;
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
+    let code = supervise::supervise(&args.job_dir, Some(&cfg.notifications_log))?;
+    // A slot is free now: queued tasks may start.
+    if let Ok(d) = Dispatcher::new(cfg)
+        && let Err(e) = d.start_queued()
+    {
+        eprintln!("luzia: cannot start queued tasks: {e:#}");
+    }
+    Ok(u8::try_from(code).unwrap_or(1))
+}
