@@ -51,11 +51,17 @@ pub fn kill(job: &Job, grace: Duration) -> Result<i32, KillError> {
         .as_ref()
         .is_some_and(|m| m.raw.contains_key("argv"));
     if supervised {
+        // The supervisor passes SIGTERM on; a second SIGTERM after our grace period makes it
+        // kill the agent's group at once. It writes the exit line either way.
         kill_process(p, Signal::TERM).map_err(signal_err)?;
-        // The supervisor needs the grace period at most, then writes the exit line.
-        return wait_for_exit_line(job, grace + Duration::from_secs(5)).ok_or(KillError::Stuck {
+        if let Some(code) = wait_for_exit_line(job, grace) {
+            return Ok(code);
+        }
+        let _ = kill_process(p, Signal::TERM);
+        let within = Duration::from_secs(5);
+        return wait_for_exit_line(job, within).ok_or(KillError::Stuck {
             id,
-            secs: grace.as_secs() + 5,
+            secs: (grace + within).as_secs(),
         });
     }
     // No supervisor: signal the agent's group if it leads one, else the agent alone.

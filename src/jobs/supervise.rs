@@ -201,9 +201,9 @@ fn run_to_end(
             };
             tokio::select! {
                 status = child.wait() => return status_code(status),
-                _ = term.recv() => deadline = deadline.or(Some(forward(pgid))),
-                _ = int.recv() => deadline = deadline.or(Some(forward(pgid))),
-                _ = hup.recv() => deadline = deadline.or(Some(forward(pgid))),
+                _ = term.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
+                _ = int.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
+                _ = hup.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
                 _ = kill_at => {
                     if let Some(p) = pgid {
                         let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
@@ -215,11 +215,25 @@ fn run_to_end(
     })
 }
 
-fn forward(pgid: Option<rustix::process::Pid>) -> tokio::time::Instant {
+/// The first stop signal passes SIGTERM on and starts the grace period; a second one (as
+/// `luzia kill` sends when its own grace is over) kills the agent's group at once.
+fn on_stop_signal(
+    deadline: Option<tokio::time::Instant>,
+    pgid: Option<rustix::process::Pid>,
+) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let sig = if deadline.is_some() {
+        rustix::process::Signal::KILL
+    } else {
+        rustix::process::Signal::TERM
+    };
     if let Some(p) = pgid {
-        let _ = rustix::process::kill_process_group(p, rustix::process::Signal::TERM);
+        let _ = rustix::process::kill_process_group(p, sig);
     }
-    tokio::time::Instant::now() + KILL_GRACE
+    match deadline {
+        Some(d) => d.min(now),
+        None => now + KILL_GRACE,
+    }
 }
 
 fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
