@@ -72,10 +72,11 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct DemoAgentArgs {
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, env = "LUZIA_JOB_DIR", value_name = "DIR")]
     pub job_dir: PathBuf,
+    /// tests, build, question, gate, stream, fail, long, needs_input (default: from the task)
     #[arg(long, value_name = "NAME")]
-    pub scenario: String,
+    pub scenario: Option<String>,
 }
 
 #[derive(Debug, Args)]

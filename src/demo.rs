@@ -3,84 +3,79 @@
 //! cockpit can be seen working with nothing installed but Rust.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use chrono::{Duration, Utc};
 use serde_json::json;
 
-/// Simulated agents the demo starts: (scenario, project, task).
-const LIVE: &[(&str, &str, &str)] = &[
-    ("tests", "musica", "Run the test suite and report failures"),
-    ("build", "overbits", "Build the release artefacts"),
-    ("question", "musica", "Apply the database migration"),
-    ("gate", "librec", "Deploy the search index"),
-    ("stream", "overbits", "Re-index 40,000 documents"),
-    ("fail", "librec", "Upgrade the importer dependencies"),
-    ("long", "musica", "Refactor the playlist module"),
+use crate::config::{Config, Overrides};
+use crate::dispatcher::{Dispatcher, Request};
+
+/// Tasks the demo dispatches at start: (project, task). The task's words pick what the
+/// simulated agent does (see `luzia demo-agent`).
+const LIVE: &[(&str, &str)] = &[
+    ("musica", "Run the test suite and report failures"),
+    ("overbits", "Build the release artefacts"),
+    (
+        "musica",
+        "Apply the database migration (ask which database)",
+    ),
+    ("librec", "Deploy the search index behind an approval gate"),
+    (
+        "overbits",
+        "Re-index 40,000 documents, streaming the output",
+    ),
+    (
+        "librec",
+        "Upgrade the importer dependencies (this one fails)",
+    ),
+    ("musica", "Refactor the playlist module: a long one"),
+    ("librec", "Clean the staging database: stops, needs input"),
 ];
 
-/// Creates the demo root under the system's temporary directory and starts the agents.
-pub fn create() -> Result<PathBuf> {
-    let root =
+/// The demo's jobs root, queue and config: a fresh directory under the system's temporary
+/// directory, three projects, and `luzia demo-agent` as the agent. Its agents are started through
+/// the real dispatcher and supervisor.
+pub fn create() -> Result<Config> {
+    let base =
         std::env::temp_dir().join(format!("luzia-demo-{}", Utc::now().format("%Y%m%d-%H%M%S")));
-    let jobs = root.join("jobs");
+    let jobs = base.join("jobs");
     fs::create_dir_all(&jobs)
         .with_context(|| format!("cannot create the demo directory {}", jobs.display()))?;
-    write_finished(&jobs)?;
     let exe =
-        std::env::current_exe().context("cannot find the luzia executable to start demo agents")?;
-    for (i, (scenario, project, task)) in LIVE.iter().enumerate() {
-        let id = format!("{}-{}", Utc::now().format("%H%M%S"), tag(scenario));
-        let dir = jobs.join(&id);
-        fs::create_dir(&dir)?;
-        let started = Utc::now() - Duration::seconds(i as i64);
-        write_meta(
-            &dir,
-            &id,
-            project,
-            task,
-            started,
-            &[("estimated_duration_seconds", estimate(scenario))],
-        )?;
-        fs::write(dir.join("prompt.txt"), format!("{task}\n"))?;
-        start_agent(&exe, &dir, scenario)?;
+        std::env::current_exe().context("cannot find the luzia executable to run demo agents")?;
+    let mut projects = String::new();
+    for name in ["musica", "overbits", "librec"] {
+        let dir = base.join("projects").join(name);
+        fs::create_dir_all(&dir)?;
+        projects.push_str(&format!(
+            "\n[projects.{name}]\npath = {:?}\n",
+            dir.display().to_string()
+        ));
     }
-    Ok(jobs)
-}
-
-fn estimate(scenario: &str) -> serde_json::Value {
-    match scenario {
-        "long" => json!(900),
-        "stream" => json!(120),
-        _ => serde_json::Value::Null,
+    let toml = format!(
+        "# The demo's configuration: `luzia --config {cfg} jobs` works on it too.\n\
+         jobs_dir = {jobs:?}\nqueue_dir = {queue:?}\nnotifications_log = {notes:?}\n\n\
+         [agent]\ncommand = [{exe:?}, \"demo-agent\"]\nmax_concurrent = 10\n{projects}",
+        cfg = base.join("config.toml").display(),
+        jobs = jobs.display().to_string(),
+        queue = base.join("queue").display().to_string(),
+        notes = base.join("notifications.log").display().to_string(),
+        exe = exe.display().to_string(),
+    );
+    let cfg_path = base.join("config.toml");
+    fs::write(&cfg_path, toml).with_context(|| format!("cannot write {}", cfg_path.display()))?;
+    let cfg = Config::load(&Overrides {
+        config: Some(cfg_path),
+        jobs_dir: None,
+    })?;
+    write_finished(&jobs)?;
+    let dispatcher = Dispatcher::new(&cfg)?;
+    for (project, task) in LIVE {
+        dispatcher.dispatch(&Request::new(project, task))?;
     }
-}
-
-/// Detached in its own session: it outlives the cockpit, as real agents do.
-fn start_agent(exe: &Path, dir: &Path, scenario: &str) -> Result<()> {
-    use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(exe);
-    cmd.arg("demo-agent")
-        .arg("--job-dir")
-        .arg(dir)
-        .arg("--scenario")
-        .arg(scenario);
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid() is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            rustix::process::setsid()
-                .map(|_| ())
-                .map_err(std::io::Error::from)
-        });
-    }
-    cmd.spawn()
-        .with_context(|| format!("cannot start the demo agent for {}", dir.display()))?;
-    Ok(())
+    Ok(cfg)
 }
 
 fn write_meta(
@@ -193,15 +188,4 @@ fn write_extras(jobs: &Path, now: chrono::DateTime<Utc>) -> Result<()> {
     fs::write(died.join("pid"), "999999999\n")?;
     fs::write(died.join("output.log"), "step 1 ok\nstep 2...\n")?;
     Ok(())
-}
-
-/// Short id suffixes, so demo ids look like the orchestrator's (`142315-a1b2`).
-fn tag(scenario: &str) -> &str {
-    match scenario {
-        "question" => "ask",
-        "stream" => "strm",
-        "tests" => "test",
-        "build" => "make",
-        other => other,
-    }
 }

@@ -28,9 +28,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Command::Ask(args) => commands::agent::ask(args, &mut out)?,
         Command::Gate(args) => commands::agent::gate(args)?,
         Command::Progress(args) => commands::agent::progress(args)?,
-        Command::DemoAgent(args) => {
-            commands::demo_agent::run(&args.job_dir, &args.scenario).map(|()| 0)?
-        }
+        Command::DemoAgent(args) => commands::demo_agent::run(args)?,
         operator => {
             let overrides = Overrides {
                 config: cli.global.config.clone(),

@@ -1,29 +1,64 @@
-//! `luzia demo-agent`: a simulated agent for the demo. It writes its own job directory the way
-//! a supervised agent's is written (pid, output.log with colours, progress.json replaced
-//! atomically, questions and gates, the exit line), at a human pace.
+//! `luzia demo-agent`: a simulated agent for the demo, run by the real supervisor like any
+//! agent. It reads its prompt on stdin, picks what to do from the task's words, writes coloured
+//! output on stdout at a human pace, reports progress, asks questions and waits at gates through
+//! the real protocol, and exits with a code that means something.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::thread::sleep;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-
-use crate::jobs::agent::{self, Ask, AskResult, GateResult, GateSpec};
-use crate::jobs::hitl::QuestionType;
 use serde_json::json;
 
-pub struct DemoAgent {
-    dir: PathBuf,
+use crate::cli::DemoAgentArgs;
+use crate::jobs::agent::{self, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::hitl::QuestionType;
+use crate::jobs::publish::write_atomic;
+
+/// The scenario a task's words ask for, first match wins.
+pub fn scenario_for(task: &str) -> &'static str {
+    let t = task.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    if has(&["needs input", "input"]) {
+        "needs_input"
+    } else if has(&["ask", "question", "which"]) {
+        "question"
+    } else if has(&["gate", "deploy", "approv"]) {
+        "gate"
+    } else if has(&["fail", "error", "break"]) {
+        "fail"
+    } else if has(&["stream", "fast", "index"]) {
+        "stream"
+    } else if has(&["long", "slow", "refactor"]) {
+        "long"
+    } else if has(&["build", "compile"]) {
+        "build"
+    } else {
+        "tests"
+    }
 }
 
-pub fn run(job_dir: &Path, scenario: &str) -> Result<()> {
-    let agent = DemoAgent {
-        dir: job_dir.to_owned(),
+pub fn run(args: &DemoAgentArgs) -> Result<u8> {
+    // The prompt arrives on stdin like any agent's; the scenario comes from the task alone (the
+    // prompt's own instructions mention asking and gates).
+    let mut prompt = String::new();
+    std::io::stdin()
+        .read_to_string(&mut prompt)
+        .context("cannot read the prompt on stdin")?;
+    let task = std::fs::read(args.job_dir.join("meta.json"))
+        .ok()
+        .and_then(|b| crate::jobs::Meta::parse(&b).ok())
+        .map_or(prompt, |m| m.task);
+    let scenario = args
+        .scenario
+        .clone()
+        .unwrap_or_else(|| scenario_for(&task).to_string());
+    let agent = Demo {
+        dir: args.job_dir.clone(),
+        out: std::io::stdout(),
     };
-    agent.write("pid", &format!("{}\n", std::process::id()))?;
-    let code = match scenario {
+    let code = match scenario.as_str() {
         "tests" => agent.tests()?,
         "build" => agent.build()?,
         "question" => agent.question()?,
@@ -31,44 +66,35 @@ pub fn run(job_dir: &Path, scenario: &str) -> Result<()> {
         "stream" => agent.stream()?,
         "fail" => agent.fail()?,
         "long" => agent.long()?,
-        other => anyhow::bail!(
-            "unknown demo scenario '{other}' (tests, build, question, gate, stream, fail, long)"
-        ),
+        "needs_input" => agent.needs_input()?,
+        other => anyhow::bail!("unknown demo scenario '{other}'"),
     };
-    agent.say(&format!("\nexit:{code}"))?;
-    Ok(())
+    Ok(code)
 }
 
-impl DemoAgent {
-    fn write(&self, name: &str, text: &str) -> Result<()> {
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-        fs::rename(&tmp, self.dir.join(name))?;
-        Ok(())
-    }
+struct Demo {
+    dir: PathBuf,
+    out: std::io::Stdout,
+}
 
+impl Demo {
     fn say(&self, line: &str) -> Result<()> {
-        let path = self.dir.join("output.log");
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("cannot append to {}", path.display()))?;
-        writeln!(f, "{line}")?;
+        let mut out = self.out.lock();
+        writeln!(out, "{line}")?;
+        out.flush()?;
         Ok(())
     }
 
     fn progress(&self, value: serde_json::Value) -> Result<()> {
-        let mut v = value;
-        v["updated_at"] = json!(chrono::Utc::now().to_rfc3339());
-        self.write("progress.json", &v.to_string())
+        agent::report_progress(&self.dir, &value)?;
+        Ok(())
     }
 
     fn pause(ms: u64) {
         sleep(Duration::from_millis(ms));
     }
 
-    fn tests(&self) -> Result<i32> {
+    fn tests(&self) -> Result<u8> {
         let steps = [
             "Installing dependencies",
             "Building",
@@ -88,7 +114,7 @@ impl DemoAgent {
         Ok(0)
     }
 
-    fn build(&self) -> Result<i32> {
+    fn build(&self) -> Result<u8> {
         for pct in (0..=100).step_by(4) {
             self.progress(json!({"percent": pct, "eta_seconds": (100 - pct) / 2}))?;
             self.say(&format!("\x1b[36mcompiling\x1b[0m crate {} of 25", pct / 4))?;
@@ -98,12 +124,11 @@ impl DemoAgent {
         Ok(0)
     }
 
-    /// Asks through the real protocol (the same code as `luzia ask`); after ten minutes the
-    /// default stands.
-    fn question(&self) -> Result<i32> {
+    /// A choice, then free text, through the real protocol; after ten minutes the defaults stand.
+    fn question(&self) -> Result<u8> {
         self.say("Found 3 pending migrations: 0041_add_index, 0042_split_table, 0043_backfill")?;
         self.say("\x1b[33mWaiting for an answer: which database?\x1b[0m")?;
-        let spec = Ask {
+        let which = Ask {
             question: "Which database: production or staging?".into(),
             kind: QuestionType::Choice,
             options: vec!["production".into(), "staging".into()],
@@ -111,9 +136,9 @@ impl DemoAgent {
             timeout: Some(Duration::from_secs(600)),
             default: Some("staging".into()),
         };
-        let answer = match agent::ask(&self.dir, &spec)? {
+        let answer = match agent::ask(&self.dir, &which)? {
             AskResult::Answered(r) => format!("{} (answered by {})", r.answer, r.who()),
-            AskResult::TimedOutDefault(r) => format!("{} (the default, nobody answered)", r.answer),
+            AskResult::TimedOutDefault(r) => format!("{} (the default: nobody answered)", r.answer),
             AskResult::TimedOut => "nothing".into(),
         };
         self.say(&format!("Using: {answer}"))?;
@@ -121,7 +146,7 @@ impl DemoAgent {
             question: "Anything to note in the migration log?".into(),
             kind: QuestionType::Text,
             options: vec![],
-            context: "free text, several lines are fine".into(),
+            context: "free text; several lines are fine".into(),
             timeout: Some(Duration::from_secs(600)),
             default: Some("(nothing)".into()),
         };
@@ -139,7 +164,7 @@ impl DemoAgent {
         Ok(0)
     }
 
-    fn gate(&self) -> Result<i32> {
+    fn gate(&self) -> Result<u8> {
         self.say("Index built: 1.2M documents, 3.4 GB")?;
         self.say("\x1b[33mWaiting at the approval gate 'deploy_index'\x1b[0m")?;
         let spec = GateSpec {
@@ -160,7 +185,7 @@ impl DemoAgent {
         }
     }
 
-    fn stream(&self) -> Result<i32> {
+    fn stream(&self) -> Result<u8> {
         for i in 0..2400 {
             if i % 40 == 0 {
                 self.progress(json!({"percent": i * 100 / 2400}))?;
@@ -175,23 +200,68 @@ impl DemoAgent {
         Ok(0)
     }
 
-    fn fail(&self) -> Result<i32> {
+    fn fail(&self) -> Result<u8> {
         self.say("Upgrading dependencies...")?;
         Self::pause(3000);
         self.say("Collecting importer==2.0")?;
         Self::pause(4000);
-        self.say("Traceback (most recent call last):")?;
-        self.say("  File \"importer/cli.py\", line 3, in <module>")?;
-        self.say("    import yaml")?;
+        for line in [
+            "Traceback (most recent call last):",
+            "  File \"importer/cli.py\", line 3, in <module>",
+            "    import yaml",
+        ] {
+            self.say(line)?;
+        }
         self.say("\x1b[31mModuleNotFoundError: No module named 'yaml'\x1b[0m")?;
         Ok(1)
     }
 
-    fn long(&self) -> Result<i32> {
+    fn long(&self) -> Result<u8> {
         for i in 0..180 {
+            self.progress(
+                json!({"step": i + 1, "total_steps": 180, "step_name": "reading modules"}),
+            )?;
             self.say(&format!("reading module {i} of 180"))?;
             Self::pause(5000);
         }
         Ok(0)
+    }
+
+    /// The orchestrator's pattern: write the question by hand and stop with exit 100.
+    fn needs_input(&self) -> Result<u8> {
+        self.say("Found 3 stale tables in the staging database.")?;
+        Self::pause(2000);
+        let q = json!({"id": "q1", "type": "choice", "question": "Which tables may I drop?",
+                       "options": ["all three", "only the empty ones", "none"],
+                       "context": "tmp_import, tmp_export, old_users"});
+        write_atomic(
+            Path::new(&self.dir),
+            "clarification.json",
+            q.to_string().as_bytes(),
+        )?;
+        self.say("Stopping: I need to know which tables to drop.")?;
+        Ok(100)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_task_picks_the_scenario() {
+        let cases = [
+            ("Run the test suite", "tests"),
+            ("Apply the migration (ask which database)", "question"),
+            ("Deploy the index behind an approval gate", "gate"),
+            ("This one fails", "fail"),
+            ("Re-index, streaming", "stream"),
+            ("Refactor: a long one", "long"),
+            ("Build the artefacts", "build"),
+            ("Clean up: stops, needs input", "needs_input"),
+        ];
+        for (task, want) in cases {
+            assert_eq!(scenario_for(task), want, "{task}");
+        }
     }
 }

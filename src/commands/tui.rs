@@ -12,14 +12,22 @@ use crate::tui::app::Options;
 use crate::tui::ui::Theme;
 
 /// Returns the process exit code: 0 on quit, 128 + the signal when one stopped the cockpit.
-pub fn run(cfg: &Config, args: &TuiArgs) -> Result<u8> {
-    let root = if args.demo {
-        crate::demo::create()?
+pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
+    // The demo brings its own jobs root, projects and agent; the operator's keys, theme and
+    // bell still apply.
+    let cfg = if args.demo {
+        let mut demo = crate::demo::create()?;
+        demo.keys = user_cfg.keys.clone();
+        demo.theme = user_cfg.theme.clone();
+        demo.bell = user_cfg.bell;
+        demo.read_only = user_cfg.read_only;
+        demo
     } else {
-        super::jobs_root(cfg)?.to_owned()
+        user_cfg.clone()
     };
+    let root = super::jobs_root(&cfg)?.to_owned();
     let keymap = KeyMap::new(&cfg.keys).map_err(|e| {
-        let file = cfg
+        let file = user_cfg
             .file
             .as_ref()
             .map_or("the config file".to_string(), |p| p.display().to_string());
@@ -29,23 +37,28 @@ pub fn run(cfg: &Config, args: &TuiArgs) -> Result<u8> {
     if !read_only {
         init_logging()?;
     }
+    let projects: Vec<String> = cfg.projects.keys().cloned().collect();
     let opts = Options {
         root: root.clone(),
         projects: args.projects.clone(),
         read_only,
         cycle_secs: args.cycle,
         keymap,
-        known_projects: cfg.projects.keys().cloned().collect(),
+        known_projects: projects.clone(),
         theme: Theme::detect(cfg.theme.colors),
         bell: cfg.bell,
+        dispatch_projects: projects,
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
-    let result = crate::tui::run(opts);
+    let result = crate::tui::run(opts, Some(cfg.clone()));
     if args.demo {
+        let file = cfg
+            .file
+            .as_ref()
+            .map_or(String::new(), |p| p.display().to_string());
         eprintln!(
-            "luzia: the demo jobs are in {} (its agents finish on their own; `luzia jobs --jobs-dir {}` lists them)",
-            root.display(),
-            root.display()
+            "luzia: the demo is in {} (its agents finish on their own; `luzia --config {file} jobs` lists them)",
+            root.parent().unwrap_or(&root).display()
         );
     }
     Ok(result?.map_or(0, |stop| stop.exit_code()))

@@ -70,6 +70,8 @@ pub struct Job {
     pub finished: Option<DateTime<Utc>>,
     /// Length of output.log when read (0 when there is none).
     pub log_len: u64,
+    /// For a queued task: its place in the queue (1 starts next).
+    pub queue_position: Option<usize>,
     pub problems: Vec<Problem>,
 }
 
@@ -138,6 +140,7 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
         started: meta.as_ref().and_then(|m| m.started),
         finished: meta.as_ref().and_then(|m| m.finished),
         log_len: log.len,
+        queue_position: None,
         problems: Vec::new(),
         meta,
     };

@@ -30,6 +30,9 @@ pub enum KillError {
     Stuck { id: String, secs: u64 },
 }
 
+/// How long an agent has to stop after SIGTERM, unless the operator says otherwise.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+
 /// Stops the job and returns the exit code recorded for it.
 pub fn kill(job: &Job, grace: Duration) -> Result<i32, KillError> {
     let id = job.id.to_string();

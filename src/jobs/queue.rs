@@ -159,6 +159,35 @@ pub fn take_next(queue: &Path) -> Result<Option<Queued>, QueueError> {
     Ok(None)
 }
 
+impl Queued {
+    /// The task as a row of the jobs table: status `queued`, at `position`.
+    pub fn as_job(&self, position: usize) -> Option<super::Job> {
+        let id = super::JobId::parse(&self.id).ok()?;
+        let meta = super::Meta {
+            id: self.id.clone(),
+            project: self.project.clone(),
+            task: self.task.clone(),
+            ..Default::default()
+        };
+        Some(super::Job {
+            id,
+            dir: self.path.clone(),
+            meta: Some(meta),
+            status: super::Status::Queued,
+            exit_code: None,
+            pid: None,
+            progress: None,
+            question: None,
+            gate: None,
+            started: None,
+            finished: None,
+            log_len: 0,
+            queue_position: Some(position),
+            problems: Vec::new(),
+        })
+    }
+}
+
 pub fn cancel(queue: &Path, id: &str) -> Result<Queued, QueueError> {
     let q = list(queue)?
         .into_iter()

@@ -33,10 +33,13 @@ pub enum Action {
     Follow,
     Inbox,
     Details,
+    NewTask,
+    Kill,
+    Retry,
 }
 
 impl Action {
-    pub const ALL: [Action; 23] = [
+    pub const ALL: [Action; 26] = [
         Action::Quit,
         Action::Up,
         Action::Down,
@@ -60,6 +63,9 @@ impl Action {
         Action::Follow,
         Action::Inbox,
         Action::Details,
+        Action::NewTask,
+        Action::Kill,
+        Action::Retry,
     ];
 
     /// The name used in `[keys]`.
@@ -88,6 +94,9 @@ impl Action {
             Action::Follow => "follow",
             Action::Inbox => "inbox",
             Action::Details => "details",
+            Action::NewTask => "new_task",
+            Action::Kill => "kill",
+            Action::Retry => "retry",
         }
     }
 
@@ -116,6 +125,9 @@ impl Action {
             Action::Follow => "follow the output again",
             Action::Inbox => "answer pending questions and gates, oldest first",
             Action::Details => "detail view of the selected job",
+            Action::NewTask => "dispatch a new task (the input bar)",
+            Action::Kill => "kill the selected job (asks first)",
+            Action::Retry => "retry the selected job",
         }
     }
 
@@ -144,6 +156,9 @@ impl Action {
             Action::Follow => &["end", "G"],
             Action::Inbox => &["i"],
             Action::Details => &["v"],
+            Action::NewTask => &["n", ":"],
+            Action::Kill => &["K"],
+            Action::Retry => &["r"],
         }
     }
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::config::Config;
+use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::answer::{self, Outcome};
 use crate::jobs::follow::Follower;
 use crate::jobs::job::read_prompt;
@@ -14,6 +16,7 @@ use crate::jobs::sanitize::plain_text;
 use crate::jobs::scan::{list_ids, read_all};
 use crate::jobs::tail::last_lines;
 use crate::jobs::{Job, JobId, Status, files::open_nofollow, read_job};
+use crate::jobs::{kill, queue};
 use crate::watch::{JobWatcher, Signal, WatchChange, WatchMode};
 
 use super::event::{Event, Synced};
@@ -47,6 +50,18 @@ pub enum Effect {
         approved: bool,
         reason: String,
     },
+    /// Start a job (or queue it): from the input bar, or a retry (`retry_of`).
+    Dispatch {
+        project: String,
+        task: String,
+        retry_of: Option<JobId>,
+    },
+    /// Start the job again, with the answer it stopped for.
+    Retry(JobId),
+    /// Stop the job: SIGTERM, then SIGKILL after the grace period.
+    Kill(JobId),
+    /// List the queue (and start queued tasks if slots are free).
+    SyncQueue,
     /// Ring the terminal bell (performed by the loop, which owns the terminal).
     Bell,
     Quit,
@@ -56,7 +71,14 @@ impl Effect {
     /// Whether performing this writes anything. A read-only cockpit refuses these here, where
     /// effects are performed, not only by hiding keys.
     pub fn writes(&self) -> bool {
-        matches!(self, Effect::Answer { .. } | Effect::Decide { .. })
+        matches!(
+            self,
+            Effect::Answer { .. }
+                | Effect::Decide { .. }
+                | Effect::Dispatch { .. }
+                | Effect::Retry(_)
+                | Effect::Kill(_)
+        )
     }
 }
 
@@ -66,10 +88,17 @@ pub struct Executor {
     watcher: JobWatcher,
     follower: Option<(JobId, Follower)>,
     read_only: bool,
+    /// What dispatch needs (projects, agent command, queue); `None` when unknown.
+    config: Option<Config>,
 }
 
 impl Executor {
-    pub fn new(root: PathBuf, tx: UnboundedSender<Event>, read_only: bool) -> Executor {
+    pub fn new(
+        root: PathBuf,
+        tx: UnboundedSender<Event>,
+        read_only: bool,
+        config: Option<Config>,
+    ) -> Executor {
         let sink = tx.clone();
         let watcher = JobWatcher::start(&root, move |signal| {
             let _ = sink.send(match signal {
@@ -84,6 +113,7 @@ impl Executor {
             watcher,
             follower: None,
             read_only,
+            config,
         }
     }
 
@@ -99,13 +129,16 @@ impl Executor {
     pub fn perform(&mut self, effect: Effect) {
         if effect.writes() && self.read_only {
             tracing::warn!("refused in read-only mode: {effect:?}");
-            if let Effect::Answer { job, .. } | Effect::Decide { job, .. } = effect {
-                let message = "read-only: this cockpit writes nothing".to_string();
-                self.send(Event::Answered {
-                    job,
-                    ok: false,
-                    message,
-                });
+            let message = "read-only: this cockpit writes nothing".to_string();
+            match effect {
+                Effect::Answer { job, .. } | Effect::Decide { job, .. } => {
+                    self.send(Event::Answered {
+                        job,
+                        ok: false,
+                        message,
+                    })
+                }
+                _ => self.send(Event::Notice(message)),
             }
             return;
         }
@@ -174,6 +207,42 @@ impl Executor {
                     message: outcome.unwrap_or_else(|e| e),
                 });
             }
+            Effect::Dispatch {
+                project,
+                task,
+                retry_of,
+            } => {
+                let mut req = Request::new(&project, &task);
+                req.retry_of = retry_of.map(|r| r.to_string());
+                let result = self.dispatch(&req);
+                self.send(Event::Dispatched(result));
+            }
+            Effect::Retry(id) => {
+                let result = match read_job(&self.root, &id, chrono::Utc::now()) {
+                    None => Err(format!("job {id} is gone")),
+                    Some(job) => retry_request(&job, None)
+                        .map_err(|e| format!("{e:#}"))
+                        .and_then(|req| self.dispatch(&req)),
+                };
+                self.send(Event::Dispatched(result));
+            }
+            Effect::Kill(id) => {
+                let root = self.root.clone();
+                let tx = self.tx.clone();
+                // A kill waits out the grace period: off the loop.
+                std::thread::spawn(move || {
+                    let message = match read_job(&root, &id, chrono::Utc::now()) {
+                        None => format!("job {id} is gone"),
+                        Some(job) => match kill::kill(&job, kill::DEFAULT_GRACE) {
+                            Ok(code) => format!("killed {id} (exit:{code})"),
+                            Err(e) => e.to_string(),
+                        },
+                    };
+                    let _ = tx.send(Event::Notice(message));
+                    let _ = tx.send(Event::JobsChanged(vec![id]));
+                });
+            }
+            Effect::SyncQueue => self.sync_queue(),
             Effect::Bell | Effect::Quit => {}
         }
     }
@@ -262,6 +331,41 @@ impl Executor {
             }
             Err(e) => Err(e.to_string()),
         }
+    }
+
+    fn dispatch(&self, req: &Request) -> Result<(Option<JobId>, String), String> {
+        let cfg = self
+            .config
+            .as_ref()
+            .ok_or("this cockpit has no configuration to dispatch with")?;
+        let dispatcher = Dispatcher::new(cfg).map_err(|e| format!("{e:#}"))?;
+        match dispatcher.dispatch(req).map_err(|e| format!("{e:#}"))? {
+            Dispatched::Started(c) => Ok((
+                Some(c.id.clone()),
+                format!("started {} on {}", c.id, req.project),
+            )),
+            Dispatched::Queued(q) => Ok((None, format!("queued {}: every slot is taken", q.id))),
+        }
+    }
+
+    /// Shows the queue as jobs, and starts queued tasks while slots are free.
+    fn sync_queue(&self) {
+        let Some(cfg) = self.config.as_ref() else {
+            return;
+        };
+        if !self.read_only
+            && let Ok(d) = Dispatcher::new(cfg)
+            && let Err(e) = d.start_queued()
+        {
+            self.send(Event::Notice(format!("cannot start queued tasks: {e:#}")));
+        }
+        let queued = queue::list(&cfg.queue_dir).unwrap_or_default();
+        let jobs = queued
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| q.as_job(i + 1))
+            .collect();
+        self.send(Event::QueueListed(jobs));
     }
 
     pub fn watch_mode(&self) -> WatchMode {

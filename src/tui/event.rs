@@ -40,6 +40,12 @@ pub enum Event {
         id: JobId,
         text: Result<Option<String>, String>,
     },
+    /// What came of a dispatch or retry: the new job (if it started) and what to say, or why not.
+    Dispatched(Result<(Option<JobId>, String), String>),
+    /// Something to tell the operator (a kill's outcome).
+    Notice(String),
+    /// The queue as it stands, as jobs with the `queued` status.
+    QueueListed(Vec<Job>),
     /// What came of an answer or decision: whether it stands, and what to tell the operator.
     Answered {
         job: JobId,

@@ -32,15 +32,15 @@ const TICK: Duration = Duration::from_secs(1);
 const MAX_BATCH: usize = 512;
 
 /// Runs the cockpit until the operator quits (`None`) or a signal stops it.
-pub fn run(opts: Options) -> Result<Option<Stop>> {
+pub fn run(opts: Options, config: Option<crate::config::Config>) -> Result<Option<Stop>> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the event loop")?;
-    rt.block_on(event_loop(opts))
+    rt.block_on(event_loop(opts, config))
 }
 
-async fn event_loop(opts: Options) -> Result<Option<Stop>> {
+async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Result<Option<Stop>> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
@@ -51,7 +51,7 @@ async fn event_loop(opts: Options) -> Result<Option<Stop>> {
         let size = term.size()?;
         let mut app = App::new(opts.clone(), chrono::Utc::now());
         app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-        let mut exec = Executor::new(opts.root.clone(), tx.clone(), opts.read_only);
+        let mut exec = Executor::new(opts.root.clone(), tx.clone(), opts.read_only, config);
         spawn_input_thread(tx.clone());
         for effect in app.start() {
             exec.perform(effect);

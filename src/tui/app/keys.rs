@@ -14,8 +14,13 @@ impl App {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         match &mut self.mode {
-            // The inbox's editor takes every key but ctrl-c.
+            // The inbox's editor and the input bar take every key but ctrl-c.
             Mode::Inbox if !ctrl_c => return self.on_inbox_key(&key),
+            Mode::Dispatch if !ctrl_c => return self.on_dispatch_key(&key),
+            Mode::Confirm(what) => {
+                let what = what.clone();
+                return self.on_confirm_key(&key, what);
+            }
             Mode::FilterInput(input) => {
                 let outcome = input.handle(&key);
                 let text = input.text().to_owned();
@@ -271,6 +276,9 @@ impl App {
                 Some(self.open_details(id))
             }
             Action::Inbox => Some(self.open_inbox(None)),
+            Action::NewTask => Some(self.open_dispatch_bar()),
+            Action::Kill => Some(self.ask_kill()),
+            Action::Retry => Some(self.retry_selected()),
             Action::Back if !self.filter.is_empty() => {
                 self.filter.clear();
                 Some(self.refresh_view())

@@ -1,6 +1,7 @@
 //! The cockpit's state and its one way to change: `update(event) -> effects`. Nothing in here
 //! touches the disk, the terminal or a clock; time comes in with the event.
 
+pub mod dispatch_bar;
 pub mod inbox;
 pub mod jobs_view;
 mod keys;
@@ -39,6 +40,9 @@ pub enum Mode {
     Detail,
     /// Answering questions and gates; the state is in `App::inbox`.
     Inbox,
+    /// Typing a task into the input bar; the state is in `App::draft`.
+    Dispatch,
+    Confirm(dispatch_bar::Confirm),
     FilterInput(LineInput),
     SearchInput(LineInput),
     ProjectPicker {
@@ -60,6 +64,8 @@ pub struct Options {
     pub theme: super::ui::Theme,
     /// Ring the terminal bell once when a new question or gate arrives.
     pub bell: bool,
+    /// Projects the input bar can dispatch to (from the config).
+    pub dispatch_projects: Vec<String>,
 }
 
 pub struct App {
@@ -80,6 +86,10 @@ pub struct App {
     pub log: LogView,
     pub prompt: Option<(JobId, Result<Option<String>, String>)>,
     pub inbox: Option<inbox::Inbox>,
+    /// The input bar's task, kept while the bar is hidden.
+    pub draft: Option<dispatch_bar::Draft>,
+    /// A job just dispatched: selected as soon as it appears.
+    select_when_seen: Option<JobId>,
     /// Answers given from here whose jobs have not been read again yet: (job, question id or gate).
     answered: Vec<(JobId, String)>,
     pub detail_scroll: u16,
@@ -114,6 +124,8 @@ impl App {
             log: LogView::default(),
             prompt: None,
             inbox: None,
+            draft: None,
+            select_when_seen: None,
             answered: Vec::new(),
             detail_scroll: 0,
             watch_mode: WatchMode::Inotify,
@@ -210,6 +222,18 @@ impl App {
                 vec![]
             }
             Event::Answered { job, ok, message } => self.on_answered(job, ok, message),
+            Event::Dispatched(result) => self.on_dispatched(result),
+            Event::Notice(message) => {
+                self.message = Some(message);
+                vec![]
+            }
+            Event::QueueListed(queued) => {
+                self.jobs.retain(|_, j| j.status != Status::Queued);
+                for job in queued {
+                    self.jobs.insert(job.id.clone(), job);
+                }
+                self.refresh_view()
+            }
             Event::PromptLoaded { id, text } => {
                 self.prompt = Some((id, text));
                 vec![]
@@ -302,6 +326,13 @@ impl App {
         };
         self.view = jobs_view::build(&self.jobs, &spec, self.now);
         self.counts = jobs_view::counts(&self.jobs, &self.projects);
+        if let Some(id) = self.select_when_seen.take() {
+            if self.view.contains(&id) {
+                self.selected = Some(id);
+            } else {
+                self.select_when_seen = Some(id);
+            }
+        }
         let still_there = self
             .selected
             .as_ref()
@@ -389,6 +420,9 @@ impl App {
         let mut effects = Vec::new();
         if !live.is_empty() {
             effects.push(Effect::CheckAlive(live));
+        }
+        if self.jobs.values().any(|j| j.status == Status::Queued) {
+            effects.push(Effect::SyncQueue);
         }
         // Only moving elapsed times (or a rotation) need a new frame.
         self.dirty = self.view_has_active();

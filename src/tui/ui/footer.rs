@@ -61,6 +61,8 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
         ],
         (Mode::Help, _) => vec![("any key".into(), "close")],
         (Mode::Inbox, _) => vec![("tab".into(), "next"), (k(Action::Back), "close the inbox")],
+        (Mode::Dispatch, _) => vec![("enter".into(), "dispatch"), (k(Action::Back), "hide")],
+        (Mode::Confirm(_), _) => vec![("y".into(), "yes"), ("any".into(), "no")],
         (Mode::ProjectPicker { .. }, _) => {
             vec![("enter".into(), "choose"), (k(Action::Back), "cancel")]
         }
@@ -68,6 +70,9 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
             (format!("{}/{}", k(Action::Up), k(Action::Down)), "select"),
             (k(Action::Open), "open"),
             (k(Action::Inbox), "inbox"),
+            (k(Action::NewTask), "new"),
+            (k(Action::Kill), "kill"),
+            (k(Action::Retry), "retry"),
             (k(Action::FocusNext), "output"),
             (k(Action::Filter), "filter"),
             (k(Action::PickProject), "project"),
@@ -94,6 +99,10 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
         ],
     };
     let mut pairs = pairs;
+    if app.opts.read_only {
+        // Nothing that writes is offered on a wall display.
+        pairs.retain(|(_, what)| !matches!(*what, "new" | "kill" | "retry"));
+    }
     let reserved = app.message.as_ref().map_or(0, |m| m.chars().count() + 3)
         + if app.opts.read_only { 10 } else { 0 };
     fit(&mut pairs, width.saturating_sub(reserved));
@@ -114,8 +123,8 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
 
 /// Hints dropped first when the line is too narrow; help and quit always stay.
 const DROP_FIRST: &[&str] = &[
-    "inbox", "project", "sort", "view", "wrap", "match", "output", "jobs", "filter", "search",
-    "detail",
+    "retry", "kill", "inbox", "project", "sort", "view", "wrap", "match", "output", "jobs",
+    "filter", "search", "detail",
 ];
 
 fn fit(pairs: &mut Vec<(String, &str)>, width: usize) {

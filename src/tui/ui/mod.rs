@@ -44,6 +44,12 @@ pub fn render_with(app: &App, theme: &Theme, f: &mut Frame) {
     match &app.mode {
         Mode::Help => popup::help(app, theme, f, area),
         Mode::Inbox => inbox::render(app, theme, f, area),
+        Mode::Confirm(what) => popup::confirm(what, theme, f, area),
+        Mode::Dispatch => {
+            if let Some(draft) = &app.draft {
+                popup::dispatch_bar(draft, theme, f, area);
+            }
+        }
         Mode::ProjectPicker { items, selected } => popup::picker(items, *selected, theme, f, area),
         _ => {}
     }

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragra
 use super::theme::Theme;
 use crate::tui::action::Action;
 use crate::tui::app::App;
+use crate::tui::app::dispatch_bar::{Confirm, Draft};
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let [v] = Layout::vertical([Constraint::Length(height.min(area.height))])
@@ -42,6 +43,14 @@ const HELP: &[(&[Action], &str)] = &[
     (
         &[Action::Inbox, Action::Details],
         "inbox of questions and gates / detail view",
+    ),
+    (
+        &[Action::NewTask],
+        "new task: the input bar (project, task)",
+    ),
+    (
+        &[Action::Kill, Action::Retry],
+        "kill the selected job (asks) / retry it",
     ),
     (
         &[Action::Filter],
@@ -118,4 +127,72 @@ pub fn picker(items: &[String], selected: usize, theme: &Theme, f: &mut Frame, a
         .highlight_style(theme.selected());
     let mut state = ListState::default().with_selected(Some(selected));
     f.render_stateful_widget(list, rect, &mut state);
+}
+
+/// The input bar, over the bottom of the screen: the project, the task being typed, an error.
+pub fn dispatch_bar(draft: &Draft, theme: &Theme, f: &mut Frame, area: Rect) {
+    let height = 8.min(area.height);
+    let rect = Rect {
+        x: area.x,
+        y: area.bottom().saturating_sub(height),
+        width: area.width,
+        height,
+    };
+    f.render_widget(Clear, rect);
+    let project = draft.project_name().unwrap_or("?");
+    let others = if draft.projects.len() > 1 {
+        " (tab: another project)"
+    } else {
+        ""
+    };
+    let hint = if draft.sending {
+        " starting… "
+    } else {
+        " enter dispatches · alt-enter new line · esc hides (the text stays) "
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.accent())
+        .title(Line::from(vec![
+            Span::styled(" new task for ", theme.title()),
+            Span::styled(project.to_string(), theme.accent()),
+            Span::styled(others, theme.dim()),
+        ]))
+        .title_bottom(Line::from(Span::styled(hint, theme.dim())));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let error_height = u16::from(draft.error.is_some());
+    let [text, error] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(error_height)]).areas(inner);
+    f.render_widget(&draft.task, text);
+    if let Some(e) = &draft.error {
+        f.render_widget(
+            Paragraph::new(Span::styled(e.clone(), theme.error())),
+            error,
+        );
+    }
+}
+
+pub fn confirm(what: &Confirm, theme: &Theme, f: &mut Frame, area: Rect) {
+    let Confirm::Kill(id) = what;
+    let lines = vec![
+        Line::from(vec![
+            Span::raw("Kill job "),
+            Span::styled(id.to_string(), theme.title()),
+            Span::raw("?"),
+        ]),
+        Line::from(Span::styled(
+            "SIGTERM now, SIGKILL after 10 s; the exit line is recorded",
+            theme.dim(),
+        )),
+        Line::default(),
+        Line::from(Span::styled("y kill · any other key: no", theme.accent())),
+    ];
+    let rect = centered(area, 64, lines.len() as u16 + 2);
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.error())
+        .title(Span::styled(" kill ", theme.title()));
+    f.render_widget(Paragraph::new(lines).block(block), rect);
 }

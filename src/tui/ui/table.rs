@@ -174,6 +174,14 @@ pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: us
         spans.push(Span::raw(format!("{pct:>4.0}%")));
         return Line::from(spans);
     }
+    if let Some(n) = job.queue_position {
+        let text = if n == 1 {
+            "next in queue".to_string()
+        } else {
+            format!("#{n} in queue")
+        };
+        return Line::from(Span::styled(text, theme.dim()));
+    }
     if !job.status.is_active() {
         return Line::from(Span::styled("-", theme.dim()));
     }
