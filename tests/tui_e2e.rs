@@ -1044,3 +1044,134 @@ fn read_only_shows_questions_but_cannot_answer() {
     ck.wait_text("read-only");
     assert!(!sb.job_dir(id).join("response.json").exists());
 }
+
+// ----------------------------------------------------------------------------------------------
+// Dispatch, in the demo
+// ----------------------------------------------------------------------------------------------
+
+/// Stops every supervisor the demo started under `tmp` (each passes SIGTERM on to its agent).
+struct DemoAgents(std::path::PathBuf);
+
+impl DemoAgents {
+    fn pids(&self) -> Vec<u32> {
+        let mut pids = Vec::new();
+        for demo in fs::read_dir(&self.0).into_iter().flatten().flatten() {
+            for job in fs::read_dir(demo.path().join("jobs"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if let Ok(p) = fs::read_to_string(job.path().join("pid"))
+                    && let Ok(pid) = p.trim().parse::<u32>()
+                    && pid < 4_000_000
+                {
+                    pids.push(pid);
+                }
+            }
+        }
+        pids
+    }
+
+    fn jobs_dir(&self) -> std::path::PathBuf {
+        let demo = fs::read_dir(&self.0)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("luzia-demo-"));
+        demo.expect("the demo directory").path().join("jobs")
+    }
+}
+
+impl Drop for DemoAgents {
+    fn drop(&mut self) {
+        for pid in self.pids() {
+            if tmux::process_alive(pid) {
+                tmux::send_signal(pid, Signal::TERM);
+            }
+        }
+    }
+}
+
+/// In `luzia tui --demo`: a task typed into the input bar starts and is selected; it is killed
+/// (with a confirmation); it is retried; the demo's question and gate are answered; and the
+/// agents outlive the cockpit.
+#[test]
+fn the_demo_dispatches_kills_retries_and_answers() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let tmp = sb.tmp.path().join("tmp");
+    fs::create_dir_all(&tmp).unwrap();
+    let agents = DemoAgents(tmp.clone());
+    let opts = Opts {
+        no_jobs_dir: true,
+        ..Opts::default()
+    }
+    .arg("--demo")
+    .env("TMPDIR", tmp.to_str().unwrap());
+    let ck = Cockpit::start(&sb, opts);
+    ck.wait_text("needs approval");
+
+    // Dispatch from the input bar: the new job appears, running, and is selected.
+    ck.key("n");
+    ck.wait_text("new task for");
+    ck.type_text("stream a fast index for the e2e test");
+    ck.key("Enter");
+    let s = ck.wait_for("the dispatched job, selected", |s| {
+        s.output_title().contains("FOLLOWING")
+            && s.text().contains("stream a fast index for the e2e test")
+            && s.text().contains("started ")
+    });
+    let row = s
+        .job_rows()
+        .into_iter()
+        .find(|r| r.contains("stream a fast index for the e2e"))
+        .unwrap();
+    let id = row.split_whitespace().nth(2).unwrap().to_string();
+    ck.wait_row(&id, "running", |r| r.contains("running"));
+
+    // Kill it, with a confirmation.
+    ck.key("K");
+    ck.wait_text("Kill job");
+    ck.key("y");
+    ck.wait_row(&id, "killed", |r| r.contains("killed"));
+
+    // Retry it: a new job with retry_of.
+    ck.key("r");
+    ck.wait_text("started ");
+    let jobs = agents.jobs_dir();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let retried = loop {
+        let found = fs::read_dir(&jobs).unwrap().flatten().find(|e| {
+            fs::read_to_string(e.path().join("meta.json"))
+                .is_ok_and(|m| m.contains(&format!("\"retry_of\": \"{id}\"")))
+        });
+        if let Some(e) = found {
+            break e.path();
+        }
+        assert!(Instant::now() < deadline, "no job with retry_of {id}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+
+    // The demo's question, answered from the inbox (Enter on its row, the first).
+    ck.key("g");
+    ck.key("Enter");
+    ck.wait_text("Which database");
+    ck.keys(&["2", "Enter"]);
+    ck.wait_for("the gate in the inbox", |s| {
+        s.contains("deploy_index") || s.contains("Anything to note")
+    });
+    // Whatever comes next (the gate, or the migration's second question), Esc closes the inbox.
+    ck.esc();
+
+    // Quitting leaves the agents running.
+    let supervisor: u32 = fs::read_to_string(retried.join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    ck.key("q");
+    ck.wait_exit();
+    assert!(
+        tmux::process_alive(supervisor),
+        "the retried job's supervisor outlives the cockpit"
+    );
+}

@@ -523,6 +523,8 @@ pub struct Opts {
     /// Extra environment for the cockpit.
     pub env: Vec<(String, String)>,
     pub term: String,
+    /// Leave out `--jobs-dir` (for `--demo`, which brings its own).
+    pub no_jobs_dir: bool,
 }
 
 impl Default for Opts {
@@ -534,6 +536,7 @@ impl Default for Opts {
             global_args: vec![],
             env: vec![],
             term: "xterm-256color".into(),
+            no_jobs_dir: false,
         }
     }
 }
@@ -868,8 +871,10 @@ fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
     cmd.extend(opts.global_args.iter().map(|a| sh_quote(a)));
     cmd.push("tui".into());
     cmd.extend(opts.args.iter().map(|a| sh_quote(a)));
-    cmd.push("--jobs-dir".into());
-    cmd.push(q(&sb.root));
+    if !opts.no_jobs_dir {
+        cmd.push("--jobs-dir".into());
+        cmd.push(q(&sb.root));
+    }
     // The inner sh writes its own pid and becomes luzia, in the pane's foreground.
     s += &format!(
         "/bin/sh -c 'echo $$ > luzia.pid.tmp && mv luzia.pid.tmp luzia.pid && exec \"$@\"' luzia {}\n",

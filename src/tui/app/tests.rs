@@ -896,3 +896,181 @@ fn ctrl_c_quits_from_the_inbox_editor() {
         [Effect::Quit]
     );
 }
+
+// ----- dispatch: the input bar, kill, retry -----
+
+fn with_projects(read_only: bool) -> App {
+    let opts = Options {
+        dispatch_projects: vec!["librec".into(), "musica".into()],
+        ..options(read_only)
+    };
+    app_with(opts, 160, 45).0
+}
+
+#[test]
+fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
+    let mut app = with_projects(false);
+    press(&mut app, [ch('n')]);
+    assert_eq!(app.mode, Mode::Dispatch);
+    assert!(
+        press(&mut app, [key(KeyCode::Enter)]).is_empty(),
+        "an empty task is not sent"
+    );
+    assert!(app.draft.as_ref().unwrap().error.is_some());
+    press(&mut app, [key(KeyCode::Tab)]);
+    press(&mut app, "run the tests".chars().map(ch));
+    press(&mut app, [alt(KeyCode::Enter)]);
+    press(&mut app, "then report".chars().map(ch));
+    let effects = press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        [Effect::Dispatch {
+            project: "musica".into(),
+            task: "run the tests\nthen report".into(),
+            retry_of: None
+        }]
+    );
+    app.update(
+        Event::Dispatched(Err("cannot create a job in /x: disk full".into())),
+        now(),
+    );
+    assert_eq!(app.mode, Mode::Dispatch, "the bar stays open");
+    let draft = app.draft.as_ref().unwrap();
+    assert_eq!(
+        draft.text(),
+        "run the tests\nthen report",
+        "nothing typed is lost"
+    );
+    assert!(draft.error.as_deref().unwrap().contains("disk full"));
+    press(&mut app, [key(KeyCode::Esc)]);
+    assert_eq!(app.mode, Mode::Normal);
+    press(&mut app, [ch(':')]);
+    assert_eq!(
+        app.draft.as_ref().unwrap().text(),
+        "run the tests\nthen report",
+        "Esc hides, it does not discard"
+    );
+    press(&mut app, [key(KeyCode::Enter)]);
+    let new = id("160000-beef");
+    let effects = app.update(
+        Event::Dispatched(Ok((
+            Some(new.clone()),
+            "started 160000-beef on musica".into(),
+        ))),
+        now(),
+    );
+    assert!(effects.contains(&Effect::SyncQueue));
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(app.draft.is_none());
+    // The new job is selected as soon as it is seen.
+    let mut job = text_question_job();
+    job.id = new.clone();
+    job.question = None;
+    job.status = Status::Running;
+    app.update(Event::JobsRead(vec![(new.clone(), Some(job))]), now());
+    assert_eq!(app.selected, Some(new));
+}
+
+#[test]
+fn the_project_filter_preselects_the_project() {
+    let opts = Options {
+        dispatch_projects: vec!["librec".into(), "musica".into()],
+        projects: vec!["musica".into()],
+        ..options(false)
+    };
+    let (mut app, _) = app_with(opts, 160, 45);
+    press(&mut app, [ch('n')]);
+    assert_eq!(app.draft.as_ref().unwrap().project_name(), Some("musica"));
+}
+
+#[test]
+fn kill_asks_first_and_retry_starts_again() {
+    let mut app = with_projects(false);
+    press(&mut app, [ch('j')]); // 155900-run1, running
+    assert!(press(&mut app, [ch('K')]).is_empty());
+    assert!(matches!(app.mode, Mode::Confirm(_)));
+    assert!(
+        press(&mut app, [ch('n')]).is_empty(),
+        "anything but y declines"
+    );
+    assert_eq!(app.mode, Mode::Normal);
+    let effects = press(&mut app, [ch('K'), ch('y')]);
+    assert_eq!(effects, [Effect::Kill(id("155900-run1"))]);
+
+    assert!(
+        press(&mut app, [ch('r')]).is_empty(),
+        "a running job is not retried"
+    );
+    assert!(app.message.as_deref().unwrap().contains("kill it first"));
+    press(&mut app, [ch('G')]); // the last row: a finished job
+    let last = app.selected.clone().unwrap();
+    assert_eq!(press(&mut app, [ch('r')]), [Effect::Retry(last)]);
+}
+
+#[test]
+fn a_job_that_stopped_for_an_answer_is_answered_before_retry() {
+    let mut app = with_projects(false);
+    press(&mut app, [ch('j'), ch('j'), ch('j')]);
+    assert_eq!(
+        app.selected.as_ref().map(JobId::as_str),
+        Some("151200-q1q1")
+    );
+    assert!(press(&mut app, [ch('r')]).is_empty());
+    assert!(app.message.as_deref().unwrap().contains("answer it first"));
+    press(&mut app, [key(KeyCode::Enter), key(KeyCode::Enter)]);
+    app.update(
+        Event::Answered {
+            job: id("151200-q1q1"),
+            ok: true,
+            message: "answered".into(),
+        },
+        now(),
+    );
+    press(&mut app, [key(KeyCode::Esc)]);
+    app.selected = Some(id("151200-q1q1"));
+    assert_eq!(
+        press(&mut app, [ch('r')]),
+        [Effect::Retry(id("151200-q1q1"))]
+    );
+}
+
+#[test]
+fn read_only_has_no_input_bar_kill_or_retry() {
+    let mut app = with_projects(true);
+    for k in ['n', ':', 'K', 'r'] {
+        assert!(press(&mut app, [ch(k)]).is_empty(), "{k}");
+        assert_eq!(app.mode, Mode::Normal, "{k}");
+        assert!(app.message.as_deref().unwrap().contains("read-only"), "{k}");
+    }
+}
+
+#[test]
+fn queued_tasks_show_as_rows_with_their_place() {
+    let mut app = with_projects(false);
+    let q = |id: &str, pos: usize| {
+        crate::jobs::queue::Queued {
+            id: id.into(),
+            project: "musica".into(),
+            priority: crate::jobs::queue::Priority::Normal,
+            task: format!("queued {id}"),
+            enqueued_at: String::new(),
+            enqueued_by: String::new(),
+            path: std::path::PathBuf::from("/q").join(id),
+        }
+        .as_job(pos)
+        .unwrap()
+    };
+    app.update(
+        Event::QueueListed(vec![q("aaaa0001", 1), q("aaaa0002", 2)]),
+        now(),
+    );
+    assert_eq!(app.counts.get(&Status::Queued), Some(&2));
+    assert!(app.wants_tick());
+    assert!(
+        app.update(Event::Tick, now()).contains(&Effect::SyncQueue),
+        "the queue is watched while not empty"
+    );
+    app.update(Event::QueueListed(vec![q("aaaa0002", 1)]), now());
+    assert_eq!(app.counts.get(&Status::Queued), Some(&1));
+    assert_eq!(app.jobs[&id("aaaa0002")].queue_position, Some(1));
+}

@@ -200,3 +200,35 @@ fn inbox_popups() {
         app
     });
 }
+
+#[test]
+fn input_bar_and_kill_confirm() {
+    let projects = || Options {
+        dispatch_projects: vec!["librec".into(), "musica".into()],
+        ..options(false)
+    };
+    snapshot("input_bar", |w, h| {
+        let mut app = app_with(projects(), w, h).0;
+        press(&mut app, [ch('n')]);
+        press(&mut app, "Run the migrations on staging".chars().map(ch));
+        app.update(
+            Event::Dispatched(Err("unknown project 'x' (known: librec, musica)".into())),
+            now(),
+        );
+        // An error only shows for a dispatch from the bar: send one, then fail it.
+        press(&mut app, [key(KeyCode::Enter)]);
+        app.update(
+            Event::Dispatched(Err(
+                "cannot create a job in /var/log/luz-orchestrator/jobs: No space left on device"
+                    .into(),
+            )),
+            now(),
+        );
+        app
+    });
+    snapshot("kill_confirm", |w, h| {
+        let mut app = app_with(projects(), w, h).0;
+        press(&mut app, [ch('j'), ch('K')]);
+        app
+    });
+}
