@@ -98,28 +98,20 @@ fn items(jobs: &[Job]) -> Vec<Item<'_>> {
     let mut items = Vec::new();
     for job in jobs {
         if let Some(q) = &job.question {
-            let deadline = q
-                .asked_at
-                .zip(q.timeout_minutes)
-                .map(|(t, m)| t + chrono::Duration::seconds((m * 60.0) as i64));
             items.push(Item {
                 job,
                 kind: "question",
                 since: q.asked_at,
-                deadline,
+                deadline: q.deadline(),
                 text: plain_text(&q.question),
             });
         }
         if let Some(g) = &job.gate {
-            let deadline = g
-                .awaiting_since
-                .zip(g.auto_approve_after_minutes)
-                .map(|(t, m)| t + chrono::Duration::seconds((m * 60.0) as i64));
             items.push(Item {
                 job,
                 kind: "approval",
                 since: g.awaiting_since,
-                deadline,
+                deadline: g.deadline(),
                 text: plain_text(&format!("{}: {}", g.gate, g.description)),
             });
         }

@@ -154,15 +154,7 @@ pub fn normalize(q: &Question, input: &str) -> Result<String, String> {
     let trimmed = input.trim();
     match q.kind {
         QuestionType::Choice => {
-            let list = || {
-                let opts: Vec<String> = q
-                    .options
-                    .iter()
-                    .enumerate()
-                    .map(|(i, o)| format!("{}) {}", i + 1, plain_text(o)))
-                    .collect();
-                opts.join(", ")
-            };
+            let list = || q.numbered_options(", ");
             if let Some(o) = q.options.iter().find(|o| o.as_str() == trimmed) {
                 return Ok(o.clone());
             }

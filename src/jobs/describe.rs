@@ -148,13 +148,7 @@ fn pending(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
         );
         out.push(attention("question", head));
         if !q.options.is_empty() {
-            let opts: Vec<String> = q
-                .options
-                .iter()
-                .enumerate()
-                .map(|(i, o)| format!("{}) {}", i + 1, plain_text(o)))
-                .collect();
-            out.push(fact("options", opts.join("  ")));
+            out.push(fact("options", q.numbered_options("  ")));
         }
         if !q.context.is_empty() {
             out.push(fact("context", plain_text(&q.context)));

@@ -153,7 +153,34 @@ impl Question {
     }
 }
 
+fn deadline(since: Option<DateTime<Utc>>, minutes: Option<f64>) -> Option<DateTime<Utc>> {
+    Some(since? + chrono::Duration::milliseconds((minutes? * 60_000.0) as i64))
+}
+
+impl Question {
+    /// When a waiting agent takes its default (or gives up).
+    pub fn deadline(&self) -> Option<DateTime<Utc>> {
+        deadline(self.asked_at, self.timeout_minutes)
+    }
+
+    /// `1) production<sep>2) staging`, sanitized.
+    pub fn numbered_options(&self, sep: &str) -> String {
+        let numbered: Vec<String> = self
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| format!("{}) {}", i + 1, super::sanitize::plain_text(o)))
+            .collect();
+        numbered.join(sep)
+    }
+}
+
 impl Gate {
+    /// When the agent approves by itself, if it was told to.
+    pub fn deadline(&self) -> Option<DateTime<Utc>> {
+        deadline(self.awaiting_since, self.auto_approve_after_minutes)
+    }
+
     pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Gate, String> {
         let m = object(bytes)?;
         Ok(Gate {

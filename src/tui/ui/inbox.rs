@@ -117,13 +117,9 @@ fn waited(since: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     })
 }
 
-fn countdown(
-    since: Option<DateTime<Utc>>,
-    minutes: Option<f64>,
-    now: DateTime<Utc>,
-) -> Option<i64> {
-    let deadline = since? + chrono::Duration::seconds((minutes? * 60.0) as i64);
-    Some((deadline - now).num_seconds().max(0))
+/// Seconds until `deadline` (never negative).
+fn countdown(deadline: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Option<i64> {
+    Some((deadline? - now).num_seconds().max(0))
 }
 
 fn question_lines<'a>(
@@ -136,9 +132,7 @@ fn question_lines<'a>(
 ) {
     let mut status = waited(q.asked_at, now);
     // Only a waiting agent will take its default; one that stopped waits for a retry.
-    if let Some(left) =
-        countdown(q.asked_at, q.timeout_minutes, now).filter(|_| standing == Standing::Pending)
-    {
+    if let Some(left) = countdown(q.deadline(), now).filter(|_| standing == Standing::Pending) {
         let default = q
             .default_if_timeout
             .as_deref()
@@ -200,7 +194,7 @@ fn question_lines<'a>(
 
 fn gate_lines<'a>(g: &Gate, theme: &Theme, now: DateTime<Utc>, lines: &mut Vec<Line<'a>>) {
     let mut status = waited(g.awaiting_since, now);
-    if let Some(left) = countdown(g.awaiting_since, g.auto_approve_after_minutes, now) {
+    if let Some(left) = countdown(g.deadline(), now) {
         status.push_str(&format!(
             " · approved automatically in {}",
             format_duration(left)
