@@ -49,10 +49,7 @@ pub fn kill(job: &Job, grace: Duration) -> Result<i32, KillError> {
         pid,
         message: e.to_string(),
     };
-    let supervised = job
-        .meta
-        .as_ref()
-        .is_some_and(|m| m.raw.contains_key("argv"));
+    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
     if supervised {
         // The supervisor passes SIGTERM on; a second SIGTERM after our grace period makes it
         // kill the agent's group at once. It writes the exit line either way.

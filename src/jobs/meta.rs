@@ -27,8 +27,8 @@ pub struct Meta {
     pub retry_of: String,
     pub host: String,
     pub agent: String,
-    /// The whole object as read, so a later rewrite keeps fields this version does not know.
-    pub raw: Map<String, Value>,
+    /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
+    pub supervised: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -65,7 +65,7 @@ impl Meta {
             retry_of: text(&raw, "retry_of"),
             host: text(&raw, "host"),
             agent: text(&raw, "agent"),
-            raw,
+            supervised: raw.get("argv").is_some_and(Value::is_array),
         })
     }
 }
@@ -142,7 +142,10 @@ mod tests {
         assert_eq!(m.pid, Some(12847));
         assert_eq!(m.started.unwrap().to_rfc3339(), "2026-01-09T14:23:15+00:00");
         assert!(!m.debug);
-        assert!(m.raw.contains_key("zzz_future"));
+        assert!(
+            !m.supervised,
+            "unknown fields are ignored; no argv, no supervisor"
+        );
     }
 
     #[test]

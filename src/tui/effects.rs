@@ -248,19 +248,29 @@ impl Executor {
     }
 
     /// Keeps inotify watches on the jobs that can still change, before the app sees them.
-    pub fn observe(&mut self, ev: &Event) {
-        let jobs: Vec<(&JobId, bool)> = match ev {
-            Event::Synced(s) => s.read.iter().map(|j| (&j.id, can_change(j))).collect(),
+    /// Which jobs an event says should (not) be watched: those that can still change. Taken
+    /// before the app consumes the event, applied after the next frame is drawn.
+    pub fn watch_plan(ev: &Event) -> Vec<(JobId, bool)> {
+        match ev {
+            Event::Synced(s) => s
+                .read
+                .iter()
+                .map(|j| (j.id.clone(), can_change(j)))
+                .collect(),
             Event::JobsRead(read) => read
                 .iter()
-                .map(|(id, j)| (id, j.as_ref().is_some_and(can_change)))
+                .map(|(id, j)| (id.clone(), j.as_ref().is_some_and(can_change)))
                 .collect(),
-            _ => return,
-        };
+            _ => Vec::new(),
+        }
+    }
+
+    /// Keeps inotify watches on the jobs that can still change.
+    pub fn apply_watches(&mut self, plan: Vec<(JobId, bool)>) {
         let mut newly_watched = Vec::new();
-        for (id, wanted) in jobs {
-            match self.watcher.set_watched(id, wanted) {
-                WatchChange::Added => newly_watched.push(id.clone()),
+        for (id, wanted) in plan {
+            match self.watcher.set_watched(&id, wanted) {
+                WatchChange::Added => newly_watched.push(id),
                 WatchChange::Unchanged => {}
                 WatchChange::SwitchedToPolling => {
                     self.send(Event::WatchMode(self.watcher.mode().clone()));

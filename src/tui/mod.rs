@@ -7,6 +7,7 @@ pub mod effects;
 pub mod event;
 pub mod input;
 pub mod layout;
+pub mod pacing;
 pub mod terminal;
 #[cfg(test)]
 pub mod testing;
@@ -25,8 +26,6 @@ use app::{App, Options};
 use effects::{Effect, Executor};
 use event::{Event, Stop};
 
-/// At most this many frames a second.
-const FRAME_INTERVAL: Duration = Duration::from_millis(33);
 const TICK: Duration = Duration::from_secs(1);
 /// Events handled before drawing, so a storm of events cannot starve the screen.
 const MAX_BATCH: usize = 512;
@@ -59,25 +58,32 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
 
         let started = Instant::now();
         let mut first_full_frame = true;
-        let mut last_draw = Instant::now() - FRAME_INTERVAL;
+        let mut pacer = pacing::FramePacer::default();
+        let mut watches: Vec<(crate::jobs::JobId, bool)> = Vec::new();
         let mut next_tick = Instant::now() + TICK;
         let mut next_poll = Instant::now() + POLL_EVERY;
         loop {
-            if app.dirty && last_draw.elapsed() >= FRAME_INTERVAL {
+            let now = Instant::now();
+            if app.dirty && now >= pacer.next_allowed(app.log_only, now) {
                 terminal::draw(&mut term, |f| ui::render(&app, f))?;
+                pacer.drawn(app.log_only, Instant::now());
                 app.dirty = false;
-                last_draw = Instant::now();
+                // The screen first: a thousand inotify watches can wait a frame.
+                exec.apply_watches(std::mem::take(&mut watches));
                 if first_full_frame && app.loaded {
                     first_full_frame = false;
                     let ms = started.elapsed().as_secs_f64() * 1000.0;
                     tracing::info!(jobs = app.jobs.len(), ms, "first full frame");
                 }
             }
+            if !app.dirty && !watches.is_empty() {
+                exec.apply_watches(std::mem::take(&mut watches));
+            }
             // Sleep until something happens; wake on a timer only for what needs one.
             let mut deadline: Option<Instant> = None;
             let mut at = |t: Instant| deadline = Some(deadline.map_or(t, |d: Instant| d.min(t)));
             if app.dirty {
-                at(last_draw + FRAME_INTERVAL);
+                at(pacer.next_allowed(app.log_only, Instant::now()));
             }
             if app.wants_tick() {
                 at(next_tick);
@@ -107,7 +113,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
                 if let Event::Signal(stop) = ev {
                     return Ok(Some(stop));
                 }
-                exec.observe(&ev);
+                watches.extend(Executor::watch_plan(&ev));
                 for effect in app.update(ev, chrono::Utc::now()) {
                     if effect == Effect::Quit {
                         return Ok(None);

@@ -103,6 +103,8 @@ pub struct App {
     pub quit: bool,
     /// Something on screen changed since the last frame.
     pub dirty: bool,
+    /// ...and it was only new lines of the followed output.
+    pub log_only: bool,
     cycle_elapsed: u64,
 }
 
@@ -136,6 +138,7 @@ impl App {
             scan_error: None,
             quit: false,
             dirty: true,
+            log_only: false,
             cycle_elapsed: 0,
         }
     }
@@ -176,6 +179,17 @@ impl App {
     }
 
     pub fn update(&mut self, event: Event, now: DateTime<Utc>) -> Vec<Effect> {
+        let log_event = matches!(event, Event::LogAppended { .. });
+        let (was_dirty, was_log_only) = (self.dirty, self.log_only);
+        let effects = self.apply(event, now);
+        if self.dirty {
+            // Only followed output moved since the last frame: the loop may pace such frames.
+            self.log_only = log_event && (!was_dirty || was_log_only);
+        }
+        effects
+    }
+
+    fn apply(&mut self, event: Event, now: DateTime<Utc>) -> Vec<Effect> {
         self.now = now;
         self.dirty = true;
         match event {
@@ -254,6 +268,8 @@ impl App {
         self.scan_error = s.error;
         let present: HashSet<&JobId> = s.present.iter().collect();
         self.jobs.retain(|id, _| present.contains(id));
+        self.jobs
+            .reserve(s.read.len().saturating_sub(self.jobs.len()));
         for job in s.read {
             self.jobs.insert(job.id.clone(), job);
         }

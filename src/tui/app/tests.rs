@@ -1074,3 +1074,42 @@ fn queued_tasks_show_as_rows_with_their_place() {
     assert_eq!(app.counts.get(&Status::Queued), Some(&1));
     assert_eq!(app.jobs[&id("aaaa0002")].queue_position, Some(1));
 }
+
+#[test]
+fn only_followed_output_changing_is_known_to_the_pacer() {
+    let mut app = app(160, 45);
+    app.dirty = false;
+    let sel = app.selected.clone().unwrap();
+    app.update(
+        Event::LogAppended {
+            id: sel.clone(),
+            reset: None,
+            lines: lines(&["x"]),
+        },
+        now(),
+    );
+    assert!(app.dirty && app.log_only);
+    app.update(
+        Event::LogAppended {
+            id: sel.clone(),
+            reset: None,
+            lines: lines(&["y"]),
+        },
+        now(),
+    );
+    assert!(app.log_only, "still only output");
+    press(&mut app, [ch('j')]);
+    assert!(app.dirty && !app.log_only, "a key makes it a real change");
+    app.update(
+        Event::LogAppended {
+            id: sel,
+            reset: None,
+            lines: lines(&["z"]),
+        },
+        now(),
+    );
+    assert!(
+        !app.log_only,
+        "output on top of a real change is still a real change"
+    );
+}
