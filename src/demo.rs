@@ -15,7 +15,7 @@ use crate::dispatcher::{Dispatcher, Request};
 /// Tasks the demo dispatches at start: (project, task). The task's words pick what the
 /// simulated agent does (see `luzia demo-agent`).
 const LIVE: &[(&str, &str)] = &[
-    ("musica", "Run the test suite and report failures"),
+    ("musica", "Run the test suite and report the results"),
     ("overbits", "Build the release artefacts"),
     (
         "musica",

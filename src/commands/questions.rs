@@ -173,6 +173,38 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
                 "  {:<13} {:<10} {:<8} {:>7}  {}{left}",
                 i.job.id, project, i.kind, age, i.text
             )?;
+            if let Some(note) = i
+                .job
+                .question
+                .as_ref()
+                .and_then(|q| q.note.as_ref())
+                .filter(|_| i.kind == "question")
+            {
+                writeln!(out, "  {:<13} note: {note}", "")?;
+            }
+        }
+    }
+    // An agent may be waiting on a file nobody can read: say so, with the path and the error.
+    let unreadable: Vec<_> = jobs
+        .iter()
+        .flat_map(|j| j.problems.iter().map(move |p| (j, p)))
+        .filter(|(_, p)| {
+            [
+                crate::jobs::hitl::QUESTION_FILE,
+                crate::jobs::hitl::GATE_FILE,
+            ]
+            .iter()
+            .any(|f| p.path.ends_with(f))
+        })
+        .collect();
+    if !unreadable.is_empty() {
+        any = true;
+        writeln!(
+            out,
+            "Cannot be read (the agent may be waiting; fix or remove the file):"
+        )?;
+        for (job, p) in unreadable {
+            writeln!(out, "  {:<13} {}", job.id, plain_text(&p.to_string()))?;
         }
     }
     if !any {

@@ -5,7 +5,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::hitl::{DECISION_FILE, Gate, Question, QuestionType, RESPONSE_FILE};
+use std::path::Path;
+
+use super::files::read_small;
+use super::hitl::{DECISION_FILE, Gate, QUESTION_FILE, Question, QuestionType, RESPONSE_FILE};
 use super::job::{Job, Standing};
 use super::publish::{Published, publish_once};
 use super::sanitize::plain_text;
@@ -206,10 +209,23 @@ pub fn answer(
     by: &str,
     now: DateTime<Utc>,
 ) -> Result<Outcome<Response>, AnswerError> {
-    let q = job
-        .question
-        .as_ref()
-        .ok_or_else(|| AnswerError::NoQuestion(job.id.to_string()))?;
+    let Some(q) = job.question.as_ref() else {
+        // A question file that cannot be read is the thing to say, not "no question".
+        if let Some(p) = job
+            .problems
+            .iter()
+            .find(|p| p.path.ends_with(QUESTION_FILE))
+        {
+            return Err(AnswerError::Invalid(format!(
+                "{p}: the agent's question cannot be read, so it cannot be answered"
+            )));
+        }
+        // Nothing pending: if it was settled a moment ago, say by whom rather than "no question".
+        return match settled(&job.dir, None) {
+            Some(r) => Ok(Outcome::Already(r)),
+            None => Err(AnswerError::NoQuestion(job.id.to_string())),
+        };
+    };
     check_standing(job)?;
     let answer = normalize(q, input).map_err(AnswerError::Invalid)?;
     let response = Response {
@@ -222,21 +238,130 @@ pub fn answer(
     publish_response(&job.dir, &response).map_err(|e| io_error(job, e))
 }
 
-/// Publishes a response (also the agent's timeout default): exactly one ever stands.
-pub fn publish_response(dir: &std::path::Path, r: &Response) -> std::io::Result<Outcome<Response>> {
+/// Publishes a response (an operator's, or the agent's timeout default): exactly one ever
+/// stands for a question. A stale `response.json` (for another question) is set aside first;
+/// an answer that lands after the question was archived is taken back and the loser told who
+/// settled it.
+pub fn publish_response(dir: &Path, r: &Response) -> std::io::Result<Outcome<Response>> {
     let bytes = serde_json::to_vec_pretty(&r.to_json()).expect("JSON of strings");
-    Ok(match publish_once(dir, RESPONSE_FILE, &bytes)? {
-        Published::Won => Outcome::Done(r.clone()),
-        Published::Lost(existing) => {
-            Outcome::Already(Response::parse(&existing).unwrap_or_else(|| unreadable_response(r)))
+    for _ in 0..3 {
+        match publish_once(dir, RESPONSE_FILE, &bytes)? {
+            Published::Won if still_asked(dir, &r.question_id) => {
+                return Ok(Outcome::Done(r.clone()));
+            }
+            Published::Won => {
+                // The question is gone: either the agent already took this very answer and
+                // archived it, or it archived another one first and will never read ours.
+                // (Only the history can say which: response.json is now ours.)
+                let stands = archived(dir, Some(&r.question_id));
+                if stands.as_ref() == Some(r) {
+                    return Ok(Outcome::Done(r.clone()));
+                }
+                remove_if_unchanged(&dir.join(RESPONSE_FILE), &bytes);
+                return Ok(Outcome::Already(
+                    stands.unwrap_or_else(|| unreadable_response(r)),
+                ));
+            }
+            Published::Lost(existing) => match Response::parse(&existing) {
+                Some(e) if e.question_id == r.question_id => return Ok(Outcome::Already(e)),
+                Some(_) => set_aside(dir, RESPONSE_FILE, &existing)?,
+                // Gone between the link and the read: archived, so settled.
+                None if existing.is_empty() => {
+                    return Ok(Outcome::Already(
+                        settled(dir, Some(&r.question_id))
+                            .unwrap_or_else(|| unreadable_response(r)),
+                    ));
+                }
+                None => return Ok(Outcome::Already(unreadable_response(r))),
+            },
         }
+    }
+    Ok(Outcome::Already(
+        settled(dir, Some(&r.question_id)).unwrap_or_else(|| unreadable_response(r)),
+    ))
+}
+
+/// Whether `clarification.json` still asks question `id`.
+fn still_asked(dir: &Path, id: &str) -> bool {
+    read_small(&dir.join(QUESTION_FILE))
+        .ok()
+        .flatten()
+        .and_then(|b| Question::parse(&b, None).ok())
+        .is_some_and(|q| q.id == id)
+}
+
+/// Removes `path` only if it still holds exactly `bytes` (ours, not someone else's).
+fn remove_if_unchanged(path: &Path, bytes: &[u8]) {
+    if read_small(path).ok().flatten().as_deref() == Some(bytes) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Moves a stale answer out of the way (it answers no pending question), keeping it for a
+/// person to read: `.response.json.stale-<nanos>`.
+fn set_aside(dir: &Path, name: &str, existing: &[u8]) -> std::io::Result<()> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let aside = dir.join(format!(".{name}.stale-{nanos}"));
+    match std::fs::rename(dir.join(name), &aside) {
+        Ok(()) => {
+            // If it changed under us (a real answer replaced the stale one), put it back.
+            if read_small(&aside).ok().flatten().as_deref() != Some(existing) {
+                let _ = std::fs::hard_link(&aside, dir.join(name));
+                let _ = std::fs::remove_file(&aside);
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Who settled question `id` (or the latest one): `response.json`, else the last record of it in
+/// `history.jsonl` (the agent archives both files once it has the answer).
+pub fn settled(dir: &Path, id: Option<&str>) -> Option<Response> {
+    let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
+    if let Some(r) = read_small(&dir.join(RESPONSE_FILE))
+        .ok()
+        .flatten()
+        .and_then(|b| Response::parse(&b))
+        .filter(matches)
+    {
+        return Some(r);
+    }
+    archived(dir, id)
+}
+
+/// The answer to question `id` (or the latest one, if recent) as archived in `history.jsonl`.
+pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
+    let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
+    let file =
+        crate::jobs::files::open_nofollow(&dir.join(crate::jobs::agent::HISTORY_FILE)).ok()??;
+    let len = file.metadata().ok()?.len();
+    let recent = crate::jobs::tail::last_lines(&file, len, 20).ok()?;
+    recent.iter().rev().find_map(|line| {
+        let v: Value = serde_json::from_slice(&line.bytes).ok()?;
+        let r = Response::parse(serde_json::to_vec(v.get("response")?).ok()?.as_slice())?;
+        // Only moments ago: an old exchange says nothing about a question asked now.
+        matches(&r)
+            .then_some(r)
+            .filter(|_| id.is_some() || recently(&v))
     })
+}
+
+fn recently(record: &Value) -> bool {
+    record
+        .get("archived_at")
+        .and_then(Value::as_str)
+        .and_then(crate::jobs::time::parse_timestamp)
+        .is_some_and(|t| Utc::now() - t < chrono::Duration::seconds(60))
 }
 
 fn unreadable_response(r: &Response) -> Response {
     Response {
         answer: String::new(),
-        answered_by: "someone (response.json is unreadable)".into(),
+        answered_by: "someone (the answer is no longer on disk)".into(),
         answered_at: String::new(),
         source: String::new(),
         ..r.clone()
@@ -274,7 +399,7 @@ pub fn decide(
     publish_decision(&job.dir, &d).map_err(|e| io_error(job, e))
 }
 
-pub fn publish_decision(dir: &std::path::Path, d: &Decision) -> std::io::Result<Outcome<Decision>> {
+pub fn publish_decision(dir: &Path, d: &Decision) -> std::io::Result<Outcome<Decision>> {
     let bytes = serde_json::to_vec_pretty(&d.to_json()).expect("JSON of strings");
     Ok(match publish_once(dir, DECISION_FILE, &bytes)? {
         Published::Won => Outcome::Done(d.clone()),

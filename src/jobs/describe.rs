@@ -147,6 +147,9 @@ fn pending(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
             plain_text(&q.question)
         );
         out.push(attention("question", head));
+        if let Some(note) = &q.note {
+            out.push(attention("note", note.clone()));
+        }
         if !q.options.is_empty() {
             out.push(fact("options", q.numbered_options("  ")));
         }
