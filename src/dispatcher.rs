@@ -9,9 +9,8 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::config::Config;
-use crate::jobs::answer::Response;
 use crate::jobs::dispatch::{self, Created, Spec};
-use crate::jobs::hitl::RESPONSE_FILE;
+use crate::jobs::hitl::QUESTION_FILE;
 use crate::jobs::queue::{self, Priority, Queued};
 use crate::jobs::{Job, Status, scan};
 
@@ -106,11 +105,12 @@ impl<'a> Dispatcher<'a> {
     /// Starts the task now, or queues it when asked to or when every slot is taken.
     pub fn dispatch(&self, req: &Request) -> Result<Dispatched> {
         let spec = self.spec(req)?;
-        // Tasks queued earlier go first: a free slot is theirs.
-        self.start_queued()?;
         if req.task.trim().is_empty() {
             bail!("the task is empty: say what the agent should do");
         }
+        let _slots = self.lock_slots()?;
+        // Tasks queued earlier go first: a free slot is theirs.
+        self.start_queued_locked()?;
         if req.queue || self.running()? >= self.cfg.agent.max_concurrent {
             let by = crate::jobs::answer::operator();
             return Ok(Dispatched::Queued(queue::enqueue(
@@ -126,13 +126,30 @@ impl<'a> Dispatcher<'a> {
 
     fn start(&self, spec: &Spec) -> Result<Created> {
         let created = dispatch::create(self.root(), spec, Utc::now())?;
-        dispatch::start_supervisor(&self.exe, &created.dir, self.cfg.file.as_deref())?;
+        dispatch::start_supervisor(
+            &self.exe,
+            &created.dir,
+            self.cfg.file.as_deref(),
+            self.root(),
+        )?;
         Ok(created)
     }
 
     /// Starts queued tasks while slots are free: high before normal, then oldest first.
     pub fn start_queued(&self) -> Result<Vec<Created>> {
+        if queue::list(&self.cfg.queue_dir)?.is_empty() {
+            return Ok(Vec::new());
+        }
+        let _slots = self.lock_slots()?;
+        self.start_queued_locked()
+    }
+
+    fn start_queued_locked(&self) -> Result<Vec<Created>> {
         let mut started = Vec::new();
+        // Counting costs a scan of the root: only when something waits.
+        if queue::list(&self.cfg.queue_dir)?.is_empty() {
+            return Ok(started);
+        }
         let mut running = self.running()?;
         while running < self.cfg.agent.max_concurrent {
             let Some(q) = queue::take_next(&self.cfg.queue_dir)? else {
@@ -143,6 +160,25 @@ impl<'a> Dispatcher<'a> {
             running += 1;
         }
         Ok(started)
+    }
+
+    /// Counting the running agents and starting one must not interleave with another
+    /// dispatcher doing the same, or both would fill the last slot: an exclusive `flock`,
+    /// released when the guard drops (or the process dies).
+    fn lock_slots(&self) -> Result<std::fs::File> {
+        let dir = &self.cfg.queue_dir;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the queue directory {}", dir.display()))?;
+        let path = dir.join(".slots.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .with_context(|| format!("cannot lock {}", path.display()))?;
+        Ok(file)
     }
 }
 
@@ -157,13 +193,15 @@ pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
     }
     let mut req = Request::new(job.project(), job.task());
     req.retry_of = Some(job.id.to_string());
-    if let Some(q) = &job.question {
-        let answered = std::fs::read(job.dir.join(RESPONSE_FILE))
-            .ok()
-            .and_then(|b| Response::parse(&b))
-            .filter(|r| r.question_id == q.id);
-        let text = answer.map(str::to_owned).or(answered.map(|r| r.answer));
-        if let Some(a) = text {
+    // The question stays on disk after it is answered (the agent that would archive it has
+    // stopped): read it there, with whatever answer stands.
+    let question = job.question.clone().or_else(|| {
+        let bytes = crate::jobs::files::read_small(&job.dir.join(QUESTION_FILE)).ok()??;
+        crate::jobs::Question::parse(&bytes, None).ok()
+    });
+    if let Some(q) = question {
+        let answered = crate::jobs::answer::settled(&job.dir, Some(&q.id));
+        if let Some(a) = answer.map(str::to_owned).or(answered.map(|r| r.answer)) {
             req.addendum = Some(format!(
                 "This task was tried before and stopped to ask:\n  {}\nThe answer is:\n  {}",
                 q.question, a

@@ -40,17 +40,24 @@ fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
 
 /// `luzia PROJECT TASK...`, as the orchestrator is called.
 pub fn shorthand(cfg: &Config, words: &[String], out: &mut dyn Write) -> Result<u8> {
+    // Not a project either: a mistyped command, so a usage error (exit 2) like clap's own.
+    let usage = |message: String| {
+        eprintln!("luzia: error: {message}");
+        Ok(2)
+    };
     let Some((project, task)) = words.split_first() else {
-        bail!("usage: luzia PROJECT TASK...")
+        return usage("usage: luzia PROJECT TASK...".into());
     };
     if !cfg.projects.contains_key(project) {
-        bail!(
+        return usage(format!(
             "'{}' is neither a command nor a configured project (`luzia --help` lists the commands)",
             project.escape_debug()
-        );
+        ));
     }
     if task.is_empty() {
-        bail!("usage: luzia {project} TASK...: say what the agent should do");
+        return usage(format!(
+            "usage: luzia {project} TASK...: say what the agent should do"
+        ));
     }
     report(cfg, &Request::new(project, &task.join(" ")), out)
 }
@@ -70,6 +77,22 @@ pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> 
             job.id,
             job.status,
             job.id
+        );
+    }
+    if args.answer.is_some()
+        && job.question.is_none()
+        && let Some(r) = answer::settled(&job.dir, None).or_else(|| {
+            let q = crate::jobs::files::read_small(&job.dir.join(crate::jobs::hitl::QUESTION_FILE))
+                .ok()??;
+            let q = crate::jobs::Question::parse(&q, None).ok()?;
+            answer::settled(&job.dir, Some(&q.id))
+        })
+    {
+        bail!(
+            "job {} was already answered by {}: '{}' (retry without --answer uses that)",
+            job.id,
+            r.who(),
+            plain_text(&r.answer)
         );
     }
     if let Some(a) = &args.answer

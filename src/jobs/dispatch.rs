@@ -11,9 +11,12 @@ use serde_json::json;
 
 use super::id::{JobId, is_valid};
 use super::job::{META_FILE, PROMPT_FILE};
-use super::publish::write_atomic;
+use super::publish::{sync_dir, write_unsynced};
 
 pub const RUN_SCRIPT: &str = "run.sh";
+
+/// The longest task accepted: meta.json holds it, and is read whole.
+pub const MAX_TASK_BYTES: usize = 4 * 1024 * 1024;
 
 /// Everything needed to create a job.
 #[derive(Clone, Debug)]
@@ -38,6 +41,10 @@ pub enum DispatchError {
     BadProject(String),
     #[error("the task is empty: say what the agent should do")]
     EmptyTask,
+    #[error(
+        "the task is {0} bytes: at most 256 KiB fits in a job (put long material in a file in the project and name it in the task)"
+    )]
+    TaskTooLong(usize),
     #[error("the project directory {0} does not exist: fix [projects.NAME] path in the config")]
     NoProjectDir(PathBuf),
     #[error("the agent command is empty: set [agent] command in the config")]
@@ -115,6 +122,9 @@ pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, D
     if spec.task.trim().is_empty() {
         return Err(DispatchError::EmptyTask);
     }
+    if spec.task.len() > MAX_TASK_BYTES {
+        return Err(DispatchError::TaskTooLong(spec.task.len()));
+    }
     if spec.command.is_empty() {
         return Err(DispatchError::NoCommand);
     }
@@ -155,7 +165,7 @@ pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, D
         meta["retry_of"] = json!(r);
     }
     let write = |name: &str, bytes: &[u8]| {
-        write_atomic(&dir, name, bytes).map_err(|source| DispatchError::Io {
+        write_unsynced(&dir, name, bytes).map_err(|source| DispatchError::Io {
             path: dir.join(name),
             source,
         })
@@ -167,6 +177,9 @@ pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, D
     )?;
     // meta.json last: a job with meta.json is complete enough to be started and shown.
     write(META_FILE, &serde_json::to_vec_pretty(&meta).expect("JSON"))?;
+    // One sync for the whole job: its files are small, and a crash before the agent starts
+    // loses the job as a whole rather than leaving half of one.
+    sync_dir(&dir);
     Ok(Created { id, dir })
 }
 
@@ -203,9 +216,12 @@ pub fn start_supervisor(
     exe: &Path,
     dir: &Path,
     config: Option<&Path>,
+    jobs_dir: &Path,
 ) -> Result<(), DispatchError> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(exe);
+    // The supervisor starts queued tasks when it finishes: in this same jobs root.
+    cmd.arg("--jobs-dir").arg(jobs_dir);
     if let Some(c) = config {
         cmd.arg("--config").arg(c);
     }

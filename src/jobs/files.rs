@@ -23,17 +23,26 @@ pub fn open_nofollow(path: &Path) -> io::Result<Option<File>> {
     }
 }
 
+/// meta.json carries the task, which may be long (a pasted log, a spec): it may be this large.
+pub const META_FILE_CAP: u64 = 8 * 1024 * 1024;
+
 /// Reads a small file whole; `Ok(None)` when it does not exist.
 pub fn read_small(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    read_capped(path, SMALL_FILE_CAP)
+}
+
+/// Reads a file of at most `cap` bytes whole; `Ok(None)` when it does not exist.
+pub fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
     let Some(file) = open_nofollow(path)? else {
         return Ok(None);
     };
-    let mut buf = Vec::new();
-    file.take(SMALL_FILE_CAP + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > SMALL_FILE_CAP {
+    // Job files are a few hundred bytes: one read usually takes the whole file.
+    let mut buf = Vec::with_capacity(4096);
+    file.take(cap + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > cap {
         return Err(io::Error::other(format!(
             "is larger than {} KiB, which no job file should be",
-            SMALL_FILE_CAP / 1024
+            cap / 1024
         )));
     }
     Ok(Some(buf))

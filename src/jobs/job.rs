@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use super::files::{open_nofollow, read_small};
+use super::files::{META_FILE_CAP, open_nofollow, read_capped, read_small};
 use super::hitl::{self, Gate, Question, Waiting};
 use super::id::JobId;
 use super::meta::Meta;
@@ -216,7 +216,10 @@ impl DirReader<'_> {
     }
 
     fn meta(&mut self) -> Option<Meta> {
-        let bytes = self.small(META_FILE)?;
+        let bytes = read_capped(&self.dir.join(META_FILE), META_FILE_CAP).unwrap_or_else(|e| {
+            self.problem(META_FILE, e.to_string());
+            None
+        })?;
         Meta::parse(&bytes)
             .map_err(|e| {
                 self.problem(

@@ -56,10 +56,21 @@ fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
 }
 
 /// Makes the directory entry itself durable (the new name survives a crash).
-fn sync_dir(dir: &Path) {
+pub fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
+}
+
+/// Creates `dir/name` atomically (temporary file, rename) without making it durable: for files
+/// a crash may lose as a whole, such as a job being created (`sync_dir` once when all are in).
+pub fn write_unsynced(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp = temp_path(dir, name);
+    let result = fs::write(&tmp, bytes).and_then(|()| fs::rename(&tmp, dir.join(name)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Replaces `dir/name` atomically: readers see the old file or the new one, never a mix.

@@ -86,6 +86,14 @@ fn lookup_user(user: &str) -> Option<(u32, u32, String)> {
 pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, SuperviseError> {
     let plan = plan(dir)?;
     let io = |path: PathBuf| move |source| SuperviseError::Io { path, source };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(io(dir.to_owned()))?;
+    let _inside = rt.enter();
+    // Signals are caught before the pid is published: whoever reads the pid and sends SIGTERM
+    // finds us ready to pass it on and record the kill.
+    let signals = Signals::new();
     write_atomic(
         dir,
         PID_FILE,
@@ -98,17 +106,8 @@ pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, Superv
         .append(true)
         .open(&log_path)
         .map_err(io(log_path.clone()))?;
-
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(io(dir.to_owned()))?;
-    // Signals are caught before the agent exists, so a kill never finds us unprepared;
-    // spawning registers the child with the runtime's reaper.
-    let (signals, spawned) = {
-        let _inside = rt.enter();
-        (Signals::new(), spawn_agent(dir, &plan, &log))
-    };
+    // Spawning registers the child with the runtime's reaper.
+    let spawned = spawn_agent(dir, &plan, &log);
     let code = match (spawned, signals) {
         (Ok(child), Ok(signals)) => run_to_end(&rt, child, signals),
         (Ok(mut child), Err(_)) => rt.block_on(async { status_code(child.wait().await) }),

@@ -366,3 +366,116 @@ fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<String>) {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Processes seen through /proc: detached supervisors (their own session, reparented away from
+// the test) and the agents they start are not our children, so no `Child` can reap them; these
+// find them by what they mention and kill them.
+
+/// `(state, ppid, pgrp)` of a process from `/proc/PID/stat`; `None` when there is none.
+pub fn proc_stat(pid: u32) -> Option<(u8, u32, u32)> {
+    let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) S ppid pgrp ...`: comm may hold spaces and parentheses.
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    let mut fields = rest.split_whitespace();
+    let state = *fields.next()?.as_bytes().first()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, ppid, pgrp))
+}
+
+/// The process's name (`/proc/PID/comm`), e.g. `sleep`.
+pub fn proc_comm(pid: u32) -> Option<String> {
+    fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| s.trim_end().to_owned())
+}
+
+/// Exists and is not a zombie.
+pub fn pid_alive(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|(state, _, _)| state != b'Z' && state != b'X')
+}
+
+/// Every process id listed in /proc.
+pub fn all_pids() -> Vec<u32> {
+    fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The live children of `pid`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|&c| proc_stat(c).is_some_and(|(s, ppid, _)| ppid == pid && s != b'Z'))
+        .collect()
+}
+
+/// Whether `bytes` holds `path` as a whole path or a path prefix: followed by the end, a NUL
+/// (the separator of cmdline and environ) or `/`, so `/tmp/a` does not match `/tmp/ab`.
+pub fn mentions(bytes: &[u8], path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let needle = path.as_os_str().as_bytes();
+    if needle.is_empty() || bytes.len() < needle.len() {
+        return false;
+    }
+    (0..=bytes.len() - needle.len()).any(|i| {
+        bytes[i..].starts_with(needle)
+            && matches!(bytes.get(i + needle.len()), None | Some(b'\0') | Some(b'/'))
+    })
+}
+
+/// Whether process `pid` has `path` on its command line.
+pub fn cmdline_mentions(pid: u32, path: &Path) -> bool {
+    fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|b| mentions(&b, path))
+}
+
+/// Live processes (other than this one) whose command line or environment mentions `path`.
+pub fn processes_mentioning(path: &Path) -> Vec<u32> {
+    let me = std::process::id();
+    all_pids()
+        .into_iter()
+        .filter(|&pid| pid != me && pid_alive(pid))
+        .filter(|&pid| {
+            ["cmdline", "environ"]
+                .iter()
+                .any(|f| fs::read(format!("/proc/{pid}/{f}")).is_ok_and(|b| mentions(&b, path)))
+        })
+        .collect()
+}
+
+/// SIGKILL to `pid`, and to its process group when it leads one.
+pub fn kill_hard(pid: u32) {
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    if proc_stat(pid).is_some_and(|(_, _, pgrp)| pgrp == pid) {
+        let _ = kill_process_group(p, Signal::KILL);
+    }
+    let _ = kill_process(p, Signal::KILL);
+}
+
+/// Kills every process that mentions `path` (supervisors name their job directory and config,
+/// agents carry LUZIA_JOB_DIR), again and again until none is left: a supervisor being killed
+/// may just have started another one from the queue.
+pub fn kill_processes_mentioning(path: &Path) {
+    let deadline = Instant::now() + HANG_GUARD;
+    let mut quiet_rounds = 0;
+    while quiet_rounds < 3 && Instant::now() < deadline {
+        let found = processes_mentioning(path);
+        if found.is_empty() {
+            quiet_rounds += 1;
+        } else {
+            quiet_rounds = 0;
+            found.into_iter().for_each(kill_hard);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
