@@ -116,18 +116,30 @@ impl Job {
     }
 }
 
-/// Reads the job `id` under `root`. `None` when its directory does not exist (any more).
+/// Reads the job `id` under `root`. `None` when its directory does not exist (any more), or is
+/// a symbolic link (never a job).
 pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
-    let dir = root.join(id.as_str());
-    let dir_meta = std::fs::symlink_metadata(&dir)
+    std::fs::symlink_metadata(root.join(id.as_str()))
         .ok()
         .filter(|m| m.is_dir())?;
+    read_listed_job(root, id, now)
+}
+
+/// Reads a job whose directory a listing of the root has just shown to be a real directory.
+pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
+    let dir = root.join(id.as_str());
     let mut r = DirReader {
         dir: &dir,
         problems: Vec::new(),
     };
     let meta = r.meta();
     let log = r.log_end();
+    // The directory itself is looked at only when its files cannot say the job exists (or
+    // when it started): a stat per job is a tenth of a scan.
+    let dir_stat = || std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir());
+    if meta.is_none() && !log.exists {
+        dir_stat()?;
+    }
     let mut job = Job {
         id: id.clone(),
         dir: dir.clone(),
@@ -163,7 +175,7 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
     // Without a start time, the directory's age stands in (for the 30 s start-up grace).
     let born = job
         .started
-        .or_else(|| dir_meta.modified().ok().map(DateTime::<Utc>::from));
+        .or_else(|| dir_stat()?.modified().ok().map(DateTime::<Utc>::from));
     if log.exit_code.is_none() {
         job.status = status::derive(&Evidence {
             has_meta: job.meta.is_some(),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::id::{JobId, is_valid};
-use super::job::{Job, read_job};
+use super::job::{Job, read_listed_job};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -78,7 +78,7 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
     if ids.len() < PARALLEL_MIN || threads == 1 {
         return ids
             .iter()
-            .filter_map(|id| read_job(root, id, now))
+            .filter_map(|id| read_listed_job(root, id, now))
             .collect();
     }
     let chunk = ids.len().div_ceil(threads);
@@ -88,7 +88,7 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .filter_map(|id| read_job(root, id, now))
+                        .filter_map(|id| read_listed_job(root, id, now))
                         .collect::<Vec<_>>()
                 })
             })
