@@ -17,9 +17,14 @@ pub fn is_alive(pid: u32) -> bool {
 }
 
 fn is_zombie(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+    use std::io::Read;
+    // One read into a fixed buffer: the state comes early in the line.
+    let mut buf = [0u8; 512];
+    let Ok(n) = std::fs::File::open(format!("/proc/{pid}/stat")).and_then(|mut f| f.read(&mut buf))
+    else {
         return false;
     };
+    let stat = &buf[..n];
     // `pid (comm) S ...`: comm may hold spaces and parentheses, so read after the last ')'.
     memchr::memrchr(b')', &stat)
         .and_then(|i| stat.get(i + 2))
