@@ -1,45 +1,33 @@
-//! When the next frame may be drawn: at most ~30 a second, and while the only change is new
-//! lines of the followed output, at most 10 in any second. A stream of lines needs no more, and
-//! each such frame resends the whole scrolled pane; an occasional line still shows at once.
+//! When the next frame may be drawn: at most ~30 a second, and frames whose only change is new
+//! lines of the followed output at least 110 ms apart. A line after a quiet spell shows at once;
+//! a stream of lines is batched to about 9 frames a second, since each such frame resends the
+//! whole scrolled pane.
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(33);
-pub const LOG_FRAMES_PER_SECOND: usize = 10;
-const WINDOW: Duration = Duration::from_secs(1);
+pub const OUTPUT_FRAME_SPACING: Duration = Duration::from_millis(110);
 
 #[derive(Debug, Default)]
 pub struct FramePacer {
     last: Option<Instant>,
-    /// When the recent output-only frames were drawn (within the last second).
-    log_frames: VecDeque<Instant>,
+    last_output_only: Option<Instant>,
 }
 
 impl FramePacer {
-    /// The earliest moment the next frame may be drawn.
-    pub fn next_allowed(&self, log_only: bool, now: Instant) -> Instant {
-        let Some(last) = self.last else {
-            return now;
-        };
-        let mut at = last + FRAME_INTERVAL;
-        if log_only && self.log_frames.len() >= LOG_FRAMES_PER_SECOND {
-            at = at.max(self.log_frames[self.log_frames.len() - LOG_FRAMES_PER_SECOND] + WINDOW);
+    /// The earliest moment the next frame may be drawn (`now` when it may be drawn at once).
+    pub fn next_allowed(&self, output_only: bool, now: Instant) -> Instant {
+        let mut at = self.last.map_or(now, |l| l + FRAME_INTERVAL);
+        if output_only && let Some(l) = self.last_output_only {
+            at = at.max(l + OUTPUT_FRAME_SPACING);
         }
         at
     }
 
-    pub fn drawn(&mut self, log_only: bool, now: Instant) {
+    pub fn drawn(&mut self, output_only: bool, now: Instant) {
         self.last = Some(now);
-        while self
-            .log_frames
-            .front()
-            .is_some_and(|t| now.duration_since(*t) >= WINDOW)
-        {
-            self.log_frames.pop_front();
-        }
-        if log_only {
-            self.log_frames.push_back(now);
+        if output_only {
+            self.last_output_only = Some(now);
         }
     }
 }
@@ -49,7 +37,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn output_only_frames_are_capped_per_second_and_others_are_not() {
+    fn output_only_frames_are_spaced_and_others_are_not() {
         let mut p = FramePacer::default();
         let t0 = Instant::now();
         assert_eq!(
@@ -57,22 +45,22 @@ mod tests {
             t0,
             "the first frame is never held"
         );
-        for i in 0..LOG_FRAMES_PER_SECOND {
-            let t = t0 + Duration::from_millis(50 * i as u64);
-            p.drawn(true, t);
-        }
-        let last = t0 + Duration::from_millis(50 * (LOG_FRAMES_PER_SECOND as u64 - 1));
+        p.drawn(true, t0);
         assert_eq!(
             p.next_allowed(false, t0),
-            last + FRAME_INTERVAL,
-            "a real change only waits the frame interval"
+            t0 + FRAME_INTERVAL,
+            "a real change waits only the frame interval"
         );
         assert_eq!(
             p.next_allowed(true, t0),
-            t0 + WINDOW,
-            "the 11th output frame in a second waits"
+            t0 + OUTPUT_FRAME_SPACING,
+            "more output waits for the spacing"
         );
-        p.drawn(true, t0 + WINDOW);
-        assert!(p.next_allowed(true, t0) >= t0 + WINDOW + Duration::from_millis(50));
+        // A line after a quiet spell is drawn at once.
+        let later = t0 + Duration::from_secs(2);
+        assert!(p.next_allowed(true, later) <= later);
+        // A real change in between does not delay the next output frame beyond the spacing.
+        p.drawn(false, t0 + Duration::from_millis(50));
+        assert_eq!(p.next_allowed(true, t0), t0 + OUTPUT_FRAME_SPACING);
     }
 }

@@ -181,8 +181,12 @@ impl App {
     pub fn update(&mut self, event: Event, now: DateTime<Utc>) -> Vec<Effect> {
         let log_event = matches!(event, Event::LogAppended { .. });
         let (was_dirty, was_log_only) = (self.dirty, self.log_only);
+        // Inside `apply`, `dirty` says whether this event changed the screen; a change waiting
+        // for the next frame must survive an event that changes nothing.
         let effects = self.apply(event, now);
-        if self.dirty {
+        let changed = self.dirty;
+        self.dirty = was_dirty || changed;
+        if changed {
             // Only followed output moved since the last frame: the loop may pace such frames.
             self.log_only = log_event && (!was_dirty || was_log_only);
         }
@@ -288,6 +292,18 @@ impl App {
     }
 
     fn on_jobs_read(&mut self, read: Vec<(JobId, Option<Job>)>) -> Vec<Effect> {
+        // A job re-read because its log grew usually shows nothing new: no frame for that.
+        let unchanged = read.iter().all(|(id, job)| match (self.jobs.get(id), job) {
+            (Some(old), Some(new)) => same_on_screen(old, new),
+            _ => false,
+        });
+        if unchanged {
+            for (id, job) in read.into_iter().filter_map(|(id, j)| j.map(|j| (id, j))) {
+                self.jobs.insert(id, job);
+            }
+            self.dirty = false;
+            return vec![];
+        }
         let newly_waiting = read
             .iter()
             .filter_map(|(_, j)| j.as_ref())
@@ -478,6 +494,21 @@ impl App {
             None => vec![],
         }
     }
+}
+
+/// Whether everything the table, header and detail view show of a job is the same.
+fn same_on_screen(a: &Job, b: &Job) -> bool {
+    a.status == b.status
+        && a.exit_code == b.exit_code
+        && a.pid == b.pid
+        && a.progress == b.progress
+        && a.question == b.question
+        && a.gate == b.gate
+        && a.started == b.started
+        && a.finished == b.finished
+        && a.problems == b.problems
+        && a.project() == b.project()
+        && a.task() == b.task()
 }
 
 #[cfg(test)]

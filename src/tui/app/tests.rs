@@ -1113,3 +1113,34 @@ fn only_followed_output_changing_is_known_to_the_pacer() {
         "output on top of a real change is still a real change"
     );
 }
+
+#[test]
+fn a_reread_that_changes_nothing_on_screen_draws_nothing_and_loses_nothing() {
+    let mut app = app(160, 45);
+    app.dirty = false;
+    let id0 = app.selected.clone().unwrap();
+    let mut same = app.jobs[&id0].clone();
+    same.log_len += 4096; // the log grew; nothing shown changed
+    app.update(
+        Event::JobsRead(vec![(id0.clone(), Some(same.clone()))]),
+        now(),
+    );
+    assert!(!app.dirty, "no frame for a job that only wrote output");
+    assert_eq!(app.jobs[&id0].log_len, same.log_len);
+    // A pending change survives an event that changes nothing.
+    press(&mut app, [ch('j')]);
+    assert!(app.dirty);
+    app.update(
+        Event::JobsRead(vec![(id0.clone(), Some(same.clone()))]),
+        now(),
+    );
+    assert!(app.dirty, "the key's frame is still owed");
+    let mut moved = same;
+    moved.progress = Some(crate::jobs::Progress {
+        percent: Some(99.0),
+        ..Default::default()
+    });
+    app.dirty = false;
+    app.update(Event::JobsRead(vec![(id0, Some(moved))]), now());
+    assert!(app.dirty, "new progress is a change");
+}
