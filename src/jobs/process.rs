@@ -26,7 +26,7 @@ fn is_zombie(pid: u32) -> bool {
     };
     let stat = &buf[..n];
     // `pid (comm) S ...`: comm may hold spaces and parentheses, so read after the last ')'.
-    memchr::memrchr(b')', &stat)
+    memchr::memrchr(b')', stat)
         .and_then(|i| stat.get(i + 2))
         .is_some_and(|&state| state == b'Z' || state == b'X')
 }
