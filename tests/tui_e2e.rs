@@ -1152,12 +1152,21 @@ fn the_demo_dispatches_kills_retries_and_answers() {
     };
 
     // The demo's question, answered from the inbox (Enter on its row, the first).
-    ck.key("g");
-    ck.key("Enter");
+    // (The inbox is in age order; the question is one of its items: Tab until it shows.)
+    ck.key("i");
+    for _ in 0..8 {
+        if ck.screen().contains("Which database") {
+            break;
+        }
+        ck.key("Tab");
+        std::thread::sleep(Duration::from_millis(150));
+    }
     ck.wait_text("Which database");
     ck.keys(&["2", "Enter"]);
     // The popup confirms, then shows whatever waits next (or closes when nothing does).
-    ck.wait_for("the answer confirmed", |s| s.contains("answered ") && s.contains("staging"));
+    ck.wait_for("the answer confirmed", |s| {
+        s.contains("answered ") && s.contains("staging")
+    });
     ck.esc();
 
     // Quitting leaves the agents running.
