@@ -182,6 +182,20 @@ impl Executor {
                 };
                 self.send(Event::PromptLoaded { id, text });
             }
+            // Everything that writes (read-only has already refused it above).
+            writes @ (Effect::Answer { .. }
+            | Effect::Decide { .. }
+            | Effect::Dispatch { .. }
+            | Effect::Retry(_)
+            | Effect::Kill(_)) => self.perform_write(writes),
+            Effect::SyncQueue => self.sync_queue(),
+            Effect::Bell | Effect::Quit => {}
+        }
+    }
+
+    /// Answers, decisions, dispatch, retry and kill: the effects that change files or processes.
+    fn perform_write(&mut self, effect: Effect) {
+        match effect {
             Effect::Answer {
                 job,
                 question_id,
@@ -242,8 +256,7 @@ impl Executor {
                     let _ = tx.send(Event::JobsChanged(vec![id]));
                 });
             }
-            Effect::SyncQueue => self.sync_queue(),
-            Effect::Bell | Effect::Quit => {}
+            _ => {}
         }
     }
 
