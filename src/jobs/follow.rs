@@ -69,10 +69,6 @@ impl Follower {
         &self.partial
     }
 
-    pub fn offset(&self) -> u64 {
-        self.offset
-    }
-
     /// Reads whatever was appended since the last call.
     pub fn poll(&mut self) -> io::Result<Chunk> {
         let mut chunk = Chunk::default();

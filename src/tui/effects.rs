@@ -17,7 +17,7 @@ use crate::jobs::scan::{list_ids, read_all};
 use crate::jobs::tail::last_lines;
 use crate::jobs::{Job, JobId, Status, files::open_nofollow, read_job};
 use crate::jobs::{kill, queue};
-use crate::watch::{JobWatcher, Signal, WatchChange, WatchMode};
+use crate::watch::{JobWatcher, Signal, WatchChange};
 
 use super::event::{Event, Synced};
 
@@ -389,10 +389,6 @@ impl Executor {
             .filter_map(|(i, q)| q.as_job(i + 1))
             .collect();
         self.send(Event::QueueListed(jobs));
-    }
-
-    pub fn watch_mode(&self) -> WatchMode {
-        self.watcher.mode().clone()
     }
 
     fn open_log(&mut self, id: JobId) {

@@ -2,6 +2,7 @@
 //! typed control characters never enter it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::TextArea;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineInput {
@@ -93,6 +94,35 @@ impl LineInput {
         self.cursor = pos;
         InputOutcome::Moved
     }
+}
+
+/// What a key did in a multi-line editor (an answer, a reason, a task).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Multiline {
+    Send,
+    Edited,
+}
+
+/// The one rule for multi-line editors: Enter sends; Alt-Enter, Shift-Enter or Ctrl-J start a
+/// new line; every other key edits.
+pub fn multiline_key(editor: &mut TextArea<'_>, key: &KeyEvent) -> Multiline {
+    let m = key.modifiers;
+    match key.code {
+        KeyCode::Enter if !m.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT) => {
+            return Multiline::Send;
+        }
+        KeyCode::Enter => editor.insert_newline(),
+        KeyCode::Char('j') if m.contains(KeyModifiers::CONTROL) => editor.insert_newline(),
+        _ => {
+            editor.input(*key);
+        }
+    }
+    Multiline::Edited
+}
+
+/// The editor's text, lines joined with `\n`.
+pub fn text_of(editor: &TextArea<'_>) -> String {
+    editor.lines().join("\n")
 }
 
 #[cfg(test)]

@@ -2,13 +2,14 @@
 //! dispatches. An error keeps the bar open with the text in it; Esc hides the bar but keeps the
 //! draft, so nothing typed is ever lost. Also the confirm popup for killing a job, and retry.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
 use super::{App, Mode};
 use crate::jobs::JobId;
 use crate::jobs::job::Standing;
 use crate::tui::effects::Effect;
+use crate::tui::input::{Multiline, multiline_key, text_of};
 
 pub struct Draft {
     pub projects: Vec<String>,
@@ -24,7 +25,7 @@ impl Draft {
     }
 
     pub fn text(&self) -> String {
-        self.task.lines().join("\n")
+        text_of(&self.task)
     }
 }
 
@@ -73,8 +74,6 @@ impl App {
             self.mode = Mode::Normal;
             return vec![];
         };
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             // Hidden, not discarded: `n` brings it back as it was.
             KeyCode::Esc => self.mode = Mode::Normal,
@@ -83,7 +82,10 @@ impl App {
                 draft.project =
                     (draft.project + draft.projects.len().max(1) - 1) % draft.projects.len().max(1)
             }
-            KeyCode::Enter if !alt && !key.modifiers.contains(KeyModifiers::SHIFT) => {
+            _ => {
+                if multiline_key(&mut draft.task, key) != Multiline::Send {
+                    return vec![];
+                }
                 let task = draft.text();
                 if task.trim().is_empty() {
                     draft.error = Some("type what the agent should do".into());
@@ -102,11 +104,6 @@ impl App {
                     task,
                     retry_of: None,
                 }];
-            }
-            KeyCode::Char('j') if ctrl => draft.task.insert_newline(),
-            KeyCode::Enter => draft.task.insert_newline(),
-            _ => {
-                draft.task.input(*key);
             }
         }
         vec![]

@@ -3,7 +3,7 @@
 //! never land on the wrong one.
 
 use chrono::{DateTime, Utc};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
 use super::{App, Mode};
@@ -11,6 +11,7 @@ use crate::jobs::hitl::QuestionType;
 use crate::jobs::job::Standing;
 use crate::jobs::{Job, JobId};
 use crate::tui::effects::Effect;
+use crate::tui::input::{Multiline, multiline_key, text_of};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InboxKind {
@@ -175,8 +176,6 @@ impl App {
             self.mode = Mode::Normal;
             return vec![];
         };
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let alt = key.modifiers.contains(KeyModifiers::ALT);
         if inbox.editor.is_some() {
             match key.code {
                 KeyCode::Esc if inbox.editing_reason() => {
@@ -187,23 +186,15 @@ impl App {
                     self.close_inbox();
                     return vec![];
                 }
-                KeyCode::Enter if !alt && !key.modifiers.contains(KeyModifiers::SHIFT) => {
-                    let text = inbox
-                        .editor
-                        .as_ref()
-                        .map(|e| e.lines().join("\n"))
-                        .unwrap_or_default();
-                    return self.submit(Submission::Text(text));
-                }
-                KeyCode::Char('j') if ctrl => {
-                    inbox.editor.as_mut().expect("checked").insert_newline()
-                }
-                KeyCode::Enter => inbox.editor.as_mut().expect("checked").insert_newline(),
                 KeyCode::Tab | KeyCode::BackTab => {
                     return self.advance(key.code == KeyCode::Tab, None);
                 }
                 _ => {
-                    inbox.editor.as_mut().expect("checked").input(*key);
+                    let editor = inbox.editor.as_mut().expect("checked");
+                    if multiline_key(editor, key) == Multiline::Send {
+                        let text = text_of(editor);
+                        return self.submit(Submission::Text(text));
+                    }
                 }
             }
             return vec![];
