@@ -11,6 +11,7 @@ pub mod hitl;
 pub mod id;
 pub mod job;
 pub mod kill;
+pub mod known_issues;
 pub mod meta;
 pub mod process;
 pub mod progress;

@@ -177,7 +177,7 @@ fn extended_color(rest: &[u16]) -> (Option<Color>, usize) {
     }
 }
 
-fn is_bidi_control(c: char) -> bool {
+pub fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 

@@ -1,0 +1,309 @@
+//! The built-in database: problems agents run into every day, each with the words the tool
+//! that reports it really prints, and what an operator should do. Regexes are matched per line,
+//! bytewise, with escape sequences already stripped; `(?i)` where tools disagree on case.
+
+use super::{Origin, Pattern, Severity};
+
+struct Def {
+    name: &'static str,
+    severity: Severity,
+    description: &'static str,
+    regexes: &'static [&'static str],
+    fix: &'static str,
+}
+
+const DEFS: &[Def] = &[
+    Def {
+        name: "python-module-not-found",
+        severity: Severity::Error,
+        description: "A Python import failed: the module is not installed where the agent runs",
+        regexes: &[
+            r"ModuleNotFoundError: No module named ",
+            r"ImportError: No module named ",
+            r"ImportError: cannot import name ",
+        ],
+        fix: "Install it in the environment the agent uses (pip install <module>, or add it to \
+              requirements.txt / pyproject.toml and reinstall); check that the project's \
+              virtualenv is the one on PATH.",
+    },
+    Def {
+        name: "node-module-not-found",
+        severity: Severity::Error,
+        description: "A Node.js require or import could not be resolved",
+        regexes: &[
+            r"Error: Cannot find module '",
+            r"\[?ERR_MODULE_NOT_FOUND\]?",
+            r"Module not found: Error: Can't resolve ",
+            r"Cannot find package '[^']+' imported from ",
+        ],
+        fix: "Run npm install (or pnpm install / yarn) in the project; if the package is new, \
+              add it with npm install <package> so package.json records it.",
+    },
+    Def {
+        name: "rust-unresolved-dependency",
+        severity: Severity::Error,
+        description: "A Rust crate or path could not be found",
+        regexes: &[
+            r"error\[E0432\]: unresolved import",
+            r"error\[E0433\]: failed to resolve: use of (?:undeclared|unresolved) (?:crate|module)",
+            r"error\[E0463\]: can't find crate for ",
+            r"error: no matching package named ",
+        ],
+        fix: "Add the crate to Cargo.toml (cargo add <crate>) or correct the `use` path; for a \
+              crate that exists, check the feature that exposes the item is enabled.",
+    },
+    Def {
+        name: "permission-denied",
+        severity: Severity::Error,
+        description: "The operating system refused access to a file or operation",
+        regexes: &[
+            r"(?i)permission denied",
+            r"\bEACCES\b",
+            r"\bEPERM\b",
+            r"Operation not permitted",
+        ],
+        fix: "Check the owner and mode of the path it names (ls -l); agents of a project run as \
+              the project's user, so give that user access rather than running as root.",
+    },
+    Def {
+        name: "file-not-found",
+        severity: Severity::Warning,
+        description: "A file or directory the agent expected does not exist",
+        regexes: &[
+            r"No such file or directory",
+            r"FileNotFoundError: ",
+            r"\bENOENT\b",
+            r"(?i)\bfile not found\b",
+        ],
+        fix: "Check the path it names: a wrong working directory (the project path in config) \
+              or a file not generated yet are the usual causes.",
+    },
+    Def {
+        name: "command-not-found",
+        severity: Severity::Error,
+        description: "A program the agent tried to run is not installed or not on PATH",
+        regexes: &[
+            r": command not found",
+            r"^(?:/bin/)?(?:sh|dash): \d+: [^:]+: not found",
+            r"is not recognized as an internal or external command",
+            r"^env: '?[^ ']+'?: No such file or directory",
+        ],
+        fix: "Install the program on the server, or add its directory to PATH for the user the \
+              agent runs as (agents do not read your interactive shell's profile).",
+    },
+    Def {
+        name: "build-failed",
+        severity: Severity::Error,
+        description: "Compiling or building the project failed",
+        regexes: &[
+            r"error: could not compile `",
+            r"make(?:\[\d+\])?: \*\*\* .*Error \d+",
+            r"compilation terminated\.",
+            r"^\S+\.(?:c|cc|cpp|cxx|h|hpp|go|java|kt|swift|m):\d+(?::\d+)?: (?:fatal )?error: ",
+            r"\bBUILD FAILED\b",
+            r"\[ERROR\] BUILD FAILURE",
+            r"error: linking with `[^`]+` failed",
+            r"^SyntaxError: ",
+        ],
+        fix: "Read the first error above this line in the output pane ([ jumps to it); it is \
+              usually the cause, and the rest follow from it.",
+    },
+    Def {
+        name: "type-check-errors",
+        severity: Severity::Error,
+        description: "The type checker reported errors",
+        regexes: &[
+            r"error TS\d{4}: ",
+            r"^Found \d+ errors? in \d+ files? \(checked \d+ source files?\)",
+            r"^\S+\.pyi?:\d+: error: .*\[[a-z-]+\]$",
+            r"^\s*\d+ errors?, \d+ warnings?, \d+ (?:informations|notes)",
+            r"error\[E0308\]: mismatched types",
+        ],
+        fix: "Run the type checker yourself in the project (tsc --noEmit, mypy, pyright, cargo \
+              check) to see the full list, then ask the agent to fix them one file at a time.",
+    },
+    Def {
+        name: "test-failures",
+        severity: Severity::Error,
+        description: "Tests failed",
+        regexes: &[
+            r"^FAILED \S+::\S+",
+            r"^=+ .*\b\d+ failed\b.* =+$",
+            r"test result: FAILED\.",
+            r"^Tests:\s+\d+ failed",
+            r"^\s+\d+ failing$",
+            r"^--- FAIL: \S+",
+            r"^FAIL\s+\S+\s+[\d.]+s$",
+            r"^Tests run: \d+, Failures: [1-9]",
+        ],
+        fix: "Re-run the failing test alone to see whether the agent's change broke it or it was \
+              failing before (git stash, then run it on the base commit).",
+    },
+    Def {
+        name: "out-of-memory",
+        severity: Severity::Critical,
+        description: "A process ran out of memory, or the kernel killed it for memory",
+        regexes: &[
+            r"Out of memory: Killed process \d+",
+            r"\bMemoryError\b",
+            r"Cannot allocate memory",
+            r"JavaScript heap out of memory",
+            r"std::bad_alloc",
+            r"memory allocation of \d+ bytes failed",
+            r"(?i)\boom[- ]?kill",
+            r"^(?:\S+: )?line \d+: +\d+ Killed ",
+        ],
+        fix: "Check memory on the server (free -h, dmesg | grep -i oom); lower [agent] \
+              max_concurrent so fewer agents build at once, or give the build less parallelism.",
+    },
+    Def {
+        name: "disk-full",
+        severity: Severity::Critical,
+        description: "A file system is full (or a quota is reached)",
+        regexes: &[
+            r"No space left on device",
+            r"\bENOSPC\b",
+            r"Disk quota exceeded",
+            r"\bEDQUOT\b",
+        ],
+        fix: "Free space now (df -h; clear build caches like target/ and node_modules/.cache, \
+              old job logs); every agent writing to that disk will fail until you do.",
+    },
+    Def {
+        name: "network-error",
+        severity: Severity::Error,
+        description: "A connection was refused, timed out, or a host name did not resolve",
+        regexes: &[
+            r"Connection refused",
+            r"\bECONNREFUSED\b",
+            r"\bECONNRESET\b",
+            r"\bETIMEDOUT\b",
+            r"(?i)connection timed out",
+            r"(?i)read timed out",
+            r"Temporary failure in name resolution",
+            r"Name or service not known",
+            r"getaddrinfo (?:ENOTFOUND|EAI_AGAIN)",
+            r"Could not resolve host",
+            r"Network is unreachable",
+        ],
+        fix: "Check the service or host it names is up and reachable from this server (curl -v, \
+              getent hosts <name>); a proxy or firewall change is a common cause.",
+    },
+    Def {
+        name: "container-error",
+        severity: Severity::Error,
+        description: "Docker or the container runtime failed",
+        regexes: &[
+            r"Cannot connect to the Docker daemon",
+            r"Error response from daemon: ",
+            r"OCI runtime (?:create|exec) failed",
+            r"\b(?:ImagePullBackOff|ErrImagePull|CrashLoopBackOff)\b",
+            r"pull access denied for ",
+            r"permission denied while trying to connect to the Docker daemon socket",
+        ],
+        fix: "Check the Docker daemon is running (systemctl status docker) and that the agent's \
+              user is in the docker group; for pulls, check the image name and registry login.",
+    },
+    Def {
+        name: "api-rate-limited",
+        severity: Severity::Error,
+        description: "The agent's model API refused work: rate limit, quota or overload",
+        regexes: &[
+            r"(?i)rate[ _-]?limit(?:ed|_error| exceeded| reached)",
+            r"(?i)\b429\b.*too many requests",
+            r"(?i)too many requests",
+            r"overloaded_error",
+            r"(?i)\bAPI (?:is )?overloaded\b",
+            r"(?i)usage limit reached",
+            r"\binsufficient_quota\b",
+            r"(?i)quota exceeded",
+        ],
+        fix: "Wait for the limit to reset, then retry (r); if it keeps happening, lower [agent] \
+              max_concurrent so fewer agents call the API at once.",
+    },
+    Def {
+        name: "authentication-failed",
+        severity: Severity::Critical,
+        description: "Credentials were refused: API key, login, SSH key or token",
+        regexes: &[
+            r"authentication_error",
+            r"(?i)invalid (?:x-)?api[ _-]?key",
+            r"(?i)authentication failed",
+            r"Permission denied \(publickey",
+            r"(?i)please run /login",
+            r"(?i)(?:oauth )?token (?:has )?expired",
+            r"\b401 Unauthorized\b",
+        ],
+        fix: "Renew the credential the message names (API key in the agent's environment, \
+              claude /login, gh auth login, ssh-add); every agent using it will fail until then.",
+    },
+    Def {
+        name: "corrupted-config",
+        severity: Severity::Error,
+        description: "A JSON, YAML or TOML file could not be parsed",
+        regexes: &[
+            r"json\.decoder\.JSONDecodeError",
+            r"JSONDecodeError: Expecting ",
+            r"SyntaxError: Unexpected (?:token .* in JSON|end of JSON input)",
+            r"SyntaxError: .* is not valid JSON",
+            r"yaml\.(?:scanner\.ScannerError|parser\.ParserError)",
+            r"TOML parse error at line \d+",
+            r"(?i)error parsing (?:config|configuration|settings)",
+            r"(?i)(?:malformed|invalid|corrupt(?:ed)?) (?:json|yaml|toml|config(?:uration)? file)",
+        ],
+        fix: "Open the file it names at the line it gives; an interrupted write or a merge \
+              conflict marker are the usual causes (git diff shows what changed).",
+    },
+    Def {
+        name: "git-conflict",
+        severity: Severity::Error,
+        description: "Git could not merge, rebase, pull or push cleanly",
+        regexes: &[
+            r"CONFLICT \([a-z/ ]+\): ",
+            r"Automatic merge failed; fix conflicts",
+            r"error: Your local changes to the following files would be overwritten",
+            r"You have unmerged paths",
+            r"fatal: refusing to merge unrelated histories",
+            r"! \[rejected\] .*\((?:non-fast-forward|fetch first)\)",
+            r"error: failed to push some refs",
+        ],
+        fix: "Look at the working tree yourself (git status in the project); resolve or abort \
+              (git merge --abort / git rebase --abort) before retrying the agent.",
+    },
+    Def {
+        name: "crash",
+        severity: Severity::Critical,
+        description: "A process crashed: segmentation fault, abort, or a Rust panic",
+        regexes: &[
+            r"Segmentation fault",
+            r"\bSIGSEGV\b",
+            r"\(core dumped\)",
+            r"thread '[^']*' panicked at ",
+            r"^fatal error: (?:runtime|all goroutines)",
+        ],
+        fix: "Find the first crash line in the output; a crash in a tool (not in the project's \
+              code) usually needs the tool reinstalled or upgraded.",
+    },
+    Def {
+        name: "python-traceback",
+        severity: Severity::Warning,
+        description: "A Python exception was raised (see the lines after it)",
+        regexes: &[r"^Traceback \(most recent call last\):"],
+        fix: "The last line of the traceback names the exception; if the agent did not handle \
+              it, the job probably failed on it.",
+    },
+];
+
+pub fn patterns() -> Vec<Pattern> {
+    DEFS.iter()
+        .map(|d| Pattern {
+            name: d.name.into(),
+            description: d.description.into(),
+            severity: d.severity,
+            regexes: d.regexes.iter().map(|r| (*r).to_string()).collect(),
+            fix: d.fix.into(),
+            ignore_case: false,
+            origin: Origin::Builtin,
+        })
+        .collect()
+}

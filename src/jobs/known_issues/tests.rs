@@ -1,0 +1,211 @@
+use std::io::Write;
+
+use super::*;
+
+fn names(set: &PatternSet, f: &Findings) -> Vec<String> {
+    f.found
+        .iter()
+        .map(|x| set.pattern(x.pattern).name.clone())
+        .collect()
+}
+
+#[test]
+fn the_builtin_database_compiles_and_covers_the_kinds_asked_for() {
+    let set = PatternSet::builtin();
+    assert!(set.patterns().len() >= 15);
+    for p in set.patterns() {
+        assert!(!p.fix.is_empty() && !p.description.is_empty(), "{}", p.name);
+    }
+}
+
+#[test]
+fn findings_are_ordered_by_severity_and_count_repeats() {
+    let set = PatternSet::builtin();
+    let text = b"Traceback (most recent call last):\n  File \"x.py\", line 1\n\
+        ModuleNotFoundError: No module named 'requests'\n\
+        OSError: [Errno 28] No space left on device\n\
+        ModuleNotFoundError: No module named 'yaml'\n";
+    let f = scan_text(&set, text);
+    assert_eq!(
+        names(&set, &f),
+        ["disk-full", "python-module-not-found", "python-traceback"]
+    );
+    let module = &f.found[1];
+    assert_eq!(module.count, 2);
+    assert_eq!(
+        module.last_line,
+        "ModuleNotFoundError: No module named 'yaml'"
+    );
+}
+
+#[test]
+fn colour_codes_do_not_hide_a_match_and_are_not_kept() {
+    let set = PatternSet::builtin();
+    let text = b"\x1b[0m\x1b[1m\x1b[38;5;9merror[E0432]\x1b[0m\x1b[0m\x1b[1m: unresolved import `serde_yml`\x1b[0m\n";
+    let f = scan_text(&set, text);
+    assert_eq!(names(&set, &f), ["rust-unresolved-dependency"]);
+    assert_eq!(
+        f.found[0].last_line,
+        "error[E0432]: unresolved import `serde_yml`"
+    );
+}
+
+#[test]
+fn anchors_hold_at_every_line_not_only_the_first() {
+    let set = PatternSet::builtin();
+    let f = scan_text(&set, b"ok\nok\r\n--- FAIL: TestParse (0.00s)\r\nok\n");
+    assert_eq!(names(&set, &f), ["test-failures"]);
+}
+
+#[test]
+fn a_match_across_a_line_end_is_not_a_match() {
+    let pattern = Pattern {
+        name: "two-words".into(),
+        description: String::new(),
+        severity: Severity::Warning,
+        regexes: vec![r"alpha\s+beta".into()],
+        fix: String::new(),
+        ignore_case: false,
+        origin: Origin::Builtin,
+    };
+    let (set, problems) = PatternSet::new(vec![pattern]);
+    assert!(problems.is_empty());
+    assert!(scan_text(&set, b"alpha\nbeta\n").is_empty());
+    assert!(!scan_text(&set, b"x\nalpha  beta\n").is_empty());
+}
+
+#[test]
+fn a_bad_regex_is_reported_with_file_and_pattern_and_the_rest_still_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(KNOWN_ISSUES_FILE);
+    std::fs::write(
+        &path,
+        r#"{"patterns": [
+            {"name": "lookahead", "error_patterns": ["foo(?=bar)", "plain foo"], "fix": "x", "severity": "high"},
+            {"name": "broken", "error_patterns": ["(unclosed"], "fix": "y"},
+            {"name": "quota", "description": "d", "error_patterns": ["Custom Quota Hit"], "fix": "wait", "severity": "critical"},
+            {"name": "nolist", "fix": "z"}
+        ]}"#,
+    )
+    .unwrap();
+    let (set, problems) = PatternSet::with_file(&path);
+    let text: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(text.len(), 3, "{text:#?}");
+    assert!(text[0].contains("nolist") && text[0].contains(&*path.to_string_lossy()));
+    assert!(
+        text[1].contains("lookahead") && text[1].contains("foo(?=bar)"),
+        "{}",
+        text[1]
+    );
+    assert!(text[2].contains("broken") && text[2].contains("(unclosed"));
+    // The pattern with one good regex is kept with it; file patterns ignore case.
+    let f = scan_text(&set, b"PLAIN FOO\ncustom quota hit\n");
+    assert_eq!(names(&set, &f), ["quota", "lookahead"]);
+    let quota = set.pattern(f.found[0].pattern);
+    assert_eq!(
+        (quota.severity, quota.fix.as_str()),
+        (Severity::Critical, "wait")
+    );
+}
+
+#[test]
+fn a_missing_file_is_no_problem_and_a_broken_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (set, problems) = PatternSet::with_file(&dir.path().join("absent.json"));
+    assert!(problems.is_empty());
+    assert_eq!(set.patterns().len(), PatternSet::builtin().patterns().len());
+    let bad = dir.path().join(KNOWN_ISSUES_FILE);
+    std::fs::write(&bad, b"{\"patterns\": [").unwrap();
+    let (set, problems) = PatternSet::with_file(&bad);
+    assert_eq!(problems.len(), 1);
+    assert!(problems[0].to_string().contains("is not valid JSON"));
+    assert!(problems[0].to_string().contains(&*bad.to_string_lossy()));
+    assert_eq!(set.patterns().len(), PatternSet::builtin().patterns().len());
+}
+
+fn append(path: &std::path::Path, bytes: &[u8]) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+#[test]
+fn scanning_is_incremental_old_bytes_are_never_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("output.log");
+    let set = PatternSet::builtin();
+    let mut scanner = IssueScanner::new();
+    let clean = "building step ok\n".repeat(10_000);
+    append(&log, clean.as_bytes());
+    assert!(!scanner.advance(&log, &set, SCAN_WINDOW).unwrap());
+    assert_eq!(scanner.bytes_scanned, clean.len() as u64);
+
+    // An error is written over old bytes in place: a scanner that re-read them would find it.
+    let f = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+    use std::os::unix::fs::FileExt;
+    f.write_at(b"No space left on device\n", 0).unwrap();
+    append(&log, b"Error: Cannot find module 'left-pad'\n");
+    assert!(scanner.advance(&log, &set, SCAN_WINDOW).unwrap());
+    assert_eq!(
+        scanner.bytes_scanned,
+        clean.len() as u64 + 37,
+        "only the appended line was read"
+    );
+    assert_eq!(names(&set, &scanner.findings), ["node-module-not-found"]);
+
+    // Nothing new: nothing read, nothing changed.
+    assert!(!scanner.advance(&log, &set, SCAN_WINDOW).unwrap());
+    assert_eq!(scanner.bytes_scanned, clean.len() as u64 + 37);
+}
+
+#[test]
+fn a_line_is_matched_only_once_its_newline_has_come() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("output.log");
+    let set = PatternSet::builtin();
+    let mut scanner = IssueScanner::new();
+    append(&log, b"fatal: Authentication fai");
+    assert!(!scanner.advance(&log, &set, SCAN_WINDOW).unwrap());
+    append(&log, b"led for 'https://github.com/x/y.git/'\n");
+    assert!(scanner.advance(&log, &set, SCAN_WINDOW).unwrap());
+    assert_eq!(names(&set, &scanner.findings), ["authentication-failed"]);
+    assert_eq!(scanner.findings.found[0].count, 1);
+}
+
+#[test]
+fn a_truncated_or_replaced_log_starts_over_and_a_large_one_from_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("output.log");
+    let set = PatternSet::builtin();
+    let mut scanner = IssueScanner::new();
+    append(&log, b"Segmentation fault (core dumped)\n");
+    scanner.advance(&log, &set, SCAN_WINDOW).unwrap();
+    assert_eq!(names(&set, &scanner.findings), ["crash"]);
+
+    std::fs::write(&log, b"ok\n").unwrap();
+    assert!(scanner.advance(&log, &set, SCAN_WINDOW).unwrap());
+    assert!(scanner.findings.is_empty());
+
+    // A window of 64 bytes: the error at the start is out of it, the cut line is skipped.
+    let mut big = b"No space left on device\n".to_vec();
+    big.extend("x".repeat(100).as_bytes());
+    big.extend(b"\nCould not resolve host: github.com\n");
+    let other = dir.path().join("other.log");
+    std::fs::write(&other, &big).unwrap();
+    let mut scanner = IssueScanner::new();
+    scanner.advance(&other, &set, 64).unwrap();
+    assert_eq!(names(&set, &scanner.findings), ["network-error"]);
+}
+
+#[test]
+fn match_line_names_the_most_severe() {
+    let set = PatternSet::builtin();
+    let i = set
+        .match_line(b"\x1b[31mOSError: [Errno 28] No space left on device: '/tmp/x'\x1b[0m")
+        .unwrap();
+    assert_eq!(set.pattern(i).name, "disk-full");
+    assert_eq!(set.match_line(b"all good"), None);
+}
