@@ -6,7 +6,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use serde::Deserialize;
+
+use crate::jobs::alarms::AlarmRules;
+use crate::jobs::time::parse_duration;
 
 pub const DEFAULT_JOBS_DIR: &str = "/var/log/luz-orchestrator/jobs";
 pub const DEFAULT_NOTIFICATIONS_LOG: &str = "/var/log/luz-orchestrator/notifications.log";
@@ -35,6 +40,8 @@ struct FileConfig {
     queue_dir: Option<PathBuf>,
     read_only: Option<bool>,
     bell: Option<bool>,
+    known_issues: Option<PathBuf>,
+    alarms: Option<AlarmsFile>,
     agent: Option<AgentConfig>,
     #[serde(default)]
     projects: BTreeMap<String, Project>,
@@ -101,6 +108,19 @@ pub struct Project {
     pub path: PathBuf,
     /// When set and luzia runs as root, agents of this project run as this user.
     pub user: Option<String>,
+    /// How long a job of this project should take (`45m`), when the job gives no estimate.
+    pub budget: Option<String>,
+}
+
+/// `[alarms]` as written: durations are strings with units, checked in `validate`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AlarmsFile {
+    stall_after: Option<String>,
+    question_after: Option<String>,
+    budget_warn_percent: Option<u8>,
+    memory_percent: Option<u8>,
+    bell: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -165,6 +185,11 @@ pub struct Config {
     pub projects: BTreeMap<String, Project>,
     pub theme: Theme,
     pub keys: BTreeMap<String, KeyList>,
+    /// Extra known-issue patterns (the orchestrator's format); used when it exists.
+    pub known_issues: PathBuf,
+    pub alarms: AlarmRules,
+    /// Ring the bell once when an alarm is raised.
+    pub alarm_bell: bool,
     /// The file that was read, if any.
     pub file: Option<PathBuf>,
 }
@@ -209,10 +234,29 @@ impl Config {
             Some(p) => Some(p),
             None => default_config_paths(env).into_iter().find(|p| p.is_file()),
         };
-        let file = match &path {
+        let mut file = match &path {
             Some(p) => parse_file(p)?,
             None => FileConfig::default(),
         };
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.clone().unwrap_or_default(),
+            message,
+        };
+        let alarms_file = file.alarms.take().unwrap_or_default();
+        let alarms = alarm_rules(&alarms_file, &file.projects).map_err(invalid)?;
+        // Beside the config file that was read, else where the user's config file would be.
+        let known_issues = file.known_issues.take().unwrap_or_else(|| {
+            path.as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .or_else(|| {
+                    default_config_paths(env)
+                        .first()
+                        .and_then(|p| p.parent().map(Path::to_path_buf))
+                })
+                .unwrap_or_else(|| PathBuf::from("/etc/luzia"))
+                .join(crate::jobs::known_issues::KNOWN_ISSUES_FILE)
+        });
         let mut cfg = Config {
             jobs_dir: PathBuf::from(DEFAULT_JOBS_DIR),
             jobs_dir_source: Source::Default,
@@ -226,6 +270,9 @@ impl Config {
             projects: file.projects,
             theme: file.theme.unwrap_or_default(),
             keys: file.keys,
+            known_issues,
+            alarms,
+            alarm_bell: alarms_file.bell.unwrap_or(true),
             file: path.clone(),
         };
         if let (Some(dir), Some(p)) = (file.jobs_dir, &path) {
@@ -278,6 +325,56 @@ impl Config {
         }
         Ok(())
     }
+}
+
+fn alarm_rules(
+    file: &AlarmsFile,
+    projects: &BTreeMap<String, Project>,
+) -> Result<AlarmRules, String> {
+    let mut rules = AlarmRules::default();
+    let duration = |key: &str, v: &Option<String>, default: Duration| match v {
+        None => Ok(default),
+        Some(s) => parse_duration(s)
+            .map_err(|e| format!("[alarms] {key}: {e}"))
+            .and_then(|d| {
+                if d.is_zero() {
+                    Err(format!("[alarms] {key} must be longer than 0s"))
+                } else {
+                    Ok(d)
+                }
+            }),
+    };
+    rules.stall_after = duration("stall_after", &file.stall_after, rules.stall_after)?;
+    rules.question_after = duration("question_after", &file.question_after, rules.question_after)?;
+    for (key, value, slot) in [
+        (
+            "budget_warn_percent",
+            file.budget_warn_percent,
+            &mut rules.budget_warn_percent,
+        ),
+        (
+            "memory_percent",
+            file.memory_percent,
+            &mut rules.memory_percent,
+        ),
+    ] {
+        match value {
+            Some(v) if (1..=100).contains(&v) => *slot = v,
+            Some(v) => {
+                return Err(format!(
+                    "[alarms] {key} = {v}: give a percent from 1 to 100"
+                ));
+            }
+            None => {}
+        }
+    }
+    for (name, project) in projects {
+        if let Some(b) = &project.budget {
+            let d = parse_duration(b).map_err(|e| format!("[projects.{name}] budget: {e}"))?;
+            rules.project_budgets.insert(name.clone(), d);
+        }
+    }
+    Ok(rules)
 }
 
 fn default_config_paths(env: &dyn Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
@@ -411,6 +508,47 @@ mod tests {
             let key = body.lines().last().unwrap().split(' ').next().unwrap();
             assert!(err.contains(key), "{err}");
             assert!(err.contains("c.toml"), "{err}");
+        }
+    }
+
+    #[test]
+    fn alarms_budgets_and_known_issues_are_read_and_checked() {
+        let ov = || Overrides {
+            config: Some("etc/c.toml".into()),
+            ..Overrides::default()
+        };
+        let body = "[alarms]\nstall_after = \"3m\"\nquestion_after = \"90s\"\nmemory_percent = 90\nbell = false\n\
+                    [projects.musica]\npath = \"/srv/musica\"\nbudget = \"45m\"\n";
+        let cfg = load(&[("etc/c.toml", body)], &[], ov()).unwrap();
+        assert_eq!(cfg.alarms.stall_after, Duration::from_secs(180));
+        assert_eq!(cfg.alarms.question_after, Duration::from_secs(90));
+        assert_eq!(cfg.alarms.memory_percent, 90);
+        assert_eq!(cfg.alarms.budget_warn_percent, 80);
+        assert_eq!(
+            cfg.alarms.project_budgets["musica"],
+            Duration::from_secs(2700)
+        );
+        assert!(!cfg.alarm_bell);
+        assert!(
+            cfg.known_issues.ends_with("etc/known_issues.json"),
+            "{:?}",
+            cfg.known_issues
+        );
+
+        let defaults = load(&[("etc/c.toml", "")], &[], ov()).unwrap();
+        assert_eq!(defaults.alarms, AlarmRules::default());
+        assert!(defaults.alarm_bell);
+
+        for (bad, key) in [
+            ("[alarms]\nstall_after = \"10\"", "stall_after"),
+            ("[alarms]\nquestion_after = \"0s\"", "question_after"),
+            ("[alarms]\nmemory_percent = 150", "memory_percent"),
+            ("[projects.m]\npath = \"/m\"\nbudget = \"soon\"", "budget"),
+        ] {
+            let err = load(&[("etc/c.toml", bad)], &[], ov())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(key) && err.contains("c.toml"), "{err}");
         }
     }
 

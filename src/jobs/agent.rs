@@ -14,6 +14,7 @@ use super::files::read_small;
 use super::hitl::{
     DECISION_FILE, GATE_FILE, QUESTION_FILE, QuestionType, RESPONSE_FILE, read_pending,
 };
+use super::progress::Progress;
 use super::publish::{append_line, write_atomic};
 use super::wait::DirWatch;
 
@@ -89,7 +90,8 @@ fn next_question_id(dir: &Path) -> String {
         .flatten()
         .map_or(0, |h| {
             h.split(|b| *b == b'\n')
-                .filter(|l| l.windows(12).any(|w| w == b"\"clarificati"))
+                .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+                .filter(|record| record.get("clarification").is_some())
                 .count()
         });
     format!("q{}", asked + 1)
@@ -277,17 +279,39 @@ fn archive_stale(dir: &Path, name: &str) -> Result<(), AgentError> {
     std::fs::remove_file(dir.join(name)).map_err(io(dir))
 }
 
-/// Replaces `progress.json` atomically.
+/// Replaces `progress.json` atomically; a milestone (a new step, or a quarter of the way
+/// passed) is also appended to `history.jsonl`, so the job's timeline can show it later.
 pub fn report_progress(dir: &Path, progress: &Value) -> Result<(), AgentError> {
     check_dir(dir)?;
+    let previous = read_small(&dir.join(super::job::PROGRESS_FILE))
+        .ok()
+        .flatten()
+        .and_then(|b| Progress::parse(&b).ok());
+    let now = timestamp(Utc::now());
     let mut p = progress.clone();
-    p["updated_at"] = json!(timestamp(Utc::now()));
+    p["updated_at"] = json!(now);
     write_atomic(
         dir,
         super::job::PROGRESS_FILE,
         &serde_json::to_vec(&p).expect("JSON"),
     )
-    .map_err(io(dir))
+    .map_err(io(dir))?;
+    let current = Progress::parse(&serde_json::to_vec(progress).expect("JSON")).unwrap_or_default();
+    if is_milestone(previous.as_ref(), &current) {
+        let record = json!({"progress": progress, "at": now});
+        append_line(dir, HISTORY_FILE, &record.to_string()).map_err(io(dir))?;
+    }
+    Ok(())
+}
+
+/// A new step (or step name), or a quarter mark passed: what a timeline is worth showing of a
+/// job that reports progress every second.
+fn is_milestone(previous: Option<&Progress>, current: &Progress) -> bool {
+    let Some(prev) = previous else { return true };
+    let quarter = |p: &Progress| p.percent_done().map(|pc| (pc / 25.0).floor() as i64);
+    current.step != prev.step
+        || (current.step_name.is_some() && current.step_name != prev.step_name)
+        || quarter(current) > quarter(prev)
 }
 
 #[cfg(test)]
@@ -454,5 +478,34 @@ mod tests {
             ask(&dir.join("nope"), &choice()),
             Err(AgentError::NoJobDir(_))
         ));
+    }
+
+    #[test]
+    fn progress_milestones_reach_the_history_and_ticks_do_not() {
+        let (_root, dir) = job_dir();
+        for p in [
+            json!({"percent": 5}),
+            json!({"percent": 10}),
+            json!({"percent": 24}),
+            json!({"percent": 26}),
+            json!({"percent": 30, "step_name": "testing"}),
+            json!({"percent": 31, "step_name": "testing"}),
+            json!({"percent": 100, "step_name": "testing"}),
+        ] {
+            report_progress(&dir, &p).unwrap();
+        }
+        let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
+        let percents: Vec<i64> = history
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["progress"]["percent"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(percents, [5, 26, 30, 100]);
+        // A step named like a question does not make the next question's id skip.
+        report_progress(&dir, &json!({"step_name": "\"clarification\""})).unwrap();
+        assert_eq!(next_question_id(&dir), "q1");
     }
 }

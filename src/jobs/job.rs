@@ -70,6 +70,8 @@ pub struct Job {
     pub finished: Option<DateTime<Utc>>,
     /// Length of output.log when read (0 when there is none).
     pub log_len: u64,
+    /// When output.log was last written: the agent's last sign of life on screen.
+    pub log_mtime: Option<DateTime<Utc>>,
     /// For a queued task: its place in the queue (1 starts next).
     pub queue_position: Option<usize>,
     pub problems: Vec<Problem>,
@@ -152,6 +154,7 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         started: meta.as_ref().and_then(|m| m.started),
         finished: meta.as_ref().and_then(|m| m.finished),
         log_len: log.len,
+        log_mtime: log.mtime,
         queue_position: None,
         problems: Vec::new(),
         meta,

@@ -2,6 +2,7 @@
 //! terminals; the CLI and the cockpit both call these functions, so each rule lives once.
 
 pub mod agent;
+pub mod alarms;
 pub mod answer;
 pub mod describe;
 pub mod dispatch;
@@ -21,8 +22,10 @@ pub mod sanitize;
 pub mod scan;
 pub mod status;
 pub mod supervise;
+pub mod system;
 pub mod tail;
 pub mod time;
+pub mod timeline;
 pub mod wait;
 
 pub use hitl::{Gate, Question, QuestionType, Waiting};

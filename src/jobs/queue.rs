@@ -182,6 +182,7 @@ impl Queued {
             started: None,
             finished: None,
             log_len: 0,
+            log_mtime: None,
             queue_position: Some(position),
             problems: Vec::new(),
         })
