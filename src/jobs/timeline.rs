@@ -380,5 +380,36 @@ pub fn recent_events(
     all
 }
 
+/// The global feed as the cockpit's `e` and `luzia status` show it: the recent jobs' timelines
+/// (their histories read from disk, their issues from `issues`) and the notifications log,
+/// newest first, at most `n`. Files that cannot be read are said in the second list.
+pub fn feed(
+    jobs: &[Job],
+    issues: &dyn Fn(&Job) -> Option<Findings>,
+    set: &PatternSet,
+    rules: &AlarmRules,
+    notifications_log: &Path,
+    now: DateTime<Utc>,
+    n: usize,
+) -> (Vec<TimelineEvent>, Vec<String>) {
+    let mut problems = Vec::new();
+    let timelines = feed_jobs(jobs)
+        .into_iter()
+        .map(|job| {
+            let history = read_history(&job.dir).unwrap_or_else(|e| {
+                problems.push(e);
+                Vec::new()
+            });
+            let found = issues(job);
+            job_timeline(job, &history, found.as_ref().map(|f| (f, set)), rules, now)
+        })
+        .collect();
+    let notes = read_notifications(notifications_log, n).unwrap_or_else(|e| {
+        problems.push(e);
+        Vec::new()
+    });
+    (recent_events(timelines, notes, n), problems)
+}
+
 #[cfg(test)]
 mod tests;
