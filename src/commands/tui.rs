@@ -2,13 +2,16 @@
 //! own log (never the screen, and nothing at all when read-only), then runs the cockpit.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
 use crate::cli::TuiArgs;
 use crate::config::Config;
+use crate::jobs::known_issues::PatternSet;
 use crate::tui::action::KeyMap;
 use crate::tui::app::Options;
+use crate::tui::app::insight::InsightOptions;
 use crate::tui::ui::Theme;
 
 /// Returns the process exit code: 0 on quit, 128 + the signal when one stopped the cockpit.
@@ -21,6 +24,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         demo.theme = user_cfg.theme.clone();
         demo.bell = user_cfg.bell;
         demo.read_only = user_cfg.read_only;
+        demo.known_issues = user_cfg.known_issues.clone();
         demo
     } else {
         user_cfg.clone()
@@ -38,6 +42,11 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         init_logging()?;
     }
     let projects: Vec<String> = cfg.projects.keys().cloned().collect();
+    let (patterns, problems) = PatternSet::with_file(&cfg.known_issues);
+    let pattern_problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    for p in &pattern_problems {
+        tracing::warn!("{p}");
+    }
     let opts = Options {
         root: root.clone(),
         projects: args.projects.clone(),
@@ -48,6 +57,12 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         theme: Theme::detect(cfg.theme.colors),
         bell: cfg.bell,
         dispatch_projects: projects,
+        insight: InsightOptions {
+            patterns: Arc::new(patterns),
+            rules: cfg.alarms.clone(),
+            alarm_bell: cfg.alarm_bell,
+            pattern_problems,
+        },
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
     let result = crate::tui::run(opts, Some(cfg.clone()));

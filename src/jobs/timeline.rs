@@ -231,8 +231,9 @@ pub fn job_timeline(
             } else {
                 String::new()
             };
+            // Seen in a log written last at `seen_at`; without it, the log's own age.
             out.push(event(
-                f.seen_at,
+                f.seen_at.or(job.log_mtime).or(job.finished),
                 EventKind::Issue,
                 format!(
                     "{} {}{times}: {}",

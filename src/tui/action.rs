@@ -36,10 +36,13 @@ pub enum Action {
     NewTask,
     Kill,
     Retry,
+    Events,
+    NextIssue,
+    PrevIssue,
 }
 
 impl Action {
-    pub const ALL: [Action; 26] = [
+    pub const ALL: [Action; 29] = [
         Action::Quit,
         Action::Up,
         Action::Down,
@@ -66,6 +69,9 @@ impl Action {
         Action::NewTask,
         Action::Kill,
         Action::Retry,
+        Action::Events,
+        Action::NextIssue,
+        Action::PrevIssue,
     ];
 
     /// The name used in `[keys]`.
@@ -97,6 +103,9 @@ impl Action {
             Action::NewTask => "new_task",
             Action::Kill => "kill",
             Action::Retry => "retry",
+            Action::Events => "events",
+            Action::NextIssue => "next_issue",
+            Action::PrevIssue => "prev_issue",
         }
     }
 
@@ -128,6 +137,9 @@ impl Action {
             Action::NewTask => "dispatch a new task (the input bar)",
             Action::Kill => "kill the selected job (asks first)",
             Action::Retry => "retry the selected job",
+            Action::Events => "recent events: what happened while you were away",
+            Action::NextIssue => "next line showing a known issue (output pane)",
+            Action::PrevIssue => "previous line showing a known issue (output pane)",
         }
     }
 
@@ -159,6 +171,9 @@ impl Action {
             Action::NewTask => &["n", ":"],
             Action::Kill => &["K"],
             Action::Retry => &["r"],
+            Action::Events => &["e"],
+            Action::NextIssue => &["]"],
+            Action::PrevIssue => &["["],
         }
     }
 }

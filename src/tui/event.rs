@@ -4,7 +4,10 @@
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::jobs::follow::Reset;
+use crate::jobs::known_issues::Findings;
+use crate::jobs::system::SystemAlert;
 use crate::jobs::tail::RawLine;
+use crate::jobs::timeline::TimelineEvent;
 use crate::jobs::{Job, JobId};
 use crate::watch::WatchMode;
 
@@ -51,6 +54,22 @@ pub enum Event {
         job: JobId,
         ok: bool,
         message: String,
+    },
+    /// Known issues found in these jobs' logs since they were last reported (the whole finding
+    /// for each job, not a difference).
+    IssuesFound(Vec<(JobId, Findings)>),
+    /// The server's alerts changed (memory, load).
+    SystemAlerts(Vec<SystemAlert>),
+    /// A job's history.jsonl, for its timeline.
+    HistoryLoaded {
+        id: JobId,
+        history: Result<Vec<serde_json::Value>, String>,
+    },
+    /// What the recent-events feed is made of.
+    FeedLoaded {
+        histories: Vec<(JobId, Vec<serde_json::Value>)>,
+        notifications: Vec<TimelineEvent>,
+        problems: Vec<String>,
     },
     /// SIGTERM, SIGHUP, SIGINT, or the terminal went away: leave now.
     Signal(Stop),

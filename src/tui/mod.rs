@@ -50,7 +50,14 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
         let size = term.size()?;
         let mut app = App::new(opts.clone(), chrono::Utc::now());
         app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-        let mut exec = Executor::new(opts.root.clone(), tx.clone(), opts.read_only, config);
+        let mut exec = Executor::new(
+            opts.root.clone(),
+            tx.clone(),
+            opts.read_only,
+            config,
+            opts.insight.patterns.clone(),
+            opts.insight.rules.memory_percent,
+        );
         spawn_input_thread(tx.clone());
         for effect in app.start() {
             exec.perform(effect);

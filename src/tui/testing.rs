@@ -24,7 +24,7 @@ pub fn id(s: &str) -> JobId {
     JobId::parse(s).unwrap()
 }
 
-fn live(from: &str, new_id: &str, started_min_ago: i64, tweak: impl FnOnce(&mut Job)) -> Job {
+pub fn live(from: &str, new_id: &str, started_min_ago: i64, tweak: impl FnOnce(&mut Job)) -> Job {
     let mut job = read_job(&PathBuf::from(SAMPLES), &id(from), now()).expect("sample exists");
     job.id = id(new_id);
     job.dir = PathBuf::from(SAMPLES).join(new_id);
@@ -33,6 +33,8 @@ fn live(from: &str, new_id: &str, started_min_ago: i64, tweak: impl FnOnce(&mut 
     job.finished = None;
     job.pid = Some(4242);
     job.started = Some(now() - chrono::Duration::minutes(started_min_ago));
+    // Wrote a line half a minute ago: not stalled.
+    job.log_mtime = Some(now() - chrono::Duration::seconds(30));
     job.problems.clear();
     tweak(&mut job);
     job
@@ -44,6 +46,22 @@ pub fn jobs() -> Vec<Job> {
     for job in jobs.iter_mut().filter(|j| j.status == Status::Died) {
         // A died job ends at its log's mtime, which for the samples is the checkout time.
         job.finished = job.started.map(|s| s + chrono::Duration::minutes(7));
+    }
+    // Times taken from files' mtimes are the checkout's: pin them before `now`.
+    let pin = |t: &mut Option<DateTime<Utc>>| {
+        if t.is_some_and(|t| t > now()) {
+            *t = Some(now() - chrono::Duration::hours(1));
+        }
+    };
+    for job in &mut jobs {
+        pin(&mut job.finished);
+        pin(&mut job.log_mtime);
+        if let Some(q) = job.question.as_mut() {
+            pin(&mut q.asked_at);
+        }
+        if let Some(g) = job.gate.as_mut() {
+            pin(&mut g.awaiting_since);
+        }
     }
     jobs.push(live("142315-a1b2", "155900-run1", 3, |j| {
         j.progress = Some(Progress {

@@ -186,6 +186,15 @@ impl PatternSet {
         )
     }
 
+    /// The built-in database, compiled once per process.
+    pub fn shared_builtin() -> std::sync::Arc<PatternSet> {
+        static BUILTIN: std::sync::OnceLock<std::sync::Arc<PatternSet>> =
+            std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| std::sync::Arc::new(PatternSet::builtin()))
+            .clone()
+    }
+
     /// The built-in database alone.
     pub fn builtin() -> PatternSet {
         let (set, problems) = PatternSet::new(builtin::patterns());

@@ -70,6 +70,7 @@ impl App {
         match self.mode.clone() {
             Mode::Help => self.on_help_key(&actions),
             Mode::Detail => self.on_detail_key(&actions),
+            Mode::Events => self.on_feed_key(&actions),
             Mode::ProjectPicker { items, selected } => {
                 self.on_picker_key(&key, &actions, items, selected)
             }
@@ -154,7 +155,8 @@ impl App {
     fn open_details(&mut self, id: crate::jobs::JobId) -> Vec<Effect> {
         self.mode = Mode::Detail;
         self.detail_scroll = 0;
-        vec![Effect::LoadPrompt(id)]
+        self.insight.history = None;
+        vec![Effect::LoadPrompt(id.clone()), Effect::LoadHistory(id)]
     }
 
     fn on_main_key(&mut self, actions: &[Action]) -> Vec<Effect> {
@@ -244,6 +246,11 @@ impl App {
             }
             Action::ToggleWrap => self.log.wrap = !self.log.wrap,
             Action::Back if !table && self.log.search.is_some() => self.log.search = None,
+            Action::NextIssue | Action::PrevIssue => {
+                if !self.log.next_issue(action == Action::NextIssue, height) {
+                    self.message = Some("no known issue in the output shown".into());
+                }
+            }
             _ => return None,
         }
         Some(vec![])
@@ -252,6 +259,7 @@ impl App {
     fn general(&mut self, action: Action) -> Option<Vec<Effect>> {
         match action {
             Action::Quit => Some(self.quit()),
+            Action::Events => Some(self.open_feed()),
             Action::Help => {
                 self.mode = Mode::Help;
                 Some(vec![])

@@ -2,9 +2,11 @@
 //! and search. Lines are kept raw; they are sanitized and styled only when drawn.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::jobs::JobId;
 use crate::jobs::follow::Reset;
+use crate::jobs::known_issues::PatternSet;
 use crate::jobs::sanitize::sanitize_line;
 use crate::jobs::tail::RawLine;
 
@@ -33,6 +35,12 @@ pub struct LogView {
     /// A notice shown above the output: a reset, or why there is none.
     pub note: Option<String>,
     pub loading: bool,
+    /// Lines (absolute) that show a known issue, ascending, with the pattern each matches:
+    /// matched once, as the lines arrive.
+    pub issues: Vec<(u64, usize)>,
+    /// The issue line `]` / `[` last jumped to.
+    pub issue_at: Option<u64>,
+    pub patterns: Option<Arc<PatternSet>>,
 }
 
 impl Default for LogView {
@@ -47,6 +55,9 @@ impl Default for LogView {
             search: None,
             note: None,
             loading: false,
+            issues: Vec::new(),
+            issue_at: None,
+            patterns: None,
         }
     }
 }
@@ -62,6 +73,7 @@ impl LogView {
             job: Some(id),
             loading: true,
             wrap: self.wrap,
+            patterns: self.patterns.take(),
             ..LogView::default()
         };
     }
@@ -74,8 +86,73 @@ impl LogView {
         self.loading = false;
         self.note = error;
         self.lines = lines.into();
+        self.issues.clear();
+        self.match_issues(self.first_abs);
         self.trim();
         self.research();
+    }
+
+    /// Notes the lines from `start` (absolute) on that show a known issue.
+    fn match_issues(&mut self, start: u64) {
+        let Some(set) = &self.patterns else { return };
+        let from = (start - self.first_abs) as usize;
+        for (i, line) in self.lines.iter().enumerate().skip(from) {
+            if let Some(p) = set.match_line(&line.bytes) {
+                self.issues.push((self.first_abs + i as u64, p));
+            }
+        }
+    }
+
+    /// The known issue line `abs` shows, if any.
+    pub fn issue_on(&self, abs: u64) -> Option<usize> {
+        self.issues
+            .binary_search_by_key(&abs, |&(a, _)| a)
+            .ok()
+            .map(|i| self.issues[i].1)
+    }
+
+    /// Moves to the next (or previous) line showing a known issue, from the last one jumped to
+    /// or from the screen, wrapping around. Returns false when there is none.
+    pub fn next_issue(&mut self, forward: bool, height: usize) -> bool {
+        if self.issues.is_empty() {
+            return false;
+        }
+        let from = self.issue_at.unwrap_or_else(|| {
+            let top = self.top_for(height);
+            if forward {
+                top.saturating_sub(1)
+            } else {
+                top + height as u64
+            }
+        });
+        let found = if forward {
+            self.issues
+                .iter()
+                .find(|(a, _)| *a > from)
+                .or(self.issues.first())
+        } else {
+            self.issues
+                .iter()
+                .rev()
+                .find(|(a, _)| *a < from)
+                .or(self.issues.last())
+        };
+        let abs = found.map(|(a, _)| *a).expect("not empty");
+        self.issue_at = Some(abs);
+        self.show(abs, height);
+        true
+    }
+
+    /// Pauses with line `abs` a third of the way down the pane.
+    fn show(&mut self, abs: u64, height: usize) {
+        self.follow = false;
+        let max_top = self
+            .end_abs()
+            .saturating_sub(height as u64)
+            .max(self.first_abs);
+        self.top_abs = abs
+            .saturating_sub(height as u64 / 3)
+            .clamp(self.first_abs, max_top);
     }
 
     pub fn append(&mut self, reset: Option<Reset>, lines: Vec<RawLine>) {
@@ -88,6 +165,8 @@ impl LogView {
             });
             self.first_abs = self.end_abs();
             self.lines.clear();
+            self.issues.clear();
+            self.issue_at = None;
             self.top_abs = self.first_abs;
         }
         let start = self.end_abs();
@@ -100,6 +179,7 @@ impl LogView {
             }
         }
         self.lines.extend(lines);
+        self.match_issues(start);
         self.trim();
     }
 
@@ -109,6 +189,8 @@ impl LogView {
             self.first_abs += 1;
         }
         self.top_abs = self.top_abs.max(self.first_abs);
+        let first = self.first_abs;
+        self.issues.retain(|&(a, _)| a >= first);
         if let Some(s) = self.search.as_mut() {
             let first = self.first_abs;
             let before = s.matches.len();
@@ -222,14 +304,7 @@ impl LogView {
         };
         s.current = index;
         if let Some(&abs) = index.and_then(|i| s.matches.get(i)) {
-            self.follow = false;
-            let max_top = self
-                .end_abs()
-                .saturating_sub(height as u64)
-                .max(self.first_abs);
-            self.top_abs = abs
-                .saturating_sub(height as u64 / 3)
-                .clamp(self.first_abs, max_top);
+            self.show(abs, height);
         }
     }
 
@@ -311,6 +386,42 @@ mod tests {
         assert_eq!(v.search.as_ref().unwrap().matches, [1, 3, 5]);
         v.set_search("", 2);
         assert!(v.search.is_none());
+    }
+
+    #[test]
+    fn issue_lines_are_found_as_they_arrive_and_jumped_between() {
+        let mut v = LogView {
+            patterns: Some(PatternSet::shared_builtin()),
+            ..LogView::default()
+        };
+        v.open(JobId::parse("a").unwrap());
+        assert!(
+            v.patterns.is_some(),
+            "opening another job keeps the patterns"
+        );
+        let mut first = numbered(50);
+        first[10] = lines(&["ModuleNotFoundError: No module named 'yaml'"]).remove(0);
+        v.loaded(first, None);
+        assert_eq!(v.issues.len(), 1);
+        assert!(v.next_issue(true, 5));
+        assert_eq!(v.issue_at, Some(10));
+        assert!(!v.follow, "a jump pauses");
+        assert_eq!(v.top_for(5), 9);
+        v.append(
+            None,
+            lines(&["ok", "\x1b[31mNo space left on device\x1b[0m"]),
+        );
+        assert_eq!(v.issues.last().map(|i| i.0), Some(51));
+        let disk = v.issue_on(51).unwrap();
+        assert_eq!(v.patterns.as_ref().unwrap().pattern(disk).name, "disk-full");
+        v.next_issue(true, 5);
+        assert_eq!(v.issue_at, Some(51));
+        v.next_issue(true, 5);
+        assert_eq!(v.issue_at, Some(10), "wraps around");
+        v.next_issue(false, 5);
+        assert_eq!(v.issue_at, Some(51), "and back");
+        v.append(Some(Reset::Replaced), lines(&["fresh"]));
+        assert!(v.issues.is_empty() && !v.next_issue(true, 5));
     }
 
     #[test]

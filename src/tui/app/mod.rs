@@ -3,6 +3,7 @@
 
 pub mod dispatch_bar;
 pub mod inbox;
+pub mod insight;
 pub mod jobs_view;
 mod keys;
 pub mod log;
@@ -43,6 +44,8 @@ pub enum Mode {
     /// Typing a task into the input bar; the state is in `App::draft`.
     Dispatch,
     Confirm(dispatch_bar::Confirm),
+    /// The recent-events feed; the state is in `App::insight.feed`.
+    Events,
     FilterInput(LineInput),
     SearchInput(LineInput),
     ProjectPicker {
@@ -66,6 +69,7 @@ pub struct Options {
     pub bell: bool,
     /// Projects the input bar can dispatch to (from the config).
     pub dispatch_projects: Vec<String>,
+    pub insight: insight::InsightOptions,
 }
 
 pub struct App {
@@ -86,6 +90,7 @@ pub struct App {
     pub log: LogView,
     pub prompt: Option<(JobId, Result<Option<String>, String>)>,
     pub inbox: Option<inbox::Inbox>,
+    pub insight: insight::Insight,
     /// The input bar's task, kept while the bar is hidden.
     pub draft: Option<dispatch_bar::Draft>,
     /// A job just dispatched: selected as soon as it appears.
@@ -112,7 +117,14 @@ impl App {
     pub fn new(opts: Options, now: DateTime<Utc>) -> App {
         App {
             projects: opts.projects.clone(),
-            opts,
+            message: opts.insight.pattern_problems.first().map(|p| {
+                let more = opts.insight.pattern_problems.len() - 1;
+                if more > 0 {
+                    format!("{p} (and {more} more: see the log)")
+                } else {
+                    p.clone()
+                }
+            }),
             jobs: HashMap::new(),
             view: Vec::new(),
             counts: HashMap::new(),
@@ -123,9 +135,13 @@ impl App {
             filter: String::new(),
             focus: Focus::Table,
             mode: Mode::Normal,
-            log: LogView::default(),
+            log: LogView {
+                patterns: Some(opts.insight.patterns.clone()),
+                ..LogView::default()
+            },
             prompt: None,
             inbox: None,
+            insight: insight::Insight::default(),
             draft: None,
             select_when_seen: None,
             answered: Vec::new(),
@@ -134,12 +150,12 @@ impl App {
             size: Rect::new(0, 0, 80, 24),
             now,
             loaded: false,
-            message: None,
             scan_error: None,
             quit: false,
             dirty: true,
             log_only: false,
             cycle_elapsed: 0,
+            opts,
         }
     }
 
@@ -256,6 +272,26 @@ impl App {
                 self.prompt = Some((id, text));
                 vec![]
             }
+            Event::IssuesFound(found) => {
+                self.on_issues_found(found);
+                vec![]
+            }
+            Event::SystemAlerts(alerts) => {
+                self.on_system(alerts);
+                vec![]
+            }
+            Event::HistoryLoaded { id, history } => {
+                self.insight.history = Some((id, history));
+                vec![]
+            }
+            Event::FeedLoaded {
+                histories,
+                notifications,
+                problems,
+            } => {
+                self.on_feed_loaded(histories, notifications, problems);
+                vec![]
+            }
             Event::Signal(_) => {
                 self.quit = true;
                 vec![Effect::Quit]
@@ -277,7 +313,9 @@ impl App {
         for job in s.read {
             self.jobs.insert(job.id.clone(), job);
         }
-        self.after_read(newly_waiting)
+        let effects = self.after_read(newly_waiting);
+        self.insight.primed = true;
+        effects
     }
 
     fn on_jobs_changed(&mut self, ids: Vec<JobId>) -> Vec<Effect> {
@@ -301,8 +339,10 @@ impl App {
             for (id, job) in read.into_iter().filter_map(|(id, j)| j.map(|j| (id, j))) {
                 self.jobs.insert(id, job);
             }
-            self.dirty = false;
-            return vec![];
+            // Its log grew (scan it) or its output moved (an alarm may clear).
+            let (changed, effects) = self.insight_after_read(self.now);
+            self.dirty = changed;
+            return effects;
         }
         let newly_waiting = read
             .iter()
@@ -340,7 +380,10 @@ impl App {
             })
         });
         let mut effects = self.refresh_view();
-        if newly_waiting && self.opts.bell {
+        let (_, insight) = self.insight_after_read(self.now);
+        let rings = insight.contains(&Effect::Bell);
+        effects.extend(insight.into_iter().filter(|e| *e != Effect::Bell));
+        if (newly_waiting && self.opts.bell) || rings {
             effects.push(Effect::Bell);
         }
         effects
@@ -402,6 +445,7 @@ impl App {
             None => {
                 self.log = LogView {
                     wrap: self.log.wrap,
+                    patterns: self.log.patterns.take(),
                     ..LogView::default()
                 };
                 vec![Effect::CloseLog]
@@ -456,8 +500,10 @@ impl App {
         if self.jobs.values().any(|j| j.status == Status::Queued) {
             effects.push(Effect::SyncQueue);
         }
-        // Only moving elapsed times (or a rotation) need a new frame.
-        self.dirty = self.view_has_active();
+        // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.
+        let (alarms_changed, bell) = self.refresh_alarms(self.now);
+        effects.extend(bell);
+        self.dirty = self.view_has_active() || alarms_changed;
         effects.extend(self.cycle());
         effects
     }

@@ -21,7 +21,20 @@ fn loading_selects_the_first_row_and_opens_its_log() {
         app.selected.as_ref().map(JobId::as_str),
         Some("155700-gate")
     );
-    assert_eq!(effects, [Effect::OpenLog(id("155700-gate"))]);
+    let (scans, rest): (Vec<_>, Vec<_>) = effects
+        .into_iter()
+        .partition(|e| matches!(e, Effect::ScanIssues(_)));
+    assert_eq!(rest, [Effect::OpenLog(id("155700-gate"))]);
+    // Every log is handed to the scanner once, the live jobs' first.
+    let [Effect::ScanIssues(logs)] = &scans[..] else {
+        panic!("{scans:?}")
+    };
+    assert!(logs.len() > 5);
+    assert!(
+        logs[..3]
+            .iter()
+            .all(|(id, _)| app.jobs[id].status.is_active())
+    );
 }
 
 #[test]
@@ -378,7 +391,13 @@ fn help_and_detail_take_keys_first() {
     );
     let effects = press(&mut app, [ch('v')]);
     assert_eq!(app.mode, Mode::Detail);
-    assert_eq!(effects, [Effect::LoadPrompt(id("155700-gate"))]);
+    assert_eq!(
+        effects,
+        [
+            Effect::LoadPrompt(id("155700-gate")),
+            Effect::LoadHistory(id("155700-gate"))
+        ]
+    );
     press(&mut app, [ch('j'), ch('j')]);
     assert_eq!(app.detail_scroll, 2, "in the detail view, j scrolls");
     assert_eq!(app.selected_index(), Some(0));
@@ -583,6 +602,9 @@ fn read_only_keys_lead_only_to_reads() {
                     | Effect::PollLog(_)
                     | Effect::CloseLog
                     | Effect::LoadPrompt(_)
+                    | Effect::LoadHistory(_)
+                    | Effect::LoadFeed(_)
+                    | Effect::ScanIssues(_)
                     | Effect::ReadJobs(_)
                     | Effect::Sync { .. }
             ),
@@ -876,7 +898,9 @@ fn the_bell_rings_when_a_job_starts_waiting_not_on_load() {
         !again.contains(&Effect::Bell),
         "once per question, not per read"
     );
-    let (mut quiet, _) = app_with(options(false), 160, 45);
+    let mut opts = options(false);
+    opts.insight.alarm_bell = false;
+    let (mut quiet, _) = app_with(opts, 160, 45);
     let job = text_question_job();
     assert!(
         !quiet

@@ -8,9 +8,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::theme::Theme;
-use crate::jobs::Job;
 use crate::jobs::describe::{self, Emphasis};
-use crate::jobs::sanitize::sanitize_line;
+use crate::jobs::sanitize::{plain_text, sanitize_line};
+use crate::jobs::timeline::EventKind;
+use crate::jobs::{Job, Status};
 use crate::tui::app::App;
 
 const PROMPT_LINES: usize = 200;
@@ -28,6 +29,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.title(),
         ));
     let mut lines = job_lines(job, theme, app.now);
+    lines.extend(issue_lines(app, job, theme));
+    lines.extend(timeline_lines(app, job, theme));
     lines.push(Line::default());
     lines.push(Line::from(Span::styled("prompt.txt", theme.title())));
     match app
@@ -57,6 +60,83 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .wrap(Wrap { trim: false })
         .scroll((app.detail_scroll, 0));
     f.render_widget(para, area);
+}
+
+/// Known issues found in the output: what, how often, the line that showed it, what to do.
+fn issue_lines<'a>(app: &App, job: &Job, theme: &Theme) -> Vec<Line<'a>> {
+    let Some(findings) = app.insight.issues.get(&job.id).filter(|f| !f.is_empty()) else {
+        return vec![];
+    };
+    let mut lines = vec![
+        Line::default(),
+        Line::from(Span::styled("Known issues", theme.title())),
+    ];
+    for f in &findings.found {
+        let p = app.opts.insight.patterns.pattern(f.pattern);
+        let times = if f.count == 1 {
+            "once".to_string()
+        } else {
+            format!("×{}", f.count)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(theme.issue_mark(), theme.severity(f.severity)),
+            Span::styled(
+                format!(" {} {}", f.severity, p.name),
+                theme.severity(f.severity),
+            ),
+            Span::styled(
+                format!("  {times} · {}", plain_text(&p.description)),
+                theme.dim(),
+            ),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled("  line: ", theme.dim()),
+            Span::raw(f.last_line.clone()),
+        ]));
+        lines.push(Line::from(vec![
+            Span::styled("  fix: ", theme.accent()),
+            Span::raw(plain_text(&p.fix)),
+        ]));
+    }
+    lines
+}
+
+/// What happened to the job, oldest first, from its files.
+fn timeline_lines<'a>(app: &App, job: &Job, theme: &Theme) -> Vec<Line<'a>> {
+    let mut lines = vec![
+        Line::default(),
+        Line::from(Span::styled("Timeline", theme.title())),
+    ];
+    match app.timeline(job) {
+        None => lines.push(Line::from(Span::styled("reading…", theme.dim()))),
+        Some(Err(e)) => lines.push(Line::from(Span::styled(e, theme.error()))),
+        Some(Ok(events)) => {
+            for e in events {
+                let when = e.at.map_or_else(
+                    || "        ".to_string(),
+                    |t| {
+                        t.with_timezone(&chrono::Local)
+                            .format("%H:%M:%S")
+                            .to_string()
+                    },
+                );
+                let style = match e.kind {
+                    EventKind::Issue | EventKind::Alarm => theme.warn(),
+                    EventKind::Finished
+                        if matches!(job.status, Status::Failed | Status::Died | Status::Killed) =>
+                    {
+                        theme.error()
+                    }
+                    _ => Style::new(),
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{when}  {:<9}", e.kind.label()), theme.dim()),
+                    Span::styled(e.text, style),
+                ]));
+            }
+        }
+    }
+    lines
 }
 
 /// The job's facts, label column dimmed; status, questions and problems stand out.

@@ -3,12 +3,15 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Modifier;
+use std::collections::{BTreeMap, BTreeSet};
+
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use crate::jobs::Status;
+use crate::jobs::alarms::AlarmKind;
 use crate::tui::app::App;
 use crate::watch::{POLL_EVERY, WatchMode};
 
@@ -67,6 +70,10 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             spans.push(Span::raw(if narrow { " " } else { "  " }));
         }
     }
+    let alarms = alarm_spans(app, theme);
+    // Alarms take the room the full path had.
+    let narrow = narrow || !alarms.is_empty();
+    spans.extend(alarms);
     spans.push(match &app.watch_mode {
         WatchMode::Inotify => Span::styled("│ live ", theme.dim()),
         WatchMode::Polling { .. } if narrow => Span::styled(
@@ -98,6 +105,59 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         lines.push(wall_line(app, theme));
     }
     f.render_widget(Paragraph::new(lines), area);
+}
+
+/// How many jobs (of the projects shown) stand in each alarm, and the server's alerts.
+pub fn alarm_counts(app: &App) -> Vec<(AlarmKind, usize)> {
+    let mut counts: BTreeMap<AlarmKind, usize> = BTreeMap::new();
+    for (id, alarms) in &app.insight.alarms {
+        let shown = app
+            .jobs
+            .get(id)
+            .is_some_and(|j| crate::tui::app::jobs_view::in_projects(j, &app.projects));
+        if !shown {
+            continue;
+        }
+        let kinds: BTreeSet<AlarmKind> = alarms.iter().map(|a| a.kind).collect();
+        for k in kinds {
+            *counts.entry(k).or_default() += 1;
+        }
+    }
+    counts.into_iter().collect()
+}
+
+fn alarm_spans(app: &App, theme: &Theme) -> Vec<Span<'static>> {
+    let mut parts: Vec<(String, Style)> = alarm_counts(app)
+        .into_iter()
+        .map(|(kind, n)| {
+            let style = match kind {
+                AlarmKind::Stalled | AlarmKind::OverBudget => theme.error(),
+                _ => theme.warn(),
+            };
+            (format!("{n} {}", kind.label()), style)
+        })
+        .collect();
+    parts.extend(
+        app.insight
+            .system
+            .iter()
+            .map(|a| (a.to_string(), theme.error())),
+    );
+    if parts.is_empty() {
+        return vec![];
+    }
+    let mut spans = vec![Span::styled(
+        format!("│ {} ", theme.alarm_mark()),
+        theme.error(),
+    )];
+    for (i, (text, style)) in parts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", theme.dim()));
+        }
+        spans.push(Span::styled(text, style));
+    }
+    spans.push(Span::raw(" "));
+    spans
 }
 
 /// Large, readable counts for a screen across the room: only the states that need eyes.

@@ -1,6 +1,7 @@
 //! Rendering: a function of the state. It reads `App` and draws; it changes nothing.
 
 pub mod detail;
+pub mod events;
 pub mod footer;
 pub mod header;
 pub mod inbox;
@@ -36,6 +37,8 @@ pub fn render_with(app: &App, theme: &Theme, f: &mut Frame) {
     if app.mode == Mode::Detail {
         let body = a.table.union(a.output);
         detail::render(app, theme, f, body);
+    } else if app.mode == Mode::Events {
+        events::render(app, theme, f, a.table.union(a.output));
     } else {
         table::render(app, theme, f, a.table);
         output::render(app, theme, f, a.output);

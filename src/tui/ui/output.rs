@@ -67,6 +67,20 @@ fn title<'a>(app: &App, theme: &Theme) -> Line<'a> {
     if log.wrap {
         spans.push(Span::styled(" wrap ", theme.dim()));
     }
+    if !log.issues.is_empty() {
+        use crate::tui::action::Action;
+        let keys = &app.opts.keymap;
+        spans.push(Span::styled(
+            format!(
+                " {} {} issue lines ({}/{} jumps) ",
+                theme.issue_mark(),
+                log.issues.len(),
+                keys.first_key(Action::NextIssue),
+                keys.first_key(Action::PrevIssue)
+            ),
+            theme.warn(),
+        ));
+    }
     if let Some(s) = &log.search {
         let pos = s.current.map_or("-".to_string(), |c| (c + 1).to_string());
         spans.push(Span::styled(
@@ -121,6 +135,16 @@ fn visible_rows<'a>(log: &LogView, theme: &Theme, width: usize, height: usize) -
 fn styled_line<'a>(raw: &RawLine, abs: u64, log: &LogView, theme: &Theme) -> Line<'a> {
     let line = sanitize_line(&raw.bytes);
     let mut spans: Vec<Span> = Vec::new();
+    let issue = log.issue_on(abs);
+    if let (Some(p), Some(set)) = (issue, &log.patterns) {
+        let style = theme.severity(set.pattern(p).severity);
+        let style = if log.issue_at == Some(abs) {
+            style.add_modifier(Modifier::REVERSED)
+        } else {
+            style
+        };
+        spans.push(Span::styled(theme.issue_mark(), style));
+    }
     if raw.cut {
         spans.push(Span::styled(theme.ellipsis(), theme.dim()));
     }
@@ -133,8 +157,17 @@ fn styled_line<'a>(raw: &RawLine, abs: u64, log: &LogView, theme: &Theme) -> Lin
         spans.extend(highlight(&line.plain(), &search.query, theme, current));
         return Line::from(spans);
     }
+    // A line showing a known issue is bold, whatever colours the agent gave it.
+    let emphasis = if issue.is_some() {
+        Style::new().add_modifier(Modifier::BOLD)
+    } else {
+        Style::new()
+    };
     for seg in line.segments {
-        spans.push(Span::styled(seg.text, theme.log_style(&seg.style)));
+        spans.push(Span::styled(
+            seg.text,
+            theme.log_style(&seg.style).patch(emphasis),
+        ));
     }
     Line::from(spans)
 }

@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::theme::Theme;
+use crate::jobs::alarms::AlarmKind;
 use crate::jobs::sanitize::plain_text;
 use crate::jobs::time::format_duration;
 use crate::jobs::{Job, Status};
@@ -46,9 +47,9 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// Column widths: (status, id, project, progress, elapsed); the task takes the rest.
-const WIDE: [u16; 5] = [13, 14, 12, 26, 8];
-const NARROW: [u16; 5] = [13, 12, 8, 13, 7];
+/// Column widths: (status, id, project, progress, elapsed, alert); the task takes the rest.
+const WIDE: [u16; 6] = [13, 14, 12, 26, 8, 26];
+const NARROW: [u16; 6] = [13, 12, 8, 11, 7, 10];
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let border = if app.focus == Focus::Table {
@@ -74,7 +75,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let rows: Vec<Row> = (app.table_top..app.view.len().min(app.table_top + rows_fit))
         .filter_map(|i| app.jobs.get(&app.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
-            let row = job_row(job, theme, app.now, cols[3] as usize, wide);
+            let row = job_row(job, theme, app.now, cols[3] as usize, wide)
+                .with_alert(alert_cell(app, job, theme));
             if Some(i) == selected {
                 row.style(theme.selected())
             } else if job.status == Status::Waiting {
@@ -86,8 +88,10 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         })
         .collect();
     let empty = rows.is_empty();
-    let header =
-        Row::new(["STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "TASK"]).style(theme.title());
+    let header = Row::new([
+        "STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "ALERT", "TASK",
+    ])
+    .style(theme.title());
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
@@ -120,13 +124,59 @@ fn empty_message(app: &App) -> String {
     }
 }
 
+/// A row's cells before the alert column is put in (it needs the app, a row does not).
+struct RowCells<'a> {
+    cells: Vec<Cell<'a>>,
+}
+
+impl<'a> RowCells<'a> {
+    fn with_alert(mut self, alert: Line<'a>) -> Row<'a> {
+        let task = self.cells.pop().expect("a task cell");
+        self.cells.push(Cell::from(alert));
+        self.cells.push(task);
+        Row::new(self.cells)
+    }
+}
+
+/// The worst alarm of the job, else the worst known issue in its output: what needs eyes.
+fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
+    if let Some(alarm) = app
+        .insight
+        .alarms
+        .get(&job.id)
+        .and_then(|a| crate::jobs::alarms::worst(a))
+    {
+        let style = match alarm.kind {
+            AlarmKind::Stalled | AlarmKind::OverBudget => theme.error(),
+            AlarmKind::QuestionWaiting | AlarmKind::NearBudget => theme.warn(),
+        };
+        return Line::from(Span::styled(
+            format!("{} {}", theme.alarm_mark(), alarm.kind.label()),
+            style,
+        ));
+    }
+    if let Some(f) = app.insight.issues.get(&job.id).and_then(|f| f.worst()) {
+        let p = app.opts.insight.patterns.pattern(f.pattern);
+        return Line::from(vec![
+            Span::styled(theme.issue_mark(), theme.severity(f.severity)),
+            Span::styled(
+                format!(" {}", p.name),
+                theme
+                    .severity(f.severity)
+                    .remove_modifier(Modifier::REVERSED),
+            ),
+        ]);
+    }
+    Line::default()
+}
+
 fn job_row<'a>(
     job: &'a Job,
     theme: &Theme,
     now: DateTime<Utc>,
     progress_width: usize,
     wide: bool,
-) -> Row<'a> {
+) -> RowCells<'a> {
     let mut status_label = format!("{} {}", theme.symbol(job.status), job.status.as_str());
     if !job.problems.is_empty() {
         status_label.push('!');
@@ -135,14 +185,16 @@ fn job_row<'a>(
     let elapsed = job.elapsed_secs(now).map_or("-".into(), format_duration);
     let task = plain_text(job.task());
     let id_style = if wide { Style::new() } else { theme.dim() };
-    Row::new(vec![
-        Cell::from(Span::styled(status_label, theme.status(job.status))),
-        Cell::from(Span::styled(job.id.to_string(), id_style)),
-        Cell::from(project),
-        Cell::from(progress_cell(job, theme, now, progress_width)),
-        Cell::from(elapsed),
-        Cell::from(task),
-    ])
+    RowCells {
+        cells: vec![
+            Cell::from(Span::styled(status_label, theme.status(job.status))),
+            Cell::from(Span::styled(job.id.to_string(), id_style)),
+            Cell::from(project),
+            Cell::from(progress_cell(job, theme, now, progress_width)),
+            Cell::from(elapsed),
+            Cell::from(task),
+        ],
+    }
 }
 
 /// A bar with the percent; the step k/n and its name; an estimate from the expected duration

@@ -232,3 +232,99 @@ fn input_bar_and_kill_confirm() {
         app
     });
 }
+
+/// Known issues found in two failed jobs' output, as the scanner would report them.
+fn with_issues(mut app: App) -> App {
+    use crate::jobs::known_issues::{PatternSet, scan_text};
+    let set = PatternSet::shared_builtin();
+    let found = [
+        (
+            "152000-f00d",
+            &b"src/api.ts:14:3 - error TS2322: Type 'string' is not assignable to type 'number'.\n"[..],
+        ),
+        (
+            "155500-evil",
+            &b"Traceback (most recent call last):\nModuleNotFoundError: No module named 'yaml'\nModuleNotFoundError: No module named 'yaml'\n"[..],
+        ),
+    ];
+    let found = found
+        .iter()
+        .map(|(job, text)| (id(job), scan_text(&set, text)))
+        .collect();
+    app.update(Event::IssuesFound(found), now());
+    app
+}
+
+#[test]
+fn insight_on_the_main_screen() {
+    // Alert column, header alarm counts, a server alert, and output lines showing issues.
+    snapshot("insight", |w, h| {
+        let mut app = with_issues(app(w, h));
+        app.update(
+            Event::SystemAlerts(vec![crate::jobs::system::SystemAlert::Memory {
+                used_percent: 91.0,
+            }]),
+            now(),
+        );
+        let sel = app.selected.clone().unwrap();
+        app.update(
+            Event::LogLoaded {
+                id: sel,
+                lines: lines(&[
+                    "   Compiling importer v0.3.0",
+                    "\x1b[1m\x1b[31merror[E0432]\x1b[0m: unresolved import `serde_yml`",
+                    "warning: build failed, waiting for other jobs to finish...",
+                    "OSError: [Errno 28] No space left on device: '/tmp/build'",
+                ]),
+                error: None,
+            },
+            now(),
+        );
+        app
+    });
+}
+
+#[test]
+fn insight_in_the_detail_view() {
+    snapshot("insight_detail", |w, h| {
+        let mut app = with_issues(app(w, h));
+        while app.selected.as_ref().map(|s| s.as_str()) != Some("155500-evil") {
+            press(&mut app, [ch('j')]);
+        }
+        press(&mut app, [ch('v')]);
+        let at = |m: i64| (now() - chrono::Duration::minutes(m)).to_rfc3339();
+        app.update(
+            Event::HistoryLoaded {
+                id: id("155500-evil"),
+                history: Ok(vec![
+                    serde_json::json!({"progress": {"percent": 25, "step_name": "installing"}, "at": at(50)}),
+                    serde_json::json!({"clarification": {"question": "Pin yaml?", "asked_at": at(49)},
+                        "response": {"answer": "yes", "answered_by": "ana", "answered_at": at(48)}}),
+                ]),
+            },
+            now(),
+        );
+        app
+    });
+}
+
+#[test]
+fn recent_events_view() {
+    snapshot("events", |w, h| {
+        let mut app = with_issues(app(w, h));
+        let effects = press(&mut app, [ch('e')]);
+        let Some(crate::tui::effects::Effect::LoadFeed(ids)) = effects.into_iter().next() else {
+            panic!("e asks for the feed")
+        };
+        app.update(
+            Event::FeedLoaded {
+                histories: ids.into_iter().map(|i| (i, Vec::new())).collect(),
+                notifications: vec![],
+                problems: vec![],
+            },
+            now(),
+        );
+        press(&mut app, [ch('j')]);
+        app
+    });
+}

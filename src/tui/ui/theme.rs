@@ -2,6 +2,7 @@
 //! reads on dark and light backgrounds alike and in the Linux console; `NO_COLOR` or
 //! `colors = "none"` leaves only bold/reverse/underline; the Linux console gets ASCII symbols.
 
+use crate::jobs::known_issues::Severity;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::config::ColorMode;
@@ -127,6 +128,25 @@ impl Theme {
 
     pub fn bar_empty(&self) -> &'static str {
         "░"
+    }
+
+    /// A known issue of this severity: critical stands out the most.
+    pub fn severity(&self, s: Severity) -> Style {
+        match s {
+            Severity::Critical => self.error().add_modifier(Modifier::REVERSED),
+            Severity::Error => self.error(),
+            Severity::Warning => self.warn(),
+        }
+    }
+
+    /// Marks a known issue: in the alert column and beside an output line that shows one.
+    pub fn issue_mark(&self) -> &'static str {
+        if self.ascii { "!" } else { "▌" }
+    }
+
+    /// Marks an alarm (stalled, over budget, ...).
+    pub fn alarm_mark(&self) -> &'static str {
+        if self.ascii { "!" } else { "⚠" }
     }
 
     pub fn ellipsis(&self) -> &'static str {

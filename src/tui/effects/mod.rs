@@ -1,8 +1,11 @@
 //! The only place the cockpit touches the disk. `App::update` asks for effects; this performs
 //! them and reports back with events, so the state is changed only by the loop.
 
+mod insight;
+
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -11,14 +14,17 @@ use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::answer::{self, Outcome};
 use crate::jobs::follow::Follower;
 use crate::jobs::job::read_prompt;
+use crate::jobs::known_issues::PatternSet;
 use crate::jobs::process::is_alive;
 use crate::jobs::sanitize::plain_text;
 use crate::jobs::scan::{list_ids, read_all};
 use crate::jobs::tail::last_lines;
+use crate::jobs::timeline::{read_history, read_notifications};
 use crate::jobs::{Job, JobId, Status, files::open_nofollow, read_job};
 use crate::jobs::{kill, queue};
 use crate::watch::{JobWatcher, Signal, WatchChange};
 
+use super::app::insight::FEED_EVENTS;
 use super::event::{Event, Synced};
 
 /// Lines read from the end of a log when it is first shown.
@@ -62,6 +68,12 @@ pub enum Effect {
     Kill(JobId),
     /// List the queue (and start queued tasks if slots are free).
     SyncQueue,
+    /// Scan these logs for known issues (only what was appended since the last scan).
+    ScanIssues(Vec<(JobId, PathBuf)>),
+    /// Read a job's history.jsonl, for its timeline.
+    LoadHistory(JobId),
+    /// Read what the recent-events feed needs: these jobs' histories and the notifications log.
+    LoadFeed(Vec<JobId>),
     /// Ring the terminal bell (performed by the loop, which owns the terminal).
     Bell,
     Quit,
@@ -90,6 +102,7 @@ pub struct Executor {
     read_only: bool,
     /// What dispatch needs (projects, agent command, queue); `None` when unknown.
     config: Option<Config>,
+    issues: insight::IssueWorker,
 }
 
 impl Executor {
@@ -98,6 +111,8 @@ impl Executor {
         tx: UnboundedSender<Event>,
         read_only: bool,
         config: Option<Config>,
+        patterns: Arc<PatternSet>,
+        memory_percent: u8,
     ) -> Executor {
         let sink = tx.clone();
         let watcher = JobWatcher::start(&root, move |signal| {
@@ -107,7 +122,9 @@ impl Executor {
             });
         });
         let _ = tx.send(Event::WatchMode(watcher.mode().clone()));
+        insight::start_probe(memory_percent, tx.clone());
         Executor {
+            issues: insight::IssueWorker::start(patterns, tx.clone()),
             root,
             tx,
             watcher,
@@ -189,6 +206,12 @@ impl Executor {
             | Effect::Retry(_)
             | Effect::Kill(_)) => self.perform_write(writes),
             Effect::SyncQueue => self.sync_queue(),
+            Effect::ScanIssues(logs) => self.issues.scan(logs),
+            Effect::LoadHistory(id) => {
+                let history = read_history(&self.root.join(id.as_str()));
+                self.send(Event::HistoryLoaded { id, history });
+            }
+            Effect::LoadFeed(ids) => self.load_feed(ids),
             Effect::Bell | Effect::Quit => {}
         }
     }
@@ -389,6 +412,39 @@ impl Executor {
             .filter_map(|(i, q)| q.as_job(i + 1))
             .collect();
         self.send(Event::QueueListed(jobs));
+    }
+
+    /// Up to 200 small files and the end of one log: off the loop all the same.
+    fn load_feed(&self, ids: Vec<JobId>) {
+        let root = self.root.clone();
+        let tx = self.tx.clone();
+        let notes = self.config.as_ref().map(|c| c.notifications_log.clone());
+        std::thread::spawn(move || {
+            let mut problems = Vec::new();
+            let histories = ids
+                .into_iter()
+                .map(|id| {
+                    let h = read_history(&root.join(id.as_str())).unwrap_or_else(|e| {
+                        problems.push(e);
+                        Vec::new()
+                    });
+                    (id, h)
+                })
+                .collect();
+            let notifications = notes
+                .map(|path| {
+                    read_notifications(&path, FEED_EVENTS).unwrap_or_else(|e| {
+                        problems.push(e);
+                        Vec::new()
+                    })
+                })
+                .unwrap_or_default();
+            let _ = tx.send(Event::FeedLoaded {
+                histories,
+                notifications,
+                problems,
+            });
+        });
     }
 
     fn open_log(&mut self, id: JobId) {

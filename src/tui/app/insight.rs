@@ -1,0 +1,261 @@
+//! What the cockpit works out beyond each job's status: the known issues in its output (found by
+//! the executor's scanner, kept here), the alarms the rules raise (worked out here, from the
+//! jobs and the time), the server's alerts, a job's timeline, and the recent-events feed.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::{App, Mode};
+use crate::jobs::alarms::{self, Alarm, AlarmKind, AlarmRules};
+use crate::jobs::known_issues::{Findings, PatternSet};
+use crate::jobs::system::SystemAlert;
+use crate::jobs::timeline::{self, TimelineEvent};
+use crate::jobs::{Job, JobId, Status};
+use crate::tui::action::Action;
+use crate::tui::effects::Effect;
+
+/// What the cockpit starts with for insight (from the config).
+#[derive(Clone, Debug)]
+pub struct InsightOptions {
+    pub patterns: Arc<PatternSet>,
+    pub rules: AlarmRules,
+    /// Ring the bell once when an alarm is raised.
+    pub alarm_bell: bool,
+    /// Patterns of known_issues.json that could not be used, said once at start.
+    pub pattern_problems: Vec<String>,
+}
+
+impl Default for InsightOptions {
+    fn default() -> Self {
+        InsightOptions {
+            patterns: PatternSet::shared_builtin(),
+            rules: AlarmRules::default(),
+            alarm_bell: true,
+            pattern_problems: Vec::new(),
+        }
+    }
+}
+
+/// Events shown at most in the feed.
+pub const FEED_EVENTS: usize = 500;
+
+/// The recent-events view (`e`).
+#[derive(Clone, Debug, Default)]
+pub struct Feed {
+    pub events: Vec<TimelineEvent>,
+    pub selected: usize,
+    pub loading: bool,
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Insight {
+    pub issues: HashMap<JobId, Findings>,
+    pub alarms: HashMap<JobId, Vec<Alarm>>,
+    pub system: Vec<SystemAlert>,
+    /// Alarms the bell has rung for; one that clears may ring again when raised again.
+    rung: HashSet<(JobId, AlarmKind)>,
+    /// The log length each job's scan was last asked for.
+    scan_asked: HashMap<JobId, u64>,
+    /// history.jsonl of the job the detail view shows (or why it could not be read).
+    pub history: Option<(JobId, Result<Vec<Value>, String>)>,
+    pub feed: Feed,
+    /// The first listing has been judged: alarms standing then ring nothing (like questions
+    /// already waiting when the cockpit starts).
+    pub(super) primed: bool,
+}
+
+impl App {
+    /// After jobs were read: scan the logs that grew, and work the alarms out again.
+    pub(super) fn insight_after_read(&mut self, now: DateTime<Utc>) -> (bool, Vec<Effect>) {
+        let mut effects = Vec::new();
+        let mut wanted: Vec<(bool, JobId, PathBuf)> = Vec::new();
+        let asked = &mut self.insight.scan_asked;
+        for job in self.jobs.values() {
+            if job.log_len == 0 || asked.get(&job.id) == Some(&job.log_len) {
+                continue;
+            }
+            asked.insert(job.id.clone(), job.log_len);
+            wanted.push((!job.status.is_active(), job.id.clone(), job.log_path()));
+        }
+        if !wanted.is_empty() {
+            // The live ones first: they are what is watched now.
+            wanted.sort();
+            effects.push(Effect::ScanIssues(
+                wanted.into_iter().map(|(_, id, p)| (id, p)).collect(),
+            ));
+        }
+        let jobs = &self.jobs;
+        self.insight
+            .scan_asked
+            .retain(|id, _| jobs.contains_key(id));
+        self.insight.issues.retain(|id, _| jobs.contains_key(id));
+        let (changed, bell) = self.refresh_alarms(now);
+        effects.extend(bell);
+        (changed, effects)
+    }
+
+    /// Works out every live job's alarms at `now`. Returns whether any changed, and a bell for
+    /// alarms newly raised.
+    pub(super) fn refresh_alarms(&mut self, now: DateTime<Utc>) -> (bool, Option<Effect>) {
+        let rules = &self.opts.insight.rules;
+        let fresh: HashMap<JobId, Vec<Alarm>> = self
+            .jobs
+            .values()
+            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
+            .map(|j| (j.id.clone(), alarms::job_alarms(j, rules, now)))
+            .filter(|(_, a)| !a.is_empty())
+            .collect();
+        let kinds = |m: &HashMap<JobId, Vec<Alarm>>| -> HashSet<(JobId, AlarmKind)> {
+            m.iter()
+                .flat_map(|(id, a)| a.iter().map(move |x| (id.clone(), x.kind)))
+                .collect()
+        };
+        let standing = kinds(&fresh);
+        // The details say "for 12m": they move every second, but a frame is due only when an
+        // alarm comes or goes (or when elapsed times are drawn anyway).
+        let changed = standing != kinds(&self.insight.alarms);
+        let raised = self.insight.primed && standing.difference(&self.insight.rung).count() > 0;
+        self.insight.rung = standing;
+        self.insight.alarms = fresh;
+        let bell = (raised && self.opts.insight.alarm_bell).then_some(Effect::Bell);
+        (changed, bell)
+    }
+
+    pub(super) fn on_issues_found(&mut self, found: Vec<(JobId, Findings)>) {
+        let mut shown = false;
+        for (id, findings) in found {
+            if !self.jobs.contains_key(&id) {
+                continue;
+            }
+            shown |= self.view.contains(&id);
+            if findings.is_empty() {
+                self.insight.issues.remove(&id);
+            } else {
+                self.insight.issues.insert(id, findings);
+            }
+        }
+        self.dirty = shown;
+    }
+
+    pub(super) fn on_system(&mut self, alerts: Vec<SystemAlert>) {
+        self.dirty = alerts != self.insight.system;
+        self.insight.system = alerts;
+    }
+
+    /// The job's timeline, for the detail view: `None` until its history is read.
+    pub fn timeline(&self, job: &Job) -> Option<Result<Vec<TimelineEvent>, String>> {
+        let (id, history) = self.insight.history.as_ref()?;
+        if *id != job.id {
+            return None;
+        }
+        let issues = self.insight.issues.get(&job.id);
+        Some(history.as_ref().map_err(Clone::clone).map(|h| {
+            timeline::job_timeline(
+                job,
+                h,
+                issues.map(|f| (f, &*self.opts.insight.patterns)),
+                &self.opts.insight.rules,
+                self.now,
+            )
+        }))
+    }
+
+    // ----- the recent-events view -----
+
+    pub(super) fn open_feed(&mut self) -> Vec<Effect> {
+        self.mode = Mode::Events;
+        self.insight.feed.loading = true;
+        let jobs: Vec<Job> = self
+            .jobs
+            .values()
+            .filter(|j| super::jobs_view::in_projects(j, &self.projects))
+            .cloned()
+            .collect();
+        let ids = timeline::feed_jobs(&jobs)
+            .into_iter()
+            .map(|j| j.id.clone())
+            .collect();
+        vec![Effect::LoadFeed(ids)]
+    }
+
+    pub(super) fn on_feed_loaded(
+        &mut self,
+        histories: Vec<(JobId, Vec<Value>)>,
+        notifications: Vec<TimelineEvent>,
+        problems: Vec<String>,
+    ) {
+        let set = &*self.opts.insight.patterns;
+        let rules = &self.opts.insight.rules;
+        let timelines = histories
+            .iter()
+            .filter_map(|(id, h)| {
+                let job = self.jobs.get(id)?;
+                let issues = self.insight.issues.get(id).map(|f| (f, set));
+                Some(timeline::job_timeline(job, h, issues, rules, self.now))
+            })
+            .collect();
+        // A notification names no project: with a project picked, only the jobs speak.
+        let notifications = if self.projects.is_empty() {
+            notifications
+        } else {
+            Vec::new()
+        };
+        let feed = &mut self.insight.feed;
+        feed.events = timeline::recent_events(timelines, notifications, FEED_EVENTS);
+        feed.selected = feed.selected.min(feed.events.len().saturating_sub(1));
+        feed.loading = false;
+        feed.problems = problems;
+    }
+
+    pub(super) fn on_feed_key(&mut self, actions: &[Action]) -> Vec<Effect> {
+        let n = self.insight.feed.events.len();
+        let page = self.areas().table.height.saturating_sub(4).max(1) as usize;
+        let sel = &mut self.insight.feed.selected;
+        for action in actions {
+            match action {
+                Action::Up => *sel = sel.saturating_sub(1),
+                Action::Down => *sel = (*sel + 1).min(n.saturating_sub(1)),
+                Action::PageUp => *sel = sel.saturating_sub(page),
+                Action::PageDown => *sel = (*sel + page).min(n.saturating_sub(1)),
+                Action::Top => *sel = 0,
+                Action::Bottom => *sel = n.saturating_sub(1),
+                Action::Back | Action::Events | Action::Quit => self.mode = Mode::Normal,
+                Action::Open => return self.go_to_event_job(),
+                _ => continue,
+            }
+            return vec![];
+        }
+        self.dirty = false;
+        vec![]
+    }
+
+    /// Enter on an event: back to the table with its job selected (shown whatever the filters).
+    fn go_to_event_job(&mut self) -> Vec<Effect> {
+        let feed = &self.insight.feed;
+        let Some(id) = feed.events.get(feed.selected).and_then(|e| e.job.clone()) else {
+            return vec![];
+        };
+        self.mode = Mode::Normal;
+        if !self.jobs.contains_key(&id) {
+            self.message = Some(format!("job {id} is no longer on disk"));
+            return vec![];
+        }
+        self.select_when_seen = Some(id.clone());
+        let mut effects = self.refresh_view();
+        if self.selected.as_ref() != Some(&id) {
+            // Hidden by the view or the filter: show everything (of the projects picked).
+            self.tab = super::jobs_view::Tab::All;
+            self.filter.clear();
+            effects.extend(self.refresh_view());
+        }
+        effects
+    }
+}
+
+#[cfg(test)]
+mod tests;

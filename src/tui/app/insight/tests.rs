@@ -1,0 +1,225 @@
+//! Insight in the cockpit: event in, state and effects out.
+
+use chrono::Duration as Ch;
+use serde_json::json;
+
+use super::*;
+use crate::jobs::known_issues::scan_text;
+use crate::tui::app::Focus;
+use crate::tui::event::Event;
+use crate::tui::testing::*;
+
+fn stalled_job(new_id: &str, silent_min: i64) -> Job {
+    live("142315-a1b2", new_id, silent_min + 5, |j| {
+        j.log_mtime = Some(now() - Ch::minutes(silent_min));
+    })
+}
+
+fn read(app: &mut App, job: Job) -> Vec<Effect> {
+    app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now())
+}
+
+#[test]
+fn a_silent_job_is_stalled_the_bell_rings_once_and_output_clears_it() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    assert!(
+        app.insight
+            .alarms
+            .values()
+            .flatten()
+            .all(|a| a.kind != AlarmKind::Stalled)
+    );
+    let effects = read(&mut app, stalled_job("150000-stal", 11));
+    let alarms = &app.insight.alarms[&id("150000-stal")];
+    assert_eq!(alarms[0].kind, AlarmKind::Stalled);
+    assert_eq!(alarms[0].detail, "no output or progress for 11m00s");
+    assert!(effects.contains(&Effect::Bell), "{effects:?}");
+    // The next tick changes nothing: no second bell.
+    let effects = app.update(Event::Tick, now() + Ch::seconds(1));
+    assert!(!effects.contains(&Effect::Bell));
+    // A line is written: the alarm clears and a frame is due.
+    app.dirty = false;
+    let mut alive = stalled_job("150000-stal", 0);
+    alive.log_len += 10;
+    let effects = read(&mut app, alive);
+    assert!(!app.insight.alarms.contains_key(&id("150000-stal")));
+    assert!(app.dirty, "the row's alarm went away");
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::ScanIssues(l) if l[0].0 == id("150000-stal"))),
+        "the grown log is scanned: {effects:?}"
+    );
+}
+
+#[test]
+fn alarms_standing_at_start_ring_nothing_but_one_raised_by_the_clock_does() {
+    let mut opts = options(false);
+    opts.insight.rules.stall_after = std::time::Duration::from_secs(60);
+    let (mut app, effects) = app_with(opts, 160, 45);
+    assert!(!effects.contains(&Effect::Bell));
+    // 155900-run1 wrote its last line 30 s before `now`: stalled 31 s later.
+    assert!(!app.insight.alarms.contains_key(&id("155900-run1")));
+    let effects = app.update(Event::Tick, now() + Ch::seconds(31));
+    assert!(app.insight.alarms.contains_key(&id("155900-run1")));
+    assert!(effects.contains(&Effect::Bell));
+
+    let mut quiet = options(false);
+    quiet.insight.alarm_bell = false;
+    quiet.insight.rules.stall_after = std::time::Duration::from_secs(60);
+    let (mut app, _) = app_with(quiet, 160, 45);
+    let effects = app.update(Event::Tick, now() + Ch::seconds(31));
+    assert!(app.insight.alarms.contains_key(&id("155900-run1")));
+    assert!(!effects.contains(&Effect::Bell), "alarm bell off in config");
+}
+
+#[test]
+fn a_log_is_handed_to_the_scanner_only_when_it_grew() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let job = app.jobs[&id("155900-run1")].clone();
+    let effects = read(&mut app, job.clone());
+    assert!(!effects.iter().any(|e| matches!(e, Effect::ScanIssues(_))));
+    let mut grown = job;
+    grown.log_len += 100;
+    let effects = read(&mut app, grown);
+    assert_eq!(
+        effects,
+        [Effect::ScanIssues(vec![(
+            id("155900-run1"),
+            app.jobs[&id("155900-run1")].log_path()
+        )])]
+    );
+}
+
+#[test]
+fn issues_found_are_kept_for_jobs_on_disk_and_an_empty_finding_clears() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let set = PatternSet::shared_builtin();
+    let findings = scan_text(&set, b"ModuleNotFoundError: No module named 'yaml'\n");
+    app.dirty = false;
+    app.update(
+        Event::IssuesFound(vec![
+            (id("155900-run1"), findings.clone()),
+            (id("999999-gone"), findings.clone()),
+        ]),
+        now(),
+    );
+    assert!(app.dirty);
+    assert_eq!(app.insight.issues.len(), 1);
+    let worst = app.insight.issues[&id("155900-run1")].worst().unwrap();
+    assert_eq!(set.pattern(worst.pattern).name, "python-module-not-found");
+    app.update(
+        Event::IssuesFound(vec![(id("155900-run1"), Findings::default())]),
+        now(),
+    );
+    assert!(app.insight.issues.is_empty());
+}
+
+#[test]
+fn the_detail_view_asks_for_the_history_and_shows_a_timeline() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    press(&mut app, [ch('j')]);
+    let sel = app.selected.clone().unwrap();
+    let effects = press(&mut app, [ch('v')]);
+    assert!(effects.contains(&Effect::LoadHistory(sel.clone())));
+    let job = app.jobs[&sel].clone();
+    assert!(app.timeline(&job).is_none(), "reading…");
+    let history = vec![
+        json!({"progress": {"percent": 50, "step_name": "tests"}, "at": (now() - Ch::minutes(1)).to_rfc3339()}),
+    ];
+    app.update(
+        Event::HistoryLoaded {
+            id: sel.clone(),
+            history: Ok(history),
+        },
+        now(),
+    );
+    let events = app.timeline(&job).unwrap().unwrap();
+    let texts: Vec<&str> = events.iter().map(|e| e.text.as_str()).collect();
+    assert!(texts.contains(&"progress 50%: tests"), "{texts:?}");
+    assert_eq!(events[0].kind, crate::jobs::timeline::EventKind::Started);
+}
+
+#[test]
+fn e_opens_the_feed_enter_goes_to_the_job_esc_closes() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let effects = press(&mut app, [ch('e')]);
+    assert_eq!(app.mode, Mode::Events);
+    let [Effect::LoadFeed(ids)] = &effects[..] else {
+        panic!("{effects:?}")
+    };
+    assert!(ids.contains(&id("155900-run1")));
+    let histories = ids.iter().map(|i| (i.clone(), Vec::new())).collect();
+    app.update(
+        Event::FeedLoaded {
+            histories,
+            notifications: vec![],
+            problems: vec![],
+        },
+        now(),
+    );
+    let feed = &app.insight.feed;
+    assert!(!feed.loading && feed.events.len() > 10);
+    assert!(
+        feed.events.windows(2).all(|w| w[0].at >= w[1].at),
+        "newest first"
+    );
+    // Filter the table so the job is hidden; Enter still takes the operator to it.
+    app.filter = "no such text".into();
+    press(&mut app, [ch('j')]);
+    let target = app.insight.feed.events[1].job.clone().unwrap();
+    press(&mut app, [key(crossterm::event::KeyCode::Enter)]);
+    assert_eq!(app.mode, Mode::Normal);
+    assert_eq!(app.selected.as_ref(), Some(&target));
+    assert!(app.filter.is_empty());
+    press(&mut app, [ch('e'), key(crossterm::event::KeyCode::Esc)]);
+    assert_eq!(app.mode, Mode::Normal);
+}
+
+#[test]
+fn brackets_jump_between_issue_lines_or_say_there_are_none() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let sel = app.selected.clone().unwrap();
+    app.update(
+        Event::LogLoaded {
+            id: sel.clone(),
+            lines: lines(&[
+                "ok",
+                "error: could not compile `x` (bin \"x\") due to 2 previous errors",
+                "ok",
+            ]),
+            error: None,
+        },
+        now(),
+    );
+    app.focus = Focus::Output;
+    press(&mut app, [ch(']')]);
+    assert_eq!(app.log.issue_at, Some(1));
+    assert!(!app.log.follow);
+    app.update(
+        Event::LogLoaded {
+            id: sel,
+            lines: lines(&["all good"]),
+            error: None,
+        },
+        now(),
+    );
+    press(&mut app, [ch('[')]);
+    assert_eq!(
+        app.message.as_deref(),
+        Some("no known issue in the output shown")
+    );
+}
+
+#[test]
+fn system_alerts_are_kept_and_redraw_only_when_they_change() {
+    use crate::jobs::system::SystemAlert;
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let alerts = vec![SystemAlert::Memory { used_percent: 91.0 }];
+    app.dirty = false;
+    app.update(Event::SystemAlerts(alerts.clone()), now());
+    assert!(app.dirty);
+    app.dirty = false;
+    app.update(Event::SystemAlerts(alerts), now());
+    assert!(!app.dirty);
+}

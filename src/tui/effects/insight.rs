@@ -1,0 +1,110 @@
+//! The cockpit's background readers for insight: a thread that scans logs for known issues (each
+//! log incrementally, so a log is read once however often it grows), and a thread that looks at
+//! the server's memory and load every few seconds. Both report with events, and only changes.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::jobs::JobId;
+use crate::jobs::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
+use crate::jobs::system;
+use crate::tui::event::Event;
+
+/// Jobs scanned between two reports, so the first results show while a large root is scanned.
+const REPORT_EVERY: usize = 256;
+
+/// Hands logs to the scanning thread.
+pub struct IssueWorker {
+    tx: Sender<Vec<(JobId, PathBuf)>>,
+}
+
+impl IssueWorker {
+    pub fn start(patterns: Arc<PatternSet>, events: UnboundedSender<Event>) -> IssueWorker {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("luzia-issues".into())
+            .spawn(move || scan_loop(&patterns, &rx, &events))
+            .expect("spawning a thread");
+        IssueWorker { tx }
+    }
+
+    pub fn scan(&self, logs: Vec<(JobId, PathBuf)>) {
+        // The thread has gone only when the cockpit is shutting down.
+        let _ = self.tx.send(logs);
+    }
+}
+
+fn scan_loop(
+    patterns: &PatternSet,
+    rx: &Receiver<Vec<(JobId, PathBuf)>>,
+    events: &UnboundedSender<Event>,
+) {
+    let mut scanners: HashMap<JobId, IssueScanner> = HashMap::new();
+    while let Ok(first) = rx.recv() {
+        // Everything asked meanwhile, each log once, in the order first asked.
+        let mut queue = first;
+        queue.extend(rx.try_iter().flatten());
+        let mut seen = std::collections::HashSet::new();
+        queue.retain(|(id, _)| seen.insert(id.clone()));
+        let mut found = Vec::new();
+        for (i, (id, path)) in queue.into_iter().enumerate() {
+            let scanner = scanners.entry(id.clone()).or_default();
+            match scanner.advance(&path, patterns, SCAN_WINDOW) {
+                Ok(true) => found.push((id, scanner.findings.clone())),
+                Ok(false) => {}
+                Err(e) => tracing::warn!("scanning {} for known issues: {e}", path.display()),
+            }
+            if (i + 1) % REPORT_EVERY == 0 && !found.is_empty() {
+                let _ = events.send(Event::IssuesFound(std::mem::take(&mut found)));
+            }
+        }
+        if !found.is_empty() && events.send(Event::IssuesFound(found)).is_err() {
+            return;
+        }
+    }
+}
+
+/// How often memory and load are looked at.
+pub const PROBE_EVERY: Duration = Duration::from_secs(5);
+
+/// Reads `<proc>/meminfo`, `loadavg` and `stat` every [`PROBE_EVERY`] and reports the alerts
+/// when they change. `LUZIA_PROC` names another proc root (containers, tests).
+pub fn start_probe(memory_percent: u8, events: UnboundedSender<Event>) {
+    let root = std::env::var_os("LUZIA_PROC").map_or_else(|| PathBuf::from("/proc"), PathBuf::from);
+    let _ = std::thread::Builder::new()
+        .name("luzia-probe".into())
+        .spawn(move || probe_loop(&root, memory_percent, &events));
+}
+
+fn probe_loop(root: &Path, memory_percent: u8, events: &UnboundedSender<Event>) {
+    let mut last = Vec::new();
+    loop {
+        match system::read(root) {
+            Ok(load) => {
+                let alerts = system::alerts(&load, memory_percent);
+                // Rounded as shown: a percent that moves by a fraction is no news.
+                let shown: Vec<String> = alerts.iter().map(ToString::to_string).collect();
+                if shown != last {
+                    last = shown;
+                    if events.send(Event::SystemAlerts(alerts)).is_err() {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                // No /proc (or not Linux): nothing to alert on, and no point asking again.
+                tracing::info!("no system alerts: {e}");
+                return;
+            }
+        }
+        std::thread::sleep(PROBE_EVERY);
+        if events.is_closed() {
+            return;
+        }
+    }
+}
