@@ -352,7 +352,11 @@ pub const FEED_JOBS: usize = 200;
 /// The jobs of `jobs` the feed looks at: the `FEED_JOBS` most recently started or finished.
 pub fn feed_jobs(jobs: &[Job]) -> Vec<&Job> {
     let mut recent: Vec<&Job> = jobs.iter().filter(|j| j.status != Status::Queued).collect();
-    recent.sort_by_key(|j| std::cmp::Reverse(j.finished.or(j.started)));
+    recent.sort_by(|a, b| {
+        (b.finished.or(b.started))
+            .cmp(&a.finished.or(a.started))
+            .then_with(|| a.id.cmp(&b.id))
+    });
     recent.truncate(FEED_JOBS);
     recent
 }
@@ -376,7 +380,8 @@ pub fn recent_events(
             .filter(|e| e.job.as_ref().is_none_or(|j| !known.contains(j))),
     );
     all.retain(|e| e.at.is_some());
-    all.sort_by_key(|e| std::cmp::Reverse(e.at));
+    // Ties (one second, several jobs) in a stable order: by job, each job's own order kept.
+    all.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.job.cmp(&b.job)));
     all.truncate(n);
     all
 }

@@ -17,6 +17,7 @@ use crate::jobs::timeline::{self, TimelineEvent};
 use crate::jobs::{Job, JobId, Status};
 use crate::tui::action::Action;
 use crate::tui::effects::Effect;
+use crate::tui::event::Event;
 
 /// What the cockpit starts with for insight (from the config).
 #[derive(Clone, Debug)]
@@ -126,7 +127,22 @@ impl App {
         (changed, bell)
     }
 
-    pub(super) fn on_issues_found(&mut self, found: Vec<(JobId, Findings)>) {
+    /// What the executor's insight readers report.
+    pub(super) fn on_insight(&mut self, event: Event) {
+        match event {
+            Event::IssuesFound(found) => self.on_issues_found(found),
+            Event::SystemAlerts(alerts) => self.on_system(alerts),
+            Event::HistoryLoaded { id, history } => self.insight.history = Some((id, history)),
+            Event::FeedLoaded {
+                histories,
+                notifications,
+                problems,
+            } => self.on_feed_loaded(histories, notifications, problems),
+            _ => {}
+        }
+    }
+
+    fn on_issues_found(&mut self, found: Vec<(JobId, Findings)>) {
         let mut shown = false;
         for (id, findings) in found {
             if !self.jobs.contains_key(&id) {
@@ -142,7 +158,7 @@ impl App {
         self.dirty = shown;
     }
 
-    pub(super) fn on_system(&mut self, alerts: Vec<SystemAlert>) {
+    fn on_system(&mut self, alerts: Vec<SystemAlert>) {
         self.dirty = alerts != self.insight.system;
         self.insight.system = alerts;
     }
@@ -183,7 +199,7 @@ impl App {
         vec![Effect::LoadFeed(ids)]
     }
 
-    pub(super) fn on_feed_loaded(
+    fn on_feed_loaded(
         &mut self,
         histories: Vec<(JobId, Vec<Value>)>,
         notifications: Vec<TimelineEvent>,

@@ -1,6 +1,7 @@
 //! The cockpit's state and its one way to change: `update(event) -> effects`. Nothing in here
 //! touches the disk, the terminal or a clock; time comes in with the event.
 
+mod data;
 pub mod dispatch_bar;
 pub mod inbox;
 pub mod insight;
@@ -8,6 +9,7 @@ pub mod jobs_view;
 mod keys;
 pub mod log;
 mod mouse;
+mod tick;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -21,7 +23,7 @@ use crate::watch::WatchMode;
 
 use super::action::KeyMap;
 use super::effects::Effect;
-use super::event::{Event, Synced};
+use super::event::Event;
 use super::input::LineInput;
 use super::layout::{self, Areas};
 use jobs_view::{SortKey, Tab, ViewSpec};
@@ -272,24 +274,11 @@ impl App {
                 self.prompt = Some((id, text));
                 vec![]
             }
-            Event::IssuesFound(found) => {
-                self.on_issues_found(found);
-                vec![]
-            }
-            Event::SystemAlerts(alerts) => {
-                self.on_system(alerts);
-                vec![]
-            }
-            Event::HistoryLoaded { id, history } => {
-                self.insight.history = Some((id, history));
-                vec![]
-            }
-            Event::FeedLoaded {
-                histories,
-                notifications,
-                problems,
-            } => {
-                self.on_feed_loaded(histories, notifications, problems);
+            insight @ (Event::IssuesFound(_)
+            | Event::SystemAlerts(_)
+            | Event::HistoryLoaded { .. }
+            | Event::FeedLoaded { .. }) => {
+                self.on_insight(insight);
                 vec![]
             }
             Event::Signal(_) => {
@@ -297,96 +286,6 @@ impl App {
                 vec![Effect::Quit]
             }
         }
-    }
-
-    // ----- data -----
-
-    fn on_synced(&mut self, s: Synced) -> Vec<Effect> {
-        let first = !self.loaded;
-        self.loaded = true;
-        let newly_waiting = !first && s.read.iter().any(|j| self.starts_waiting(j));
-        self.scan_error = s.error;
-        let present: HashSet<&JobId> = s.present.iter().collect();
-        self.jobs.retain(|id, _| present.contains(id));
-        self.jobs
-            .reserve(s.read.len().saturating_sub(self.jobs.len()));
-        for job in s.read {
-            self.jobs.insert(job.id.clone(), job);
-        }
-        let effects = self.after_read(newly_waiting);
-        self.insight.primed = true;
-        effects
-    }
-
-    fn on_jobs_changed(&mut self, ids: Vec<JobId>) -> Vec<Effect> {
-        self.dirty = false; // nothing on screen changes until the jobs are read
-        let mut effects = vec![Effect::ReadJobs(ids.clone())];
-        if let Some(sel) = &self.log.job
-            && ids.contains(sel)
-        {
-            effects.push(Effect::PollLog(sel.clone()));
-        }
-        effects
-    }
-
-    fn on_jobs_read(&mut self, read: Vec<(JobId, Option<Job>)>) -> Vec<Effect> {
-        // A job re-read because its log grew usually shows nothing new: no frame for that.
-        let unchanged = read.iter().all(|(id, job)| match (self.jobs.get(id), job) {
-            (Some(old), Some(new)) => same_on_screen(old, new),
-            _ => false,
-        });
-        if unchanged {
-            for (id, job) in read.into_iter().filter_map(|(id, j)| j.map(|j| (id, j))) {
-                self.jobs.insert(id, job);
-            }
-            // Its log grew (scan it) or its output moved (an alarm may clear).
-            let (changed, effects) = self.insight_after_read(self.now);
-            self.dirty = changed;
-            return effects;
-        }
-        let newly_waiting = read
-            .iter()
-            .filter_map(|(_, j)| j.as_ref())
-            .any(|j| self.starts_waiting(j));
-        for (id, job) in read {
-            match job {
-                Some(job) => {
-                    self.jobs.insert(id, job);
-                }
-                None => {
-                    self.jobs.remove(&id);
-                }
-            }
-        }
-        self.after_read(newly_waiting)
-    }
-
-    /// A job that was not waiting for a person and now is.
-    fn starts_waiting(&self, job: &Job) -> bool {
-        job.status == Status::Waiting
-            && self
-                .jobs
-                .get(&job.id)
-                .is_none_or(|old| old.status != Status::Waiting)
-    }
-
-    fn after_read(&mut self, newly_waiting: bool) -> Vec<Effect> {
-        // Forget answers whose questions are gone from disk (archived by the agent).
-        let jobs = &self.jobs;
-        self.answered.retain(|(id, target)| {
-            jobs.get(id).is_some_and(|j| {
-                j.question.as_ref().is_some_and(|q| q.id == *target)
-                    || j.gate.as_ref().is_some_and(|g| g.gate == *target)
-            })
-        });
-        let mut effects = self.refresh_view();
-        let (_, insight) = self.insight_after_read(self.now);
-        let rings = insight.contains(&Effect::Bell);
-        effects.extend(insight.into_iter().filter(|e| *e != Effect::Bell));
-        if (newly_waiting && self.opts.bell) || rings {
-            effects.push(Effect::Bell);
-        }
-        effects
     }
 
     /// Rebuilds the rows after data or filters changed; keeps the selection on the same job
@@ -481,80 +380,6 @@ impl App {
         let max = self.view.len().saturating_sub(1) as i64;
         self.select_index((cur + delta).clamp(0, max) as usize)
     }
-
-    // ----- time -----
-
-    fn on_tick(&mut self) -> Vec<Effect> {
-        // A process that dies changes nothing on disk, so no event says so: ask once a second
-        // whether the live jobs' pids are still alive.
-        let live: Vec<(JobId, Option<u32>)> = self
-            .jobs
-            .values()
-            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
-            .map(|j| (j.id.clone(), j.pid))
-            .collect();
-        let mut effects = Vec::new();
-        if !live.is_empty() {
-            effects.push(Effect::CheckAlive(live));
-        }
-        if self.jobs.values().any(|j| j.status == Status::Queued) {
-            effects.push(Effect::SyncQueue);
-        }
-        // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.
-        let (alarms_changed, bell) = self.refresh_alarms(self.now);
-        effects.extend(bell);
-        self.dirty = self.view_has_active() || alarms_changed;
-        effects.extend(self.cycle());
-        effects
-    }
-
-    fn view_has_active(&self) -> bool {
-        self.view
-            .iter()
-            .any(|id| self.jobs.get(id).is_some_and(|j| j.status.is_active()))
-    }
-
-    /// The wall display rotates through the jobs that are alive: they are what it is for.
-    fn cycle(&mut self) -> Vec<Effect> {
-        let Some(every) = self.opts.cycle_secs else {
-            return vec![];
-        };
-        self.cycle_elapsed += 1;
-        if self.cycle_elapsed < every.max(1) || self.mode != Mode::Normal {
-            return vec![];
-        }
-        self.cycle_elapsed = 0;
-        let live: Vec<usize> = (0..self.view.len())
-            .filter(|&i| {
-                self.jobs
-                    .get(&self.view[i])
-                    .is_some_and(|j| matches!(j.status, Status::Running | Status::Waiting))
-            })
-            .collect();
-        let cur = self.selected_index();
-        match live.iter().find(|&&i| Some(i) > cur).or(live.first()) {
-            Some(&next) => {
-                self.dirty = true;
-                self.select_index(next)
-            }
-            None => vec![],
-        }
-    }
-}
-
-/// Whether everything the table, header and detail view show of a job is the same.
-fn same_on_screen(a: &Job, b: &Job) -> bool {
-    a.status == b.status
-        && a.exit_code == b.exit_code
-        && a.pid == b.pid
-        && a.progress == b.progress
-        && a.question == b.question
-        && a.gate == b.gate
-        && a.started == b.started
-        && a.finished == b.finished
-        && a.problems == b.problems
-        && a.project() == b.project()
-        && a.task() == b.task()
 }
 
 #[cfg(test)]

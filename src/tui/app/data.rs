@@ -1,0 +1,114 @@
+//! Jobs read from disk coming into the state: a full listing, jobs re-read by id, and what
+//! follows from them (the bell for a new question, the rows, insight).
+
+use std::collections::HashSet;
+
+use super::App;
+use crate::jobs::{Job, JobId, Status};
+use crate::tui::effects::Effect;
+use crate::tui::event::Synced;
+
+impl App {
+    pub(super) fn on_synced(&mut self, s: Synced) -> Vec<Effect> {
+        let first = !self.loaded;
+        self.loaded = true;
+        let newly_waiting = !first && s.read.iter().any(|j| self.starts_waiting(j));
+        self.scan_error = s.error;
+        let present: HashSet<&JobId> = s.present.iter().collect();
+        self.jobs.retain(|id, _| present.contains(id));
+        self.jobs
+            .reserve(s.read.len().saturating_sub(self.jobs.len()));
+        for job in s.read {
+            self.jobs.insert(job.id.clone(), job);
+        }
+        let effects = self.after_read(newly_waiting);
+        self.insight.primed = true;
+        effects
+    }
+
+    pub(super) fn on_jobs_changed(&mut self, ids: Vec<JobId>) -> Vec<Effect> {
+        self.dirty = false; // nothing on screen changes until the jobs are read
+        let mut effects = vec![Effect::ReadJobs(ids.clone())];
+        if let Some(sel) = &self.log.job
+            && ids.contains(sel)
+        {
+            effects.push(Effect::PollLog(sel.clone()));
+        }
+        effects
+    }
+
+    pub(super) fn on_jobs_read(&mut self, read: Vec<(JobId, Option<Job>)>) -> Vec<Effect> {
+        // A job re-read because its log grew usually shows nothing new: no frame for that.
+        let unchanged = read.iter().all(|(id, job)| match (self.jobs.get(id), job) {
+            (Some(old), Some(new)) => same_on_screen(old, new),
+            _ => false,
+        });
+        if unchanged {
+            for (id, job) in read.into_iter().filter_map(|(id, j)| j.map(|j| (id, j))) {
+                self.jobs.insert(id, job);
+            }
+            // Its log grew (scan it) or its output moved (an alarm may clear).
+            let (changed, effects) = self.insight_after_read(self.now);
+            self.dirty = changed;
+            return effects;
+        }
+        let newly_waiting = read
+            .iter()
+            .filter_map(|(_, j)| j.as_ref())
+            .any(|j| self.starts_waiting(j));
+        for (id, job) in read {
+            match job {
+                Some(job) => {
+                    self.jobs.insert(id, job);
+                }
+                None => {
+                    self.jobs.remove(&id);
+                }
+            }
+        }
+        self.after_read(newly_waiting)
+    }
+
+    /// A job that was not waiting for a person and now is.
+    fn starts_waiting(&self, job: &Job) -> bool {
+        job.status == Status::Waiting
+            && self
+                .jobs
+                .get(&job.id)
+                .is_none_or(|old| old.status != Status::Waiting)
+    }
+
+    fn after_read(&mut self, newly_waiting: bool) -> Vec<Effect> {
+        // Forget answers whose questions are gone from disk (archived by the agent).
+        let jobs = &self.jobs;
+        self.answered.retain(|(id, target)| {
+            jobs.get(id).is_some_and(|j| {
+                j.question.as_ref().is_some_and(|q| q.id == *target)
+                    || j.gate.as_ref().is_some_and(|g| g.gate == *target)
+            })
+        });
+        let mut effects = self.refresh_view();
+        let (_, insight) = self.insight_after_read(self.now);
+        let rings = insight.contains(&Effect::Bell);
+        effects.extend(insight.into_iter().filter(|e| *e != Effect::Bell));
+        if (newly_waiting && self.opts.bell) || rings {
+            effects.push(Effect::Bell);
+        }
+        effects
+    }
+}
+
+/// Whether everything the table, header and detail view show of a job is the same.
+fn same_on_screen(a: &Job, b: &Job) -> bool {
+    a.status == b.status
+        && a.exit_code == b.exit_code
+        && a.pid == b.pid
+        && a.progress == b.progress
+        && a.question == b.question
+        && a.gate == b.gate
+        && a.started == b.started
+        && a.finished == b.finished
+        && a.problems == b.problems
+        && a.project() == b.project()
+        && a.task() == b.task()
+}

@@ -1,0 +1,65 @@
+//! The once-a-second tick: live pids checked, alarms worked out again, the wall display's
+//! rotation.
+
+use super::{App, Mode};
+use crate::jobs::{JobId, Status};
+use crate::tui::effects::Effect;
+
+impl App {
+    pub(super) fn on_tick(&mut self) -> Vec<Effect> {
+        // A process that dies changes nothing on disk, so no event says so: ask once a second
+        // whether the live jobs' pids are still alive.
+        let live: Vec<(JobId, Option<u32>)> = self
+            .jobs
+            .values()
+            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
+            .map(|j| (j.id.clone(), j.pid))
+            .collect();
+        let mut effects = Vec::new();
+        if !live.is_empty() {
+            effects.push(Effect::CheckAlive(live));
+        }
+        if self.jobs.values().any(|j| j.status == Status::Queued) {
+            effects.push(Effect::SyncQueue);
+        }
+        // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.
+        let (alarms_changed, bell) = self.refresh_alarms(self.now);
+        effects.extend(bell);
+        self.dirty = self.view_has_active() || alarms_changed;
+        effects.extend(self.cycle());
+        effects
+    }
+
+    fn view_has_active(&self) -> bool {
+        self.view
+            .iter()
+            .any(|id| self.jobs.get(id).is_some_and(|j| j.status.is_active()))
+    }
+
+    /// The wall display rotates through the jobs that are alive: they are what it is for.
+    fn cycle(&mut self) -> Vec<Effect> {
+        let Some(every) = self.opts.cycle_secs else {
+            return vec![];
+        };
+        self.cycle_elapsed += 1;
+        if self.cycle_elapsed < every.max(1) || self.mode != Mode::Normal {
+            return vec![];
+        }
+        self.cycle_elapsed = 0;
+        let live: Vec<usize> = (0..self.view.len())
+            .filter(|&i| {
+                self.jobs
+                    .get(&self.view[i])
+                    .is_some_and(|j| matches!(j.status, Status::Running | Status::Waiting))
+            })
+            .collect();
+        let cur = self.selected_index();
+        match live.iter().find(|&&i| Some(i) > cur).or(live.first()) {
+            Some(&next) => {
+                self.dirty = true;
+                self.select_index(next)
+            }
+            None => vec![],
+        }
+    }
+}
