@@ -37,6 +37,8 @@ pub enum Command {
     Logs(LogsArgs),
     /// The full-screen cockpit: live jobs, their output, and what needs you
     Tui(TuiArgs),
+    /// A one-shot dashboard: counts, system, running and waiting jobs, alarms, issues, events
+    Status(StatusArgs),
     /// Pending questions and approval gates across all jobs, oldest first
     Questions(QuestionsArgs),
     /// Answer a job's pending question
@@ -130,6 +132,46 @@ pub struct LogsArgs {
 
 fn duration(s: &str) -> Result<std::time::Duration, String> {
     crate::jobs::time::parse_duration(s)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    #[value(alias = "markdown")]
+    Md,
+}
+
+fn interval(s: &str) -> Result<std::time::Duration, String> {
+    let d = duration(s)?;
+    if d < std::time::Duration::from_millis(100) {
+        return Err(format!("'{s}' is too short: refresh at most every 100ms"));
+    }
+    Ok(d)
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Only jobs of this project
+    #[arg(long, short = 'p', value_name = "P")]
+    pub project: Option<String>,
+    /// Only alarms, system alerts and error/critical issues of live jobs; exit 3 when there is one
+    #[arg(long)]
+    pub alerts: bool,
+    /// How many recent events to show
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub recent: usize,
+    /// Write the report to a file (json or md) and print its path
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "watch")]
+    pub export: Option<ExportFormat>,
+    /// The file (or directory) to export to [default: ./luzia-status-YYYYMMDD-HHMMSS.EXT]
+    #[arg(long, value_name = "PATH", requires = "export")]
+    pub output: Option<PathBuf>,
+    /// Redraw in place every --interval until Ctrl-C
+    #[arg(long)]
+    pub watch: bool,
+    /// How often --watch redraws (500ms, 2s, 1m)
+    #[arg(long, value_parser = interval, default_value = "2s", value_name = "DURATION")]
+    pub interval: std::time::Duration,
 }
 
 #[derive(Debug, Args)]

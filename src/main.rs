@@ -38,6 +38,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
             match operator {
                 Command::Jobs(args) => commands::jobs::run(&cfg, args, &mut out).map(|()| 0)?,
                 Command::Logs(args) => commands::logs::run(&cfg, args, &mut out).map(|()| 0)?,
+                Command::Status(args) => commands::status::run(&cfg, args, &mut out)?,
                 Command::Questions(args) => commands::questions::list(&cfg, args, &mut out)?,
                 Command::Answer(args) => commands::questions::answer(&cfg, args, &mut out)?,
                 Command::Approve(args) => commands::questions::approve(&cfg, args, &mut out)?,

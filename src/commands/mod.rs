@@ -6,6 +6,7 @@ pub mod jobs;
 pub mod logs;
 pub mod questions;
 pub mod run;
+pub mod status;
 pub mod tui;
 
 use std::io::IsTerminal;

@@ -18,6 +18,7 @@ pub mod process;
 pub mod progress;
 pub mod publish;
 pub mod queue;
+pub mod report;
 pub mod sanitize;
 pub mod scan;
 pub mod status;
