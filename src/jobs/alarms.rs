@@ -126,7 +126,8 @@ pub fn job_alarms(job: &Job, rules: &AlarmRules, now: DateTime<Utc>) -> Vec<Alar
     if matches!(job.status, Status::Running | Status::Waiting) {
         alarms.extend(budget_alarm(job, rules, now));
     }
-    if job.status == Status::Waiting {
+    // A job that stopped for an answer (exit 100) waits for a person just the same.
+    if matches!(job.status, Status::Waiting | Status::NeedsInput) {
         let asked = match (&job.question, &job.gate) {
             (Some(q), _) => q.asked_at,
             (None, Some(g)) => g.awaiting_since,

@@ -12,7 +12,7 @@ use super::agent::HISTORY_FILE;
 use super::alarms::{self, AlarmRules};
 use super::files::read_capped;
 use super::id::JobId;
-use super::job::Job;
+use super::job::{Job, Standing};
 use super::known_issues::{Findings, PatternSet};
 use super::sanitize::plain_text;
 use super::status::Status;
@@ -209,18 +209,26 @@ pub fn job_timeline(
     for record in history {
         out.extend(history_events(record, Some(&job.id)));
     }
+    // Pending only while the agent waits; otherwise say how it stands.
+    let standing = match job.standing() {
+        Standing::Pending => "pending".to_string(),
+        other => other.note().to_string(),
+    };
     if let Some(q) = &job.question {
         out.push(event(
             q.asked_at,
             EventKind::Asked,
-            format!("asked (pending): {}", short(&plain_text(&q.question), 120)),
+            format!(
+                "asked ({standing}): {}",
+                short(&plain_text(&q.question), 120)
+            ),
         ));
     }
     if let Some(g) = &job.gate {
         out.push(event(
             g.awaiting_since,
             EventKind::Asked,
-            format!("approval pending at gate {}", plain_text(&g.gate)),
+            format!("approval at gate {} ({standing})", plain_text(&g.gate)),
         ));
     }
     if let Some((findings, set)) = issues {
@@ -386,15 +394,16 @@ pub fn recent_events(
     all
 }
 
-/// The global feed as the cockpit's `e` and `luzia status` show it: the recent jobs' timelines
-/// (their histories read from disk, their issues from `issues`) and the notifications log,
-/// newest first, at most `n`. Files that cannot be read are said in the second list.
+/// The global feed as `luzia status` shows it: the recent jobs' timelines (their histories read
+/// from disk, their issues from `issues`) and the notifications log, newest first, at most `n`.
+/// With no log (a project filter: its lines name no project) only the jobs speak. Files that
+/// cannot be read are said in the second list.
 pub fn feed(
     jobs: &[Job],
     issues: &dyn Fn(&Job) -> Option<Findings>,
     set: &PatternSet,
     rules: &AlarmRules,
-    notifications_log: &Path,
+    notifications_log: Option<&Path>,
     now: DateTime<Utc>,
     n: usize,
 ) -> (Vec<TimelineEvent>, Vec<String>) {
@@ -410,10 +419,14 @@ pub fn feed(
             job_timeline(job, &history, found.as_ref().map(|f| (f, set)), rules, now)
         })
         .collect();
-    let notes = read_notifications(notifications_log, n).unwrap_or_else(|e| {
-        problems.push(e);
-        Vec::new()
-    });
+    let notes = notifications_log
+        .map(|log| {
+            read_notifications(log, n).unwrap_or_else(|e| {
+                problems.push(e);
+                Vec::new()
+            })
+        })
+        .unwrap_or_default();
     (recent_events(timelines, notes, n), problems)
 }
 

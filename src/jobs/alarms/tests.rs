@@ -171,6 +171,14 @@ fn a_question_waiting_past_five_minutes_is_called_out_and_so_is_a_gate() {
     });
     let gate = job_alarms(&j, &rules, t0() + Ch::minutes(6));
     assert_eq!(gate[0].detail, "approval unanswered for 6m00s");
+    // Stopped for the answer (exit 100): still waiting for a person.
+    j.status = Status::NeedsInput;
+    assert_eq!(
+        kinds(&job_alarms(&j, &rules, t0() + Ch::minutes(6))),
+        [AlarmKind::QuestionWaiting]
+    );
+    j.status = Status::Died;
+    assert!(job_alarms(&j, &rules, t0() + Ch::minutes(6)).is_empty());
 }
 
 #[test]

@@ -107,7 +107,12 @@ impl App {
         let fresh: HashMap<JobId, Vec<Alarm>> = self
             .jobs
             .values()
-            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
+            .filter(|j| {
+                matches!(
+                    j.status,
+                    Status::Running | Status::Waiting | Status::NeedsInput
+                )
+            })
             .map(|j| (j.id.clone(), alarms::job_alarms(j, rules, now)))
             .filter(|(_, a)| !a.is_empty())
             .collect();

@@ -12,6 +12,7 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use crate::jobs::Status;
 use crate::jobs::alarms::AlarmKind;
+use crate::jobs::system::SystemAlert;
 use crate::tui::app::App;
 use crate::watch::{POLL_EVERY, WatchMode};
 
@@ -70,7 +71,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             spans.push(Span::raw(if narrow { " " } else { "  " }));
         }
     }
-    let alarms = alarm_spans(app, theme);
+    let alarms = alarm_spans(app, theme, narrow);
     // Alarms take the room the full path had.
     let narrow = narrow || !alarms.is_empty();
     spans.extend(alarms);
@@ -126,7 +127,17 @@ pub fn alarm_counts(app: &App) -> Vec<(AlarmKind, usize)> {
     counts.into_iter().collect()
 }
 
-fn alarm_spans(app: &App, theme: &Theme) -> Vec<Span<'static>> {
+/// A word for each alarm where the header has little room.
+fn short_alarm(kind: AlarmKind) -> &'static str {
+    match kind {
+        AlarmKind::Stalled => "stalled",
+        AlarmKind::OverBudget => "over",
+        AlarmKind::QuestionWaiting => "ask",
+        AlarmKind::NearBudget => "near",
+    }
+}
+
+fn alarm_spans(app: &App, theme: &Theme, narrow: bool) -> Vec<Span<'static>> {
     let mut parts: Vec<(String, Style)> = alarm_counts(app)
         .into_iter()
         .map(|(kind, n)| {
@@ -134,15 +145,21 @@ fn alarm_spans(app: &App, theme: &Theme) -> Vec<Span<'static>> {
                 AlarmKind::Stalled | AlarmKind::OverBudget => theme.error(),
                 _ => theme.warn(),
             };
-            (format!("{n} {}", kind.label()), style)
+            let label = if narrow {
+                short_alarm(kind)
+            } else {
+                kind.label()
+            };
+            (format!("{n} {label}"), style)
         })
         .collect();
-    parts.extend(
-        app.insight
-            .system
-            .iter()
-            .map(|a| (a.to_string(), theme.error())),
-    );
+    parts.extend(app.insight.system.iter().map(|a| match a {
+        SystemAlert::Memory { used_percent } if narrow => {
+            (format!("mem {used_percent:.0}%"), theme.error())
+        }
+        SystemAlert::Load { load1, .. } if narrow => (format!("load {load1:.1}"), theme.error()),
+        other => (other.to_string(), theme.error()),
+    }));
     if parts.is_empty() {
         return vec![];
     }
@@ -152,7 +169,7 @@ fn alarm_spans(app: &App, theme: &Theme) -> Vec<Span<'static>> {
     )];
     for (i, (text, style)) in parts.into_iter().enumerate() {
         if i > 0 {
-            spans.push(Span::styled(" · ", theme.dim()));
+            spans.push(Span::styled(if narrow { " " } else { " · " }, theme.dim()));
         }
         spans.push(Span::styled(text, style));
     }
