@@ -67,11 +67,16 @@ impl IssueScanner {
         set: &PatternSet,
         at: Option<DateTime<Utc>>,
     ) -> io::Result<bool> {
+        if self.offset >= len {
+            return Ok(false);
+        }
         let before = self.findings.clone();
-        let mut buf = vec![0u8; CHUNK];
-        let mut plain = Vec::with_capacity(CHUNK + LINE_CAP);
+        // Most logs are a few KiB: a buffer the size of what is new, up to a chunk.
+        let size = ((len - self.offset) as usize).min(CHUNK);
+        let mut buf = vec![0u8; size];
+        let mut plain = Vec::with_capacity(size + self.carry.len());
         while self.offset < len {
-            let want = ((len - self.offset) as usize).min(CHUNK);
+            let want = ((len - self.offset) as usize).min(size);
             let n = file.read_at(&mut buf[..want], self.offset)?;
             if n == 0 {
                 break;
