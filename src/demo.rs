@@ -32,7 +32,15 @@ const LIVE: &[(&str, &str)] = &[
     ),
     ("musica", "Refactor the playlist module: a long one"),
     ("librec", "Clean the staging database: stops, needs input"),
+    (
+        "overbits",
+        "Generate the API reference (goes quiet and stalls)",
+    ),
 ];
+
+/// How long a silent running job may go before it is called stalled, in the demo: short, so that
+/// the stalling agent raises its alarm within half a minute.
+const STALL_AFTER: &str = "20s";
 
 /// The demo's jobs root, queue and config: a fresh directory under the system's temporary
 /// directory, three projects, and `luzia demo-agent` as the agent. Its agents are started through
@@ -45,25 +53,10 @@ pub fn create() -> Result<Config> {
         .with_context(|| format!("cannot create the demo directory {}", jobs.display()))?;
     let exe =
         std::env::current_exe().context("cannot find the luzia executable to run demo agents")?;
-    let mut projects = String::new();
-    for name in ["musica", "overbits", "librec"] {
-        let dir = base.join("projects").join(name);
-        fs::create_dir_all(&dir)?;
-        projects.push_str(&format!(
-            "\n[projects.{name}]\npath = {:?}\n",
-            dir.display().to_string()
-        ));
+    for name in PROJECTS {
+        fs::create_dir_all(base.join("projects").join(name))?;
     }
-    let toml = format!(
-        "# The demo's configuration: `luzia --config {cfg} jobs` works on it too.\n\
-         jobs_dir = {jobs:?}\nqueue_dir = {queue:?}\nnotifications_log = {notes:?}\n\n\
-         [agent]\ncommand = [{exe:?}, \"demo-agent\"]\nmax_concurrent = 10\n{projects}",
-        cfg = base.join("config.toml").display(),
-        jobs = jobs.display().to_string(),
-        queue = base.join("queue").display().to_string(),
-        notes = base.join("notifications.log").display().to_string(),
-        exe = exe.display().to_string(),
-    );
+    let toml = config_toml(&base, &exe);
     let cfg_path = base.join("config.toml");
     fs::write(&cfg_path, toml).with_context(|| format!("cannot write {}", cfg_path.display()))?;
     let cfg = Config::load(&Overrides {
@@ -76,6 +69,33 @@ pub fn create() -> Result<Config> {
         dispatcher.dispatch(&Request::new(project, task))?;
     }
     Ok(cfg)
+}
+
+const PROJECTS: [&str; 3] = ["musica", "overbits", "librec"];
+
+/// The demo's config file, for a demo in `base` whose agent is `exe demo-agent`.
+fn config_toml(base: &Path, exe: &Path) -> String {
+    let mut projects = String::new();
+    for name in PROJECTS {
+        let dir = base.join("projects").join(name);
+        projects.push_str(&format!(
+            "\n[projects.{name}]\npath = {:?}\n",
+            dir.display().to_string()
+        ));
+    }
+    format!(
+        "# The demo's configuration: `luzia --config {cfg} jobs` works on it too.\n\
+         jobs_dir = {jobs:?}\nqueue_dir = {queue:?}\nnotifications_log = {notes:?}\n\n\
+         [agent]\ncommand = [{exe:?}, \"demo-agent\"]\nmax_concurrent = 12\n\n\
+         # Short, so that the demo's stalling agent is called stalled within half a minute\n\
+         # (the default is 10m).\n\
+         [alarms]\nstall_after = {STALL_AFTER:?}\n{projects}",
+        cfg = base.join("config.toml").display(),
+        jobs = base.join("jobs").display().to_string(),
+        queue = base.join("queue").display().to_string(),
+        notes = base.join("notifications.log").display().to_string(),
+        exe = exe.display().to_string(),
+    )
 }
 
 fn write_meta(
@@ -118,6 +138,20 @@ fn write_finished(jobs: &Path) -> Result<()> {
             350,
             60,
             "src/app.ts(12,5): \x1b[31merror\x1b[0m TS2322: Type 'string' is not assignable to type 'number'.\nFound 1 error.\n\nexit:2\n",
+        ),
+        (
+            "084500-disk",
+            "overbits",
+            "Rebuild the thumbnail cache",
+            320,
+            140,
+            "Rebuilding thumbnails for 18204 images\n  [ 4096/18204] thumbs/2024/03/IMG_4410.jpg\n  \
+             [ 8192/18204] thumbs/2024/07/IMG_9021.jpg\nTraceback (most recent call last):\n  \
+             File \"/srv/overbits/tools/thumbs.py\", line 88, in <module>\n    \
+             thumb.save(target, \"JPEG\", quality=85)\n  \
+             File \"/usr/lib/python3/dist-packages/PIL/Image.py\", line 2568, in save\n    \
+             save_handler(self, fp, filename)\nOSError: [Errno 28] No space left on device\n\n\
+             exit:1\n",
         ),
         (
             "090000-kill",
@@ -188,4 +222,83 @@ fn write_extras(jobs: &Path, now: chrono::DateTime<Utc>) -> Result<()> {
     fs::write(died.join("pid"), "999999999\n")?;
     fs::write(died.join("output.log"), "step 1 ok\nstep 2...\n")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::demo_agent::scenario_for;
+    use crate::jobs::known_issues::{PatternSet, scan_text};
+
+    fn worst_issue(log: &[u8]) -> Option<String> {
+        let set = PatternSet::builtin();
+        let found = scan_text(&set, log);
+        found.worst().map(|f| set.pattern(f.pattern).name.clone())
+    }
+
+    #[test]
+    fn the_live_tasks_show_every_scenario() {
+        let picked: Vec<&str> = LIVE.iter().map(|(_, task)| scenario_for(task)).collect();
+        for want in [
+            "tests",
+            "build",
+            "question",
+            "gate",
+            "stream",
+            "fail",
+            "long",
+            "needs_input",
+            "stall",
+        ] {
+            assert!(
+                picked.contains(&want),
+                "no live task runs '{want}': {picked:?}"
+            );
+        }
+        for (project, _) in LIVE {
+            assert!(PROJECTS.contains(project), "{project}");
+        }
+    }
+
+    #[test]
+    fn the_config_is_valid_and_stalls_quickly() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("config.toml");
+        let toml = config_toml(tmp.path(), Path::new("/usr/bin/luzia"));
+        assert!(
+            toml.contains("# Short, so that the demo's stalling agent"),
+            "{toml}"
+        );
+        fs::write(&path, toml).unwrap();
+        let overrides = Overrides {
+            config: Some(path),
+            jobs_dir: None,
+        };
+        let cfg = Config::load_with(&overrides, &|_| None).unwrap();
+        assert_eq!(cfg.alarms.stall_after, std::time::Duration::from_secs(20));
+        assert_eq!(cfg.jobs_dir, tmp.path().join("jobs"));
+        assert_eq!(cfg.projects.len(), 3);
+    }
+
+    #[test]
+    fn the_finished_failures_carry_known_issues() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_finished(tmp.path()).unwrap();
+        let log = |id: &str| fs::read(tmp.path().join(id).join("output.log")).unwrap();
+        assert_eq!(
+            worst_issue(&log("084500-disk")).as_deref(),
+            Some("disk-full")
+        );
+        assert_eq!(
+            worst_issue(&log("083000-fail")).as_deref(),
+            Some("type-check-errors")
+        );
+        assert_eq!(worst_issue(&log("081500-done")), None);
+        let disk = String::from_utf8(log("084500-disk")).unwrap();
+        assert!(disk.ends_with("\n\nexit:1\n"), "{disk}");
+        assert!(
+            disk.contains("\nOSError: [Errno 28] No space left on device\n"),
+            "{disk}"
+        );
+    }
 }

@@ -855,8 +855,15 @@ fn an_agent_script_asks_waits_at_gates_and_gets_every_answer() {
         "the reason, word for word"
     );
 
-    // One history line per exchange, in order, with what was decided.
-    let h = history(&dir);
+    // One history line per exchange, in order, with what was decided; progress milestones
+    // are recorded beside them.
+    let (milestones, h): (Vec<Value>, Vec<Value>) = history(&dir)
+        .into_iter()
+        .partition(|r| r.get("progress").is_some());
+    assert!(
+        !milestones.is_empty(),
+        "the script's progress is a milestone"
+    );
     assert_eq!(h.len(), 4, "{h:#?}");
     assert_eq!(h[0]["clarification"]["question"], "Which database?");
     assert_eq!(h[0]["response"]["answer"], "staging");

@@ -20,7 +20,13 @@ use crate::jobs::publish::write_atomic;
 pub fn scenario_for(task: &str) -> &'static str {
     let t = task.to_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| t.contains(w));
-    if has(&["needs input", "input"]) {
+    // Whole words: "installs" and "installed" must not stall.
+    let stalls = t
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.starts_with("stall"));
+    if stalls || has(&["goes quiet"]) {
+        "stall"
+    } else if has(&["needs input", "input"]) {
         "needs_input"
     } else if has(&["ask", "question", "which"]) {
         "question"
@@ -66,11 +72,37 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
         "stream" => agent.stream()?,
         "fail" => agent.fail()?,
         "long" => agent.long()?,
+        "stall" => agent.stall()?,
         "needs_input" => agent.needs_input()?,
         other => anyhow::bail!("unknown demo scenario '{other}'"),
     };
     Ok(code)
 }
+
+/// What pip prints in the failing scenario: the upgrade itself goes through.
+const FAIL_PIP: &[&str] = &[
+    "Collecting importer-core==2.0.1 (from -r requirements.txt (line 1))",
+    "  Downloading importer_core-2.0.1-py3-none-any.whl (48 kB)",
+    "Collecting requests>=2.31 (from -r requirements.txt (line 2))",
+    "  Using cached requests-2.32.3-py3-none-any.whl (64 kB)",
+    "Installing collected packages: importer-core, requests",
+    "  Attempting uninstall: importer-core",
+    "    Found existing installation: importer-core 1.4.2",
+    "    Uninstalling importer-core-1.4.2:",
+    "      Successfully uninstalled importer-core-1.4.2",
+    "Successfully installed importer-core-2.0.1 requests-2.32.3",
+];
+const FAIL_RUN: &str = "$ python /srv/librec/importer/run.py --check";
+/// ...and the importer no longer starts: importer-core 2 stopped pulling in PyYAML.
+const FAIL_TRACEBACK: &[&str] = &[
+    "Traceback (most recent call last):",
+    "  File \"/srv/librec/importer/run.py\", line 12, in <module>",
+    "    import yaml",
+    "ModuleNotFoundError: No module named 'yaml'",
+];
+
+/// How long the stalling scenario stays silent before it gives up.
+const STALL_CAP_SECS: u64 = 30 * 60;
 
 struct Demo {
     dir: PathBuf,
@@ -200,19 +232,20 @@ impl Demo {
         Ok(0)
     }
 
+    /// An upgrade that goes through, then the importer cannot start: pip's own lines, then a
+    /// traceback exactly as Python prints it (no colour: stdout is a file).
     fn fail(&self) -> Result<u8> {
-        self.say("Upgrading dependencies...")?;
-        Self::pause(3000);
-        self.say("Collecting importer==2.0")?;
-        Self::pause(4000);
-        for line in [
-            "Traceback (most recent call last):",
-            "  File \"importer/cli.py\", line 3, in <module>",
-            "    import yaml",
-        ] {
+        self.say("$ pip install --upgrade -r requirements.txt")?;
+        Self::pause(1500);
+        for line in FAIL_PIP {
+            self.say(line)?;
+            Self::pause(400);
+        }
+        self.say(FAIL_RUN)?;
+        Self::pause(1500);
+        for line in FAIL_TRACEBACK {
             self.say(line)?;
         }
-        self.say("\x1b[31mModuleNotFoundError: No module named 'yaml'\x1b[0m")?;
         Ok(1)
     }
 
@@ -225,6 +258,23 @@ impl Demo {
             Self::pause(5000);
         }
         Ok(0)
+    }
+
+    /// A few lines and one progress report, then silence: no output, no progress, until it is
+    /// killed (or gives up after half an hour, so that nothing lingers).
+    fn stall(&self) -> Result<u8> {
+        self.say("$ sphinx-build -b html docs docs/_build/html")?;
+        Self::pause(500);
+        self.say("Running Sphinx v7.2.6")?;
+        self.say("loading pickled environment... done")?;
+        self.progress(json!({"percent": 12, "step_name": "reading sources"}))?;
+        self.say("reading sources... [ 12%] api/importer")?;
+        self.say("waiting for the lock on docs/_build/.doctrees (held by pid 4242)")?;
+        for _ in 0..STALL_CAP_SECS {
+            sleep(Duration::from_secs(1));
+        }
+        self.say("gave up waiting for the lock after 30 minutes")?;
+        Ok(1)
     }
 
     /// The orchestrator's pattern: write the question by hand and stop with exit 100.
@@ -259,9 +309,37 @@ mod tests {
             ("Refactor: a long one", "long"),
             ("Build the artefacts", "build"),
             ("Clean up: stops, needs input", "needs_input"),
+            (
+                "Generate the API reference (goes quiet and stalls)",
+                "stall",
+            ),
+            ("The job that stalls", "stall"),
+            ("Stalling on purpose", "stall"),
+            // "installs" holds "stalls" and must not pick it.
+            ("Run the script that installs the linter", "tests"),
+            ("Check what was installed", "tests"),
+            ("Upgrade the importer dependencies (this one fails)", "fail"),
         ];
         for (task, want) in cases {
             assert_eq!(scenario_for(task), want, "{task}");
         }
+    }
+
+    /// The failing scenario's output is found for what it is: a missing Python module, and not
+    /// anything worse on the way there.
+    #[test]
+    fn the_failure_is_a_known_issue() {
+        use crate::jobs::known_issues::{PatternSet, scan_text};
+        let set = PatternSet::builtin();
+        let pip = FAIL_PIP.join("\n") + "\n" + FAIL_RUN + "\n";
+        assert!(scan_text(&set, pip.as_bytes()).is_empty(), "{pip}");
+        let all = pip + &FAIL_TRACEBACK.join("\n") + "\n";
+        let found = scan_text(&set, all.as_bytes());
+        let worst = found.worst().expect("a known issue");
+        assert_eq!(set.pattern(worst.pattern).name, "python-module-not-found");
+        assert_eq!(
+            worst.last_line,
+            "ModuleNotFoundError: No module named 'yaml'"
+        );
     }
 }

@@ -134,7 +134,12 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
                 short(&text_of(g, "description"), 100)
             ),
         ));
-        if let Some(d) = record.get("approved").filter(|d| d.is_object()) {
+        // `decision` as luzia archives it; `approved` as the decision file is named.
+        if let Some(d) = record
+            .get("decision")
+            .or_else(|| record.get("approved"))
+            .filter(|d| d.is_object())
+        {
             let verdict = if d.get("approved").and_then(Value::as_bool) == Some(true) {
                 "approved"
             } else {

@@ -887,3 +887,183 @@ fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
     s += "exec sleep 100000\n";
     s
 }
+
+// ----------------------------------------------------------------------------------------------
+// Longer waits, table cells, and the demo's agents
+// ----------------------------------------------------------------------------------------------
+
+impl Cockpit<'_> {
+    /// Like [`Cockpit::wait_for`], with a timeout of its own: for what takes time to happen by
+    /// design (an alarm raised after a silence, a demo agent reaching its end).
+    pub fn wait_for_up_to(
+        &self,
+        timeout: Duration,
+        what: &str,
+        pred: impl Fn(&Screen) -> bool,
+    ) -> Screen {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if start.elapsed() > timeout {
+                panic!(
+                    "timed out after {timeout:?} waiting for: {what}\n--- last screen ---\n{}\n---",
+                    s.text()
+                );
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+impl Screen {
+    /// The rows above the jobs table: the header and whatever the cockpit puts under it.
+    pub fn header_rows(&self) -> Vec<&str> {
+        let end = self.table_box().map_or(0, |b| b.top);
+        self.lines[..end].iter().map(String::as_str).collect()
+    }
+
+    /// The cell of job `id`'s row in the column headed `heading` (case-insensitive): from
+    /// where the heading starts to where the next heading starts, or to the row's end.
+    pub fn cell(&self, id: &str, heading: &str) -> Option<String> {
+        let b = self.table_box()?;
+        let head: Vec<char> = self.inner(b).first()?.chars().collect();
+        let mut starts = Vec::new();
+        for (i, c) in head.iter().enumerate() {
+            if !c.is_whitespace() && (i == 0 || head[i - 1].is_whitespace()) {
+                starts.push(i);
+            }
+        }
+        let word = |start: usize| -> String {
+            head[start..]
+                .iter()
+                .take_while(|c| !c.is_whitespace())
+                .collect()
+        };
+        let k = starts
+            .iter()
+            .position(|&s| word(s).eq_ignore_ascii_case(heading))?;
+        let row: Vec<char> = self.job_row(id)?.chars().collect();
+        let from = starts[k].min(row.len());
+        let to = starts.get(k + 1).map_or(row.len(), |&e| e.min(row.len()));
+        Some(row[from..to].iter().collect::<String>().trim().to_string())
+    }
+
+    /// Text segments of every row (split at the box borders `│`), trimmed, that start with
+    /// `prefix`.
+    pub fn segments_starting(&self, prefix: &str) -> Vec<String> {
+        self.lines
+            .iter()
+            .flat_map(|l| l.split('│'))
+            .map(str::trim)
+            .filter(|seg| seg.starts_with(prefix))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// `luzia tui --demo` with its temporary directory inside the sandbox. Dropping it stops every
+/// supervisor the demo started (SIGTERM, which each passes on to its agent; SIGKILL for any
+/// still there after a while), so no demo agent outlives the test.
+pub struct DemoRun {
+    pub tmp: PathBuf,
+}
+
+impl DemoRun {
+    pub fn new(sb: &Sandbox) -> DemoRun {
+        let tmp = sb.tmp.path().join("tmp");
+        fs::create_dir_all(&tmp).unwrap();
+        DemoRun { tmp }
+    }
+
+    /// Options that start the demo with `TMPDIR` in the sandbox.
+    pub fn opts(&self) -> Opts {
+        Opts {
+            no_jobs_dir: true,
+            ..Opts::default()
+        }
+        .arg("--demo")
+        .env("TMPDIR", path_str(&self.tmp))
+    }
+
+    /// The demo's jobs root, once the demo has created it.
+    pub fn jobs_dir(&self) -> Option<PathBuf> {
+        fs::read_dir(&self.tmp)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("luzia-demo-"))
+            .map(|e| e.path().join("jobs"))
+    }
+
+    /// The id of the demo job whose task is `task`, waiting for the demo to create it.
+    pub fn job_with_task(&self, task: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let found = self.jobs_dir().and_then(|jobs| {
+                fs::read_dir(jobs).ok()?.flatten().find_map(|e| {
+                    let meta = fs::read(e.path().join("meta.json")).ok()?;
+                    let meta: serde_json::Value = serde_json::from_slice(&meta).ok()?;
+                    (meta["task"] == task).then(|| e.file_name().to_string_lossy().into_owned())
+                })
+            });
+            if let Some(id) = found {
+                return id;
+            }
+            assert!(
+                start.elapsed() < TIMEOUT,
+                "timed out after {TIMEOUT:?} waiting for the demo job {task:?}"
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// The live supervisors of the demo's jobs: pids from `pid` files whose process is a
+    /// `luzia supervise` of that very job (a recycled pid is left alone).
+    pub fn supervisors(&self) -> Vec<u32> {
+        let Some(jobs) = self.jobs_dir() else {
+            return vec![];
+        };
+        let mut pids = Vec::new();
+        for job in fs::read_dir(jobs).into_iter().flatten().flatten() {
+            let Some(pid) = fs::read_to_string(job.path().join("pid"))
+                .ok()
+                .and_then(|p| p.trim().parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            if process_alive(pid)
+                && cmdline.contains("supervise")
+                && cmdline.contains(path_str(&job.path()))
+            {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+}
+
+impl Drop for DemoRun {
+    fn drop(&mut self) {
+        let pids = self.supervisors();
+        for &pid in &pids {
+            if let Some(p) = Pid::from_raw(pid as i32) {
+                let _ = rustix::process::kill_process(p, Signal::TERM);
+            }
+        }
+        let start = Instant::now();
+        while pids.iter().any(|&p| process_alive(p)) && start.elapsed() < TIMEOUT {
+            std::thread::sleep(POLL);
+        }
+        for &pid in &pids {
+            if process_alive(pid)
+                && let Some(p) = Pid::from_raw(pid as i32)
+            {
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
+        }
+    }
+}

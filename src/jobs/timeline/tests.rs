@@ -46,7 +46,7 @@ fn a_jobs_life_in_order_from_meta_history_issues_and_alarms() {
                "response": {"answer": "staging", "answered_by": "ana", "answered_at": ts(4), "source": "cli"},
                "archived_at": ts(4)}),
         json!({"approval": {"gate": "migrate", "description": "3 migrations", "awaiting_since": ts(5)},
-               "approved": {"approved": false, "reason": "not today", "decided_by": "bo", "decided_at": ts(6)},
+               "decision": {"approved": false, "reason": "not today", "decided_by": "bo", "decided_at": ts(6)},
                "archived_at": ts(6)}),
         json!({"stale": {"answer": "x"}, "file": "response.json", "archived_at": ts(7)}),
     ];

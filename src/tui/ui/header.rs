@@ -46,38 +46,35 @@ pub fn count(app: &App, statuses: &[Status]) -> usize {
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let narrow = area.width < 130;
+    let alarms = alarm_spans(app, theme, narrow);
+    // Alarms take the room of the long labels and the full path; the project filter is kept
+    // before them, so a cut line loses only the least telling part (the root).
+    let compact = narrow || !alarms.is_empty();
     let mut spans = Vec::new();
-    if !narrow {
+    if !compact {
         spans.push(Span::styled(" luzia ", theme.accent()));
     }
     if app.opts.read_only {
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
     }
     spans.push(Span::raw(" "));
-    // The wall display has its own large counts line; narrow screens get short labels.
+    // The wall display has its own large counts line.
     if !app.opts.read_only {
-        for (label, statuses) in COUNTED {
-            let n = count(app, statuses);
-            let style = if n == 0 {
-                theme.dim()
-            } else {
-                theme.status(statuses[0])
-            };
-            let label = if narrow { short(label) } else { label };
-            spans.push(Span::styled(
-                format!("{} {n} {label}", theme.symbol(statuses[0])),
-                style,
-            ));
-            spans.push(Span::raw(if narrow { " " } else { "  " }));
-        }
+        spans.extend(count_spans(app, theme, compact));
     }
-    let alarms = alarm_spans(app, theme, narrow);
-    // Alarms take the room the full path had.
-    let narrow = narrow || !alarms.is_empty();
+    // A narrow header names the project only when one is picked: the root matters more.
+    if !app.projects.is_empty() {
+        spans.push(Span::styled(
+            format!("│ {} ", app.projects.join(",")),
+            theme.title(),
+        ));
+    } else if !compact {
+        spans.push(Span::styled("│ all projects ", theme.title()));
+    }
     spans.extend(alarms);
     spans.push(match &app.watch_mode {
         WatchMode::Inotify => Span::styled("│ live ", theme.dim()),
-        WatchMode::Polling { .. } if narrow => Span::styled(
+        WatchMode::Polling { .. } if compact => Span::styled(
             format!("│ polling every {}s ", POLL_EVERY.as_secs()),
             theme.warn(),
         ),
@@ -86,16 +83,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.warn(),
         ),
     });
-    // A narrow header names the project only when one is picked: the root matters more.
-    if !app.projects.is_empty() {
-        spans.push(Span::styled(
-            format!("│ {} ", app.projects.join(",")),
-            theme.title(),
-        ));
-    } else if !narrow {
-        spans.push(Span::styled("│ all projects ", theme.title()));
-    }
-    let root = if narrow {
+    let root = if compact {
         short_path(&app.opts.root)
     } else {
         app.opts.root.display().to_string()
@@ -106,6 +94,26 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         lines.push(wall_line(app, theme));
     }
     f.render_widget(Paragraph::new(lines), area);
+}
+
+/// The counts by state; short labels when room is short.
+fn count_spans(app: &App, theme: &Theme, short_labels: bool) -> Vec<Span<'static>> {
+    let mut spans = Vec::new();
+    for (label, statuses) in COUNTED {
+        let n = count(app, statuses);
+        let style = if n == 0 {
+            theme.dim()
+        } else {
+            theme.status(statuses[0])
+        };
+        let label = if short_labels { short(label) } else { label };
+        spans.push(Span::styled(
+            format!("{} {n} {label}", theme.symbol(statuses[0])),
+            style,
+        ));
+        spans.push(Span::raw(if short_labels { " " } else { "  " }));
+    }
+    spans
 }
 
 /// How many jobs (of the projects shown) stand in each alarm, and the server's alerts.
