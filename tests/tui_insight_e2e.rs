@@ -409,3 +409,42 @@ fn e_shows_recent_events_newest_first_and_esc_closes_them() {
         !s.contains("Recent events") && s.table_box().is_some()
     });
 }
+
+#[test]
+fn memory_running_out_and_load_above_the_cores_show_in_the_header_and_clear() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    finished_meta(&sb, "200050-done", "librec", "Index the otters", 30, 2);
+    sb.write("200050-done", "output.log", "otters indexed\n\nexit:0\n");
+    // A proc root of our own, rewritten while the cockpit runs (it looks every 5 s).
+    let proc = sb.ctl.join("busy-proc");
+    std::fs::create_dir_all(&proc).unwrap();
+    let write = |avail_kb: u64, load: &str| {
+        std::fs::write(
+            proc.join("meminfo"),
+            format!("MemTotal: 1000000 kB\nMemFree: 1000 kB\nMemAvailable: {avail_kb} kB\n"),
+        )
+        .unwrap();
+        std::fs::write(proc.join("loadavg"), format!("{load} 1.00 1.00 3/300 42\n")).unwrap();
+        std::fs::write(
+            proc.join("stat"),
+            "cpu  1 0 1 9 0\ncpu0 1 0 1 9 0\ncpu1 1 0 1 9 0\n",
+        )
+        .unwrap();
+    };
+    write(50_000, "6.50");
+    let ck = Cockpit::start(
+        &sb,
+        Opts {
+            env: vec![("LUZIA_PROC".into(), proc.to_str().unwrap().into())],
+            ..Opts::default()
+        },
+    );
+    ck.wait_for_up_to(Duration::from_secs(30), "memory and load alerts", |s| {
+        header_has(s, "memory 95% used") && header_has(s, "load 6.50 on 2 cores")
+    });
+    write(900_000, "0.20");
+    ck.wait_for_up_to(Duration::from_secs(30), "the alerts gone", |s| {
+        !header_has(s, "memory") && !header_has(s, "load ") && header_has(s, "1 completed")
+    });
+}

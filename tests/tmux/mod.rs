@@ -849,6 +849,24 @@ impl Drop for Cockpit<'_> {
     }
 }
 
+/// A proc root with plenty of memory free and no load, in the sandbox.
+fn quiet_proc(sb: &Sandbox) -> PathBuf {
+    let dir = sb.ctl.join("proc");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("meminfo"),
+        "MemTotal: 16000000 kB\nMemFree: 12000000 kB\nMemAvailable: 14000000 kB\n",
+    )
+    .unwrap();
+    fs::write(dir.join("loadavg"), "0.10 0.10 0.10 1/100 1\n").unwrap();
+    fs::write(
+        dir.join("stat"),
+        "cpu  1 0 1 100 0 0 0 0 0 0\ncpu0 1 0 1 100 0 0 0 0 0 0\n",
+    )
+    .unwrap();
+    dir
+}
+
 /// The script the pane runs: an isolated environment, `stty -a` before and after, the
 /// cockpit's pid and exit code, then it keeps the pane open.
 fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
@@ -862,6 +880,9 @@ fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
     s += &format!("export XDG_STATE_HOME={}\n", q(&sb.state));
     s += &format!("export XDG_CONFIG_HOME={}\n", q(&sb.config));
     s += "export LANG=C.UTF-8 TZ=UTC\n";
+    // The machine's real load would put a system alert in the header of any test that happens
+    // to run while it is busy: the cockpit reads a quiet proc of its own (a test may override).
+    s += &format!("export LUZIA_PROC={}\n", q(&quiet_proc(sb)));
     for (k, v) in &opts.env {
         s += &format!("export {k}={}\n", sh_quote(v));
     }
