@@ -1083,10 +1083,17 @@ impl DemoAgents {
 
 impl Drop for DemoAgents {
     fn drop(&mut self) {
-        for pid in self.pids() {
+        let pids = self.pids();
+        for &pid in &pids {
             if tmux::process_alive(pid) {
                 tmux::send_signal(pid, Signal::TERM);
             }
+        }
+        // Their last writes (the exit line, meta.json) must land before the sandbox goes, or
+        // they recreate pieces of it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pids.iter().any(|&p| tmux::process_alive(p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 }
