@@ -35,6 +35,9 @@ const DEFS: &[Def] = &[
             r"\[?ERR_MODULE_NOT_FOUND\]?",
             r"Module not found: Error: Can't resolve ",
             r"Cannot find package '[^']+' imported from ",
+            // esbuild (and Vite, which bundles with it)
+            r#"\[ERROR\] Could not resolve ""#,
+            r"error TS2307: Cannot find module '",
         ],
         fix: "Run npm install (or pnpm install / yarn) in the project; if the package is new, \
               add it with npm install <package> so package.json records it.",
@@ -45,7 +48,8 @@ const DEFS: &[Def] = &[
         description: "A Rust crate or path could not be found",
         regexes: &[
             r"error\[E0432\]: unresolved import",
-            r"error\[E0433\]: failed to resolve: use of (?:undeclared|unresolved) (?:crate|module)",
+            // rustc 1.95 says "cannot find module or crate"; older ones "failed to resolve".
+            r"error\[E0433\]: (?:failed to resolve: use of (?:undeclared|unresolved) (?:crate|module)|cannot find module or crate )",
             r"error\[E0463\]: can't find crate for ",
             r"error: no matching package named ",
         ],
@@ -74,6 +78,8 @@ const DEFS: &[Def] = &[
             r"FileNotFoundError: ",
             r"\bENOENT\b",
             r"(?i)\bfile not found\b",
+            // pytest, given a test path that does not exist
+            r"file or directory not found: ",
         ],
         fix: "Check the path it names: a wrong working directory (the project path in config) \
               or a file not generated yet are the usual causes.",
@@ -84,9 +90,15 @@ const DEFS: &[Def] = &[
         description: "A program the agent tried to run is not installed or not on PATH",
         regexes: &[
             r": command not found",
-            r"^(?:/bin/)?(?:sh|dash): \d+: [^:]+: not found",
+            // dash names itself or the script: `sh: 1: x: not found`, `build.sh: 2: x: not found`
+            r"^\S+: \d+: [^:]+: not found$",
             r"is not recognized as an internal or external command",
-            r"^env: '?[^ ']+'?: No such file or directory",
+            // coreutils env, as a command or in a #! line; the quotes are ‘’ in UTF-8 locales
+            r"^(?:/usr/bin/)?env: \S+: No such file or directory",
+            // a make recipe's program
+            r"^make(?:\[\d+\])?: [^ :*]+: No such file or directory$",
+            // Node's child_process
+            r"\bspawn \S+ ENOENT\b",
         ],
         fix: "Install the program on the server, or add its directory to PATH for the user the \
               agent runs as (agents do not read your interactive shell's profile).",
@@ -97,12 +109,18 @@ const DEFS: &[Def] = &[
         description: "Compiling or building the project failed",
         regexes: &[
             r"error: could not compile `",
-            r"make(?:\[\d+\])?: \*\*\* .*Error \d+",
+            r"make(?:\[\d+\])?: \*\*\* (?:.*Error \d+|No rule to make target)",
             r"compilation terminated\.",
             r"^\S+\.(?:c|cc|cpp|cxx|h|hpp|go|java|kt|swift|m):\d+(?::\d+)?: (?:fatal )?error: ",
+            // the Go compiler, which does not say "error"
+            r"^\S+\.go:\d+:\d+: (?:undefined: |syntax error: |cannot use |invalid operation: |missing return|declared and not used|imported and not used|too many |not enough )",
+            r"^FAIL\s+\S+ \[build failed\]",
             r"\bBUILD FAILED\b",
-            r"\[ERROR\] BUILD FAILURE",
+            // Maven says it at INFO level
+            r"\[(?:INFO|ERROR)\] BUILD FAILURE",
+            r"\[ERROR\] COMPILATION ERROR",
             r"error: linking with `[^`]+` failed",
+            r"(?:collect2|clang(?:\+\+)?): error: (?:ld returned \d+ exit status|linker command failed)",
             r"^SyntaxError: ",
         ],
         fix: "Read the first error above this line in the output pane ([ jumps to it); it is \
@@ -115,8 +133,9 @@ const DEFS: &[Def] = &[
         regexes: &[
             r"error TS\d{4}: ",
             r"^Found \d+ errors? in \d+ files? \(checked \d+ source files?\)",
-            r"^\S+\.pyi?:\d+: error: .*\[[a-z-]+\]$",
-            r"^\s*\d+ errors?, \d+ warnings?, \d+ (?:informations|notes)",
+            r"^\S+\.pyi?:\d+(?::\d+)?: error: .*\[[a-z-]+\]$",
+            // pyright's summary, which it prints with "0 errors" too
+            r"^\s*[1-9]\d* errors?, \d+ warnings?, \d+ (?:informations?|notes?)",
             r"error\[E0308\]: mismatched types",
         ],
         fix: "Run the type checker yourself in the project (tsc --noEmit, mypy, pyright, cargo \
@@ -128,13 +147,19 @@ const DEFS: &[Def] = &[
         description: "Tests failed",
         regexes: &[
             r"^FAILED \S+::\S+",
-            r"^=+ .*\b\d+ failed\b.* =+$",
+            r"^=+ .*\b[1-9]\d* failed\b.* =+$",
+            // pytest -q: the same summary without its frame
+            r"^[1-9]\d* failed(?:, \d+ [a-z]+)* in [\d.]+s",
+            r"^!+ Interrupted: \d+ errors? during collection !+$",
             r"test result: FAILED\.",
-            r"^Tests:\s+\d+ failed",
-            r"^\s+\d+ failing$",
+            r"^Tests:\s+[1-9]\d* failed",
+            r"^Test Suites:\s+[1-9]\d* failed",
+            r"^\s+[1-9]\d* failing$",
             r"^--- FAIL: \S+",
             r"^FAIL\s+\S+\s+[\d.]+s$",
-            r"^Tests run: \d+, Failures: [1-9]",
+            // Surefire, with Maven 3's [ERROR] in front
+            r"^(?:\[ERROR\] )?Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",
+            r"There are test failures\.",
         ],
         fix: "Re-run the failing test alone to see whether the agent's change broke it or it was \
               failing before (git stash, then run it on the base commit).",
@@ -144,7 +169,8 @@ const DEFS: &[Def] = &[
         severity: Severity::Critical,
         description: "A process ran out of memory, or the kernel killed it for memory",
         regexes: &[
-            r"Out of memory: Killed process \d+",
+            // "Out of memory: ..." system-wide, "Memory cgroup out of memory: ..." in a cgroup
+            r"[Oo]ut of memory: Killed process \d+",
             r"\bMemoryError\b",
             r"Cannot allocate memory",
             r"JavaScript heap out of memory",
@@ -152,6 +178,8 @@ const DEFS: &[Def] = &[
             r"memory allocation of \d+ bytes failed",
             r"(?i)\boom[- ]?kill",
             r"^(?:\S+: )?line \d+: +\d+ Killed ",
+            // Go
+            r"^fatal error: (?:runtime: )?out of memory",
         ],
         fix: "Check memory on the server (free -h, dmesg | grep -i oom); lower [agent] \
               max_concurrent so fewer agents build at once, or give the build less parallelism.",
@@ -174,10 +202,9 @@ const DEFS: &[Def] = &[
         severity: Severity::Error,
         description: "A connection was refused, timed out, or a host name did not resolve",
         regexes: &[
-            r"Connection refused",
-            r"\bECONNREFUSED\b",
-            r"\bECONNRESET\b",
-            r"\bETIMEDOUT\b",
+            // Go's dialer says it in lower case
+            r"[Cc]onnection refused",
+            r"\bE(?:CONNREFUSED|CONNRESET|TIMEDOUT|NETUNREACH|HOSTUNREACH)\b",
             r"(?i)connection timed out",
             r"(?i)read timed out",
             r"Temporary failure in name resolution",
@@ -185,6 +212,13 @@ const DEFS: &[Def] = &[
             r"getaddrinfo (?:ENOTFOUND|EAI_AGAIN)",
             r"Could not resolve host",
             r"Network is unreachable",
+            // curl and git over HTTP
+            r"Failed to connect to \S+ port \d+",
+            r"Operation timed out after \d+ milliseconds",
+            // Python's socket timeout
+            r"TimeoutError: timed out",
+            // Go's resolver
+            r"lookup \S+.*: no such host",
         ],
         fix: "Check the service or host it names is up and reachable from this server (curl -v, \
               getent hosts <name>); a proxy or firewall change is a common cause.",
@@ -210,13 +244,17 @@ const DEFS: &[Def] = &[
         description: "The agent's model API refused work: rate limit, quota or overload",
         regexes: &[
             r"(?i)rate[ _-]?limit(?:ed|_error| exceeded| reached)",
-            r"(?i)\b429\b.*too many requests",
+            r"would exceed the rate limit",
             r"(?i)too many requests",
             r"overloaded_error",
             r"(?i)\bAPI (?:is )?overloaded\b",
+            // Claude Code 2.x: "API Error: Request rejected (429) · ...", "API Error: 529 Overloaded."
+            r"API Error: (?:Request rejected \()?(?:429|529)\b",
             r"(?i)usage limit reached",
             r"\binsufficient_quota\b",
-            r"(?i)quota exceeded",
+            r"You exceeded your current quota",
+            // not "Disk quota exceeded", which is disk-full
+            r"Quota exceeded for quota metric",
         ],
         fix: "Wait for the limit to reset, then retry (r); if it keeps happening, lower [agent] \
               max_concurrent so fewer agents call the API at once.",
@@ -232,7 +270,11 @@ const DEFS: &[Def] = &[
             r"Permission denied \(publickey",
             r"(?i)please run /login",
             r"(?i)(?:oauth )?token (?:has )?expired",
-            r"\b401 Unauthorized\b",
+            r"\b401:? Unauthorized\b",
+            // curl -f
+            r"returned error: 401\b",
+            // git over HTTP with no credentials to give
+            r"could not read (?:Username|Password) for '",
         ],
         fix: "Renew the credential the message names (API key in the agent's environment, \
               claude /login, gh auth login, ssh-add); every agent using it will fail until then.",
@@ -246,8 +288,15 @@ const DEFS: &[Def] = &[
             r"JSONDecodeError: Expecting ",
             r"SyntaxError: Unexpected (?:token .* in JSON|end of JSON input)",
             r"SyntaxError: .* is not valid JSON",
+            // V8 11 and later (Node 20): "Expected double-quoted property name in JSON at position 8"
+            r"\b(?:in|after) JSON at position \d+",
+            r"\bEJSONPARSE\b",
             r"yaml\.(?:scanner\.ScannerError|parser\.ParserError)",
+            r"YAMLException: ",
             r"TOML parse error at line \d+",
+            r"(?:TOML|Toml)DecodeError: ",
+            // cargo pointing into a manifest it cannot parse
+            r"^\s*--> \S+\.toml:\d+:\d+",
             r"(?i)error parsing (?:config|configuration|settings)",
             r"(?i)(?:malformed|invalid|corrupt(?:ed)?) (?:json|yaml|toml|config(?:uration)? file)",
         ],
@@ -263,7 +312,11 @@ const DEFS: &[Def] = &[
             r"Automatic merge failed; fix conflicts",
             r"error: Your local changes to the following files would be overwritten",
             r"You have unmerged paths",
+            r"is not possible because you have unmerged files",
+            r"fatal: Exiting because of an unresolved conflict",
             r"fatal: refusing to merge unrelated histories",
+            r"fatal: Need to specify how to reconcile divergent branches",
+            r"fatal: Not possible to fast-forward",
             r"! \[rejected\] .*\((?:non-fast-forward|fetch first)\)",
             r"error: failed to push some refs",
         ],
@@ -273,13 +326,17 @@ const DEFS: &[Def] = &[
     Def {
         name: "crash",
         severity: Severity::Critical,
-        description: "A process crashed: segmentation fault, abort, or a Rust panic",
+        description: "A process crashed: segmentation fault, abort, a Rust or Go panic",
         regexes: &[
             r"Segmentation fault",
             r"\bSIGSEGV\b",
             r"\(core dumped\)",
-            r"thread '[^']*' panicked at ",
-            r"^fatal error: (?:runtime|all goroutines)",
+            // newer Rust names the thread's id too: "thread 'main' (727) panicked at"
+            r"thread '[^']*'(?: \(\d+\))? panicked at ",
+            r"^panic: ",
+            r"^fatal error: (?:runtime|all goroutines|concurrent map)",
+            r"^Fatal Python error: ",
+            r"^(?:\S+: )?line \d+: +\d+ (?:Aborted|Bus error|Illegal instruction)",
         ],
         fix: "Find the first crash line in the output; a crash in a tool (not in the project's \
               code) usually needs the tool reinstalled or upgraded.",
