@@ -2,13 +2,11 @@
 //! own log (never the screen, and nothing at all when read-only), then runs the cockpit.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
 use crate::cli::TuiArgs;
 use crate::config::Config;
-use crate::jobs::known_issues::PatternSet;
 use crate::tui::action::KeyMap;
 use crate::tui::app::Options;
 use crate::tui::app::insight::InsightOptions;
@@ -42,11 +40,6 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         init_logging()?;
     }
     let projects: Vec<String> = cfg.projects.keys().cloned().collect();
-    let (patterns, problems) = PatternSet::with_file(&cfg.known_issues);
-    let pattern_problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
-    for p in &pattern_problems {
-        tracing::warn!("{p}");
-    }
     let opts = Options {
         root: root.clone(),
         projects: args.projects.clone(),
@@ -58,10 +51,11 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         bell: cfg.bell,
         dispatch_projects: projects,
         insight: InsightOptions {
-            patterns: Arc::new(patterns),
+            // Compiled by the cockpit's scanning thread, while the first frame is drawn.
+            patterns: None,
+            known_issues: Some(cfg.known_issues.clone()),
             rules: cfg.alarms.clone(),
             alarm_bell: cfg.alarm_bell,
-            pattern_problems,
         },
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");

@@ -55,6 +55,12 @@ pub enum Event {
         ok: bool,
         message: String,
     },
+    /// The known-issue patterns are compiled (off the loop, so the first frame does not wait);
+    /// `problems` are the patterns of known_issues.json that could not be used.
+    PatternsReady {
+        patterns: std::sync::Arc<crate::jobs::known_issues::PatternSet>,
+        problems: Vec<String>,
+    },
     /// Known issues found in these jobs' logs since they were last reported (the whole finding
     /// for each job, not a difference).
     IssuesFound(Vec<(JobId, Findings)>),

@@ -56,6 +56,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
             opts.read_only,
             config,
             opts.insight.patterns.clone(),
+            opts.insight.known_issues.clone(),
             opts.insight.rules.memory_percent,
         );
         spawn_input_thread(tx.clone());
@@ -79,6 +80,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
                 exec.apply_watches(std::mem::take(&mut watches));
                 if first_full_frame && app.loaded {
                     first_full_frame = false;
+                    exec.first_frame_drawn();
                     let ms = started.elapsed().as_secs_f64() * 1000.0;
                     tracing::info!(jobs = app.jobs.len(), ms, "first full frame");
                 }

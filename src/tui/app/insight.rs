@@ -22,21 +22,23 @@ use crate::tui::event::Event;
 /// What the cockpit starts with for insight (from the config).
 #[derive(Clone, Debug)]
 pub struct InsightOptions {
-    pub patterns: Arc<PatternSet>,
+    /// The compiled patterns, when already at hand; else the scanning thread compiles them
+    /// (built in, plus `known_issues`) and reports `Event::PatternsReady`, so the first frame
+    /// does not wait for the compilation.
+    pub patterns: Option<Arc<PatternSet>>,
+    pub known_issues: Option<PathBuf>,
     pub rules: AlarmRules,
     /// Ring the bell once when an alarm is raised.
     pub alarm_bell: bool,
-    /// Patterns of known_issues.json that could not be used, said once at start.
-    pub pattern_problems: Vec<String>,
 }
 
 impl Default for InsightOptions {
     fn default() -> Self {
         InsightOptions {
-            patterns: PatternSet::shared_builtin(),
+            patterns: Some(PatternSet::shared_builtin()),
+            known_issues: None,
             rules: AlarmRules::default(),
             alarm_bell: true,
-            pattern_problems: Vec::new(),
         }
     }
 }
@@ -55,13 +57,15 @@ pub struct Feed {
 
 #[derive(Debug, Default)]
 pub struct Insight {
+    /// The pattern set the findings' indices refer to (`None` until compiled).
+    pub patterns: Option<Arc<PatternSet>>,
     pub issues: HashMap<JobId, Findings>,
     pub alarms: HashMap<JobId, Vec<Alarm>>,
     pub system: Vec<SystemAlert>,
     /// Alarms the bell has rung for; one that clears may ring again when raised again.
-    rung: HashSet<(JobId, AlarmKind)>,
+    pub(super) rung: HashSet<(JobId, AlarmKind)>,
     /// The log length each job's scan was last asked for.
-    scan_asked: HashMap<JobId, u64>,
+    pub(super) scan_asked: HashMap<JobId, u64>,
     /// history.jsonl of the job the detail view shows (or why it could not be read).
     pub history: Option<(JobId, Result<Vec<Value>, String>)>,
     pub feed: Feed,
@@ -136,6 +140,16 @@ impl App {
     pub(super) fn on_insight(&mut self, event: Event) {
         match event {
             Event::IssuesFound(found) => self.on_issues_found(found),
+            Event::PatternsReady { patterns, problems } => {
+                self.log.set_patterns(patterns.clone());
+                self.insight.patterns = Some(patterns);
+                if let Some(first) = problems.first() {
+                    self.message = Some(match problems.len() - 1 {
+                        0 => first.clone(),
+                        more => format!("{first} (and {more} more: see the log)"),
+                    });
+                }
+            }
             Event::SystemAlerts(alerts) => self.on_system(alerts),
             Event::HistoryLoaded { id, history } => self.insight.history = Some((id, history)),
             Event::FeedLoaded {
@@ -175,14 +189,9 @@ impl App {
             return None;
         }
         let issues = self.insight.issues.get(&job.id);
+        let set = self.insight.patterns.as_deref();
         Some(history.as_ref().map_err(Clone::clone).map(|h| {
-            timeline::job_timeline(
-                job,
-                h,
-                issues.map(|f| (f, &*self.opts.insight.patterns)),
-                &self.opts.insight.rules,
-                self.now,
-            )
+            timeline::job_timeline(job, h, issues.zip(set), &self.opts.insight.rules, self.now)
         }))
     }
 
@@ -210,13 +219,13 @@ impl App {
         notifications: Vec<TimelineEvent>,
         problems: Vec<String>,
     ) {
-        let set = &*self.opts.insight.patterns;
+        let set = self.insight.patterns.as_deref();
         let rules = &self.opts.insight.rules;
         let timelines = histories
             .iter()
             .filter_map(|(id, h)| {
                 let job = self.jobs.get(id)?;
-                let issues = self.insight.issues.get(id).map(|f| (f, set));
+                let issues = self.insight.issues.get(id).zip(set);
                 Some(timeline::job_timeline(job, h, issues, rules, self.now))
             })
             .collect();

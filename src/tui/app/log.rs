@@ -41,6 +41,8 @@ pub struct LogView {
     /// The issue line `]` / `[` last jumped to.
     pub issue_at: Option<u64>,
     pub patterns: Option<Arc<PatternSet>>,
+    /// A `]`/`[` pressed before the patterns were compiled: (forward, pane height), done then.
+    pub pending_jump: Option<(bool, usize)>,
 }
 
 impl Default for LogView {
@@ -58,6 +60,7 @@ impl Default for LogView {
             issues: Vec::new(),
             issue_at: None,
             patterns: None,
+            pending_jump: None,
         }
     }
 }
@@ -92,6 +95,16 @@ impl LogView {
         self.research();
     }
 
+    /// The patterns have been compiled: mark the lines already here.
+    pub fn set_patterns(&mut self, patterns: Arc<PatternSet>) {
+        self.patterns = Some(patterns);
+        self.issues.clear();
+        self.match_issues(self.first_abs);
+        if let Some((forward, height)) = self.pending_jump.take() {
+            self.next_issue(forward, height);
+        }
+    }
+
     /// Notes the lines from `start` (absolute) on that show a known issue.
     fn match_issues(&mut self, start: u64) {
         let Some(set) = &self.patterns else { return };
@@ -114,6 +127,11 @@ impl LogView {
     /// Moves to the next (or previous) line showing a known issue, from the last one jumped to
     /// or from the screen, wrapping around. Returns false when there is none.
     pub fn next_issue(&mut self, forward: bool, height: usize) -> bool {
+        if self.patterns.is_none() {
+            // Still compiling (a moment at start): the jump is made when they are ready.
+            self.pending_jump = Some((forward, height));
+            return true;
+        }
         if self.issues.is_empty() {
             return false;
         }

@@ -119,14 +119,7 @@ impl App {
     pub fn new(opts: Options, now: DateTime<Utc>) -> App {
         App {
             projects: opts.projects.clone(),
-            message: opts.insight.pattern_problems.first().map(|p| {
-                let more = opts.insight.pattern_problems.len() - 1;
-                if more > 0 {
-                    format!("{p} (and {more} more: see the log)")
-                } else {
-                    p.clone()
-                }
-            }),
+            message: None,
             jobs: HashMap::new(),
             view: Vec::new(),
             counts: HashMap::new(),
@@ -138,12 +131,15 @@ impl App {
             focus: Focus::Table,
             mode: Mode::Normal,
             log: LogView {
-                patterns: Some(opts.insight.patterns.clone()),
+                patterns: opts.insight.patterns.clone(),
                 ..LogView::default()
             },
             prompt: None,
             inbox: None,
-            insight: insight::Insight::default(),
+            insight: insight::Insight {
+                patterns: opts.insight.patterns.clone(),
+                ..insight::Insight::default()
+            },
             draft: None,
             select_when_seen: None,
             answered: Vec::new(),
@@ -276,6 +272,7 @@ impl App {
             }
             insight @ (Event::IssuesFound(_)
             | Event::SystemAlerts(_)
+            | Event::PatternsReady { .. }
             | Event::HistoryLoaded { .. }
             | Event::FeedLoaded { .. }) => {
                 self.on_insight(insight);

@@ -24,11 +24,22 @@ pub struct IssueWorker {
 }
 
 impl IssueWorker {
-    pub fn start(patterns: Arc<PatternSet>, events: UnboundedSender<Event>) -> IssueWorker {
+    /// Starts the thread; it compiles the patterns first when none are given (built in, plus
+    /// the `known_issues` file) and reports them, with what was wrong in the file.
+    pub fn start(
+        patterns: Option<Arc<PatternSet>>,
+        known_issues: Option<PathBuf>,
+        events: UnboundedSender<Event>,
+    ) -> IssueWorker {
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("luzia-issues".into())
-            .spawn(move || scan_loop(&patterns, &rx, &events))
+            .spawn(move || {
+                // Compiled at once, beside the first listing (a few ms of one core), so the
+                // output pane can mark lines as soon as it shows any.
+                let patterns = patterns.unwrap_or_else(|| compile(known_issues, &events));
+                scan_loop(&patterns, &rx, &events)
+            })
             .expect("spawning a thread");
         IssueWorker { tx }
     }
@@ -37,6 +48,23 @@ impl IssueWorker {
         // The thread has gone only when the cockpit is shutting down.
         let _ = self.tx.send(logs);
     }
+}
+
+fn compile(known_issues: Option<PathBuf>, events: &UnboundedSender<Event>) -> Arc<PatternSet> {
+    let (set, problems) = match &known_issues {
+        Some(path) => PatternSet::with_file(path),
+        None => (PatternSet::builtin(), Vec::new()),
+    };
+    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    for p in &problems {
+        tracing::warn!("{p}");
+    }
+    let set = Arc::new(set);
+    let _ = events.send(Event::PatternsReady {
+        patterns: set.clone(),
+        problems,
+    });
+    set
 }
 
 fn scan_loop(

@@ -103,6 +103,9 @@ pub struct Executor {
     /// What dispatch needs (projects, agent command, queue); `None` when unknown.
     config: Option<Config>,
     issues: insight::IssueWorker,
+    /// Scans asked for before the first full frame: they wait for it, so reading 10,000 logs
+    /// does not delay the screen (`None` once it is drawn).
+    scans_held: Option<Vec<(JobId, PathBuf)>>,
 }
 
 impl Executor {
@@ -111,7 +114,8 @@ impl Executor {
         tx: UnboundedSender<Event>,
         read_only: bool,
         config: Option<Config>,
-        patterns: Arc<PatternSet>,
+        patterns: Option<Arc<PatternSet>>,
+        known_issues: Option<PathBuf>,
         memory_percent: u8,
     ) -> Executor {
         let sink = tx.clone();
@@ -124,13 +128,23 @@ impl Executor {
         let _ = tx.send(Event::WatchMode(watcher.mode().clone()));
         insight::start_probe(memory_percent, tx.clone());
         Executor {
-            issues: insight::IssueWorker::start(patterns, tx.clone()),
+            issues: insight::IssueWorker::start(patterns, known_issues, tx.clone()),
+            scans_held: Some(Vec::new()),
             root,
             tx,
             watcher,
             follower: None,
             read_only,
             config,
+        }
+    }
+
+    /// The first full frame is on screen: the background work it waited for may start.
+    pub fn first_frame_drawn(&mut self) {
+        if let Some(held) = self.scans_held.take()
+            && !held.is_empty()
+        {
+            self.issues.scan(held);
         }
     }
 
@@ -206,7 +220,10 @@ impl Executor {
             | Effect::Retry(_)
             | Effect::Kill(_)) => self.perform_write(writes),
             Effect::SyncQueue => self.sync_queue(),
-            Effect::ScanIssues(logs) => self.issues.scan(logs),
+            Effect::ScanIssues(logs) => match self.scans_held.as_mut() {
+                Some(held) => held.extend(logs),
+                None => self.issues.scan(logs),
+            },
             Effect::LoadHistory(id) => {
                 let history = read_history(&self.root.join(id.as_str()));
                 self.send(Event::HistoryLoaded { id, history });

@@ -67,12 +67,15 @@ fn issue_lines<'a>(app: &App, job: &Job, theme: &Theme) -> Vec<Line<'a>> {
     let Some(findings) = app.insight.issues.get(&job.id).filter(|f| !f.is_empty()) else {
         return vec![];
     };
+    let Some(set) = app.insight.patterns.as_deref() else {
+        return vec![];
+    };
     let mut lines = vec![
         Line::default(),
         Line::from(Span::styled("Known issues", theme.title())),
     ];
     for f in &findings.found {
-        let p = app.opts.insight.patterns.pattern(f.pattern);
+        let p = set.pattern(f.pattern);
         let times = if f.count == 1 {
             "once".to_string()
         } else {

@@ -155,8 +155,11 @@ fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
             style,
         ));
     }
-    if let Some(f) = app.insight.issues.get(&job.id).and_then(|f| f.worst()) {
-        let p = app.opts.insight.patterns.pattern(f.pattern);
+    if let (Some(f), Some(set)) = (
+        app.insight.issues.get(&job.id).and_then(|f| f.worst()),
+        app.insight.patterns.as_deref(),
+    ) {
+        let p = set.pattern(f.pattern);
         return Line::from(vec![
             Span::styled(theme.issue_mark(), theme.severity(f.severity)),
             Span::styled(

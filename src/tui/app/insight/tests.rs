@@ -223,3 +223,43 @@ fn system_alerts_are_kept_and_redraw_only_when_they_change() {
     app.update(Event::SystemAlerts(alerts), now());
     assert!(!app.dirty);
 }
+
+#[test]
+fn patterns_compiled_after_start_mark_the_lines_already_shown_and_say_what_was_wrong() {
+    let mut opts = options(false);
+    opts.insight.patterns = None;
+    let (mut app, _) = app_with(opts, 160, 45);
+    let sel = app.selected.clone().unwrap();
+    app.update(
+        Event::LogLoaded {
+            id: sel,
+            lines: lines(&["ok", "Segmentation fault (core dumped)"]),
+            error: None,
+        },
+        now(),
+    );
+    assert!(app.log.issues.is_empty(), "nothing to match with yet");
+    // A jump asked for meanwhile is not lost.
+    press(&mut app, [ch('[')]);
+    assert_eq!(app.message, None);
+    app.update(
+        Event::PatternsReady {
+            patterns: PatternSet::shared_builtin(),
+            problems: vec!["/etc/luzia/known_issues.json: pattern 'x': bad".into()],
+        },
+        now(),
+    );
+    assert_eq!(app.log.issues.len(), 1);
+    assert_eq!(
+        app.log.issue_at,
+        Some(1),
+        "the jump asked for before is made"
+    );
+    assert!(app.insight.patterns.is_some());
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap()
+            .contains("known_issues.json")
+    );
+}
