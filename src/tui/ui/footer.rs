@@ -60,6 +60,12 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
             (k(Action::Quit), "quit"),
         ],
         (Mode::Help, _) => vec![("any key".into(), "close")],
+        (Mode::Events, _) => vec![
+            (format!("{}/{}", k(Action::Up), k(Action::Down)), "move"),
+            (k(Action::Open), "go to the job"),
+            (k(Action::Back), "close"),
+            (k(Action::Quit), "quit"),
+        ],
         (Mode::Inbox, _) => vec![("tab".into(), "next"), (k(Action::Back), "close the inbox")],
         (Mode::Dispatch, _) => vec![("enter".into(), "dispatch"), (k(Action::Back), "hide")],
         (Mode::Confirm(_), _) => vec![("y".into(), "yes"), ("any".into(), "no")],
@@ -77,6 +83,7 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
             (k(Action::Filter), "filter"),
             (k(Action::PickProject), "project"),
             (k(Action::Sort), "sort"),
+            (k(Action::Events), "events"),
             (
                 format!("{}/{}", k(Action::PrevTab), k(Action::NextTab)),
                 "view",
@@ -93,6 +100,10 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
                 "match",
             ),
             (k(Action::ToggleWrap), "wrap"),
+            (
+                format!("{}/{}", k(Action::NextIssue), k(Action::PrevIssue)),
+                "issue",
+            ),
             (k(Action::FocusNext), "jobs"),
             (k(Action::Help), "help"),
             (k(Action::Quit), "quit"),
@@ -123,8 +134,8 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
 
 /// Hints dropped first when the line is too narrow; help and quit always stay.
 const DROP_FIRST: &[&str] = &[
-    "retry", "kill", "inbox", "project", "sort", "view", "wrap", "match", "output", "jobs",
-    "filter", "search", "detail",
+    "events", "issue", "retry", "kill", "inbox", "project", "sort", "view", "wrap", "match",
+    "output", "jobs", "filter", "search", "detail",
 ];
 
 fn fit(pairs: &mut Vec<(String, &str)>, width: usize) {
