@@ -742,3 +742,62 @@ fn links_are_not_jobs() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!stdout_of(&out).contains("TOP SECRET"));
 }
+
+#[test]
+fn full_view_names_known_issues_with_their_fix_and_the_timeline() {
+    let sb = Sandbox::new();
+    sb.write("j1", "meta.json", meta("p", OLD, None));
+    sb.write(
+        "j1",
+        "output.log",
+        "Collecting pyyaml\nTraceback (most recent call last):\n  File \"run.py\", line 1, in <module>\n\
+         \x1b[31mModuleNotFoundError: No module named 'yaml'\x1b[0m\n\nexit:1\n",
+    );
+    sb.write(
+        "j1",
+        "history.jsonl",
+        "{\"progress\": {\"percent\": 50, \"step_name\": \"installing\"}, \"at\": \"2026-01-09T14:00:00Z\"}\n",
+    );
+    let out = sb.luzia().args(["jobs", "j1"]).output().unwrap();
+    assert!(out.status.success());
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("issue:     error python-module-not-found (×1): ModuleNotFoundError: No module named 'yaml'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  fix:     Install it in the environment"),
+        "{text}"
+    );
+    let timeline: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "--- timeline ---")
+        .take_while(|l| !l.starts_with("--- last"))
+        .collect();
+    assert!(
+        timeline
+            .iter()
+            .any(|l| l.contains("progress 50%: installing")),
+        "{text}"
+    );
+    assert!(
+        timeline
+            .iter()
+            .any(|l| l.contains("finished: failed (exit 1)")),
+        "{text}"
+    );
+    // No escape sequence of the log reaches the issue line.
+    assert!(
+        !text
+            .lines()
+            .find(|l| l.starts_with("issue:"))
+            .unwrap()
+            .contains('\x1b')
+    );
+
+    // A clean log: no issue lines at all.
+    sb.write("j2", "meta.json", meta("p", OLD, None));
+    sb.write("j2", "output.log", "all good\n\nexit:0\n");
+    let text = stdout_of(&sb.luzia().args(["jobs", "j2"]).output().unwrap());
+    assert!(!text.contains("issue:"), "{text}");
+}

@@ -10,10 +10,12 @@ use crate::cli::JobsArgs;
 use crate::config::Config;
 use crate::jobs::describe::{self, Emphasis};
 use crate::jobs::job::read_prompt;
+use crate::jobs::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
 use crate::jobs::sanitize::{plain_text, sanitize_line};
 use crate::jobs::tail::last_lines;
 use crate::jobs::time::format_duration;
 use crate::jobs::{Job, Status, files::open_nofollow, scan};
+use crate::jobs::{alarms, timeline};
 
 pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
     match &args.id {
@@ -26,7 +28,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
                     serde_json::to_string_pretty(&job_json(&job, Utc::now()))?
                 )?;
             } else {
-                show_one(&job, out, super::stdout_colors())?;
+                show_one(cfg, &job, out, super::stdout_colors())?;
             }
         }
         None => {
@@ -231,7 +233,7 @@ fn write_row(
     Ok(())
 }
 
-fn show_one(job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
+fn show_one(cfg: &Config, job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
     writeln!(out, "{:<10} {}", "id:", job.id)?;
     for fact in describe::facts(job, Utc::now()) {
         let value = match fact.emphasis {
@@ -246,7 +248,53 @@ fn show_one(job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
         let first = plain_text(prompt.lines().next().unwrap_or(""));
         writeln!(out, "{:<10} {}", "prompt:", truncate(&first, 100))?;
     }
+    write_insight(cfg, job, out)?;
     write_last_lines(job, 10, out, colors)
+}
+
+/// Known issues in the log (its last `SCAN_WINDOW`), standing alarms, and the timeline: what
+/// the cockpit's detail view shows, by the same rules.
+fn write_insight(cfg: &Config, job: &Job, out: &mut dyn Write) -> Result<()> {
+    let (set, problems) = PatternSet::with_file(&cfg.known_issues);
+    for p in &problems {
+        eprintln!("luzia: warning: {p}");
+    }
+    let mut scanner = IssueScanner::new();
+    if let Err(e) = scanner.advance(&job.log_path(), &set, SCAN_WINDOW) {
+        writeln!(
+            out,
+            "{:<10} cannot scan {}: {e}",
+            "issues:",
+            job.log_path().display()
+        )?;
+    }
+    for f in &scanner.findings.found {
+        let p = set.pattern(f.pattern);
+        writeln!(
+            out,
+            "{:<10} {} {} (×{}): {}",
+            "issue:",
+            f.severity,
+            p.name,
+            f.count,
+            truncate(&f.last_line, 100)
+        )?;
+        writeln!(out, "{:<10} {}", "  fix:", plain_text(&p.fix))?;
+    }
+    let now = Utc::now();
+    for a in alarms::job_alarms(job, &cfg.alarms, now) {
+        writeln!(out, "{:<10} {}: {}", "alarm:", a.kind, a.detail)?;
+    }
+    let history = timeline::read_history(&job.dir).unwrap_or_else(|e| {
+        eprintln!("luzia: warning: {e}");
+        Vec::new()
+    });
+    let findings = Some((&scanner.findings, &set)).filter(|(f, _)| !f.is_empty());
+    writeln!(out, "--- timeline ---")?;
+    for e in timeline::job_timeline(job, &history, findings, &cfg.alarms, now) {
+        writeln!(out, "{:<19}  {:<9} {}", local(e.at), e.kind.label(), e.text)?;
+    }
+    Ok(())
 }
 
 fn write_last_lines(job: &Job, n: usize, out: &mut dyn Write, colors: bool) -> Result<()> {
