@@ -47,7 +47,7 @@ def capture():
     env = f"XDG_STATE_HOME=/tmp/luzia-shot-state TERM=xterm-256color"
     tmux("new-session", "-d", "-x", str(W), "-y", str(H), f"env {env} {BIN} tui --demo")
     try:
-        time.sleep(9)  # let the demo agents write some output and progress
+        time.sleep(26)  # let the demo agents write output and progress, fail, and stall
         tmux("send-keys", "j", "j")
         time.sleep(2)
         return tmux("capture-pane", "-e", "-p")
