@@ -448,3 +448,58 @@ fn memory_running_out_and_load_above_the_cores_show_in_the_header_and_clear() {
         !header_has(s, "memory") && !header_has(s, "load ") && header_has(s, "1 completed")
     });
 }
+
+#[test]
+fn status_watch_redraws_in_place_in_a_real_terminal_and_ctrl_c_leaves_it_sane() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let live = "200060-live";
+    sb.running_job(live, "musica", "Catalogue the herons", Some(&now_rfc3339()));
+    sb.write(
+        live,
+        "progress.json",
+        r#"{"percent": 30, "step_name": "counting"}"#,
+    );
+    finished_meta(&sb, "200061-fail", "librec", "Feed the cormorants", 20, 3);
+    sb.write(
+        "200061-fail",
+        "output.log",
+        "Error: Cannot find module 'fishfood'\n\nexit:1\n",
+    );
+    let ck = Cockpit::start(
+        &sb,
+        Opts {
+            command: "status".into(),
+            args: vec!["--watch".into(), "--interval".into(), "500ms".into()],
+            ..Opts::default()
+        },
+    );
+    let s = ck.wait_for("the dashboard", |s| {
+        s.contains(live) && s.contains("30%") && s.contains("node-module-not-found")
+    });
+    // In place: one dashboard on the screen, not a scroll of them.
+    assert_eq!(
+        s.text().matches("Catalogue the herons").count(),
+        1,
+        "{}",
+        s.text()
+    );
+    sb.write(
+        live,
+        "progress.json",
+        r#"{"percent": 80, "step_name": "counting"}"#,
+    );
+    let s = ck.wait_for("the new percent", |s| {
+        s.contains("80%") && !s.contains("30%")
+    });
+    assert_eq!(
+        s.text().matches("Catalogue the herons").count(),
+        1,
+        "{}",
+        s.text()
+    );
+    ck.key("C-c");
+    assert_eq!(ck.wait_exit(), 0);
+    let (before, after) = ck.stty();
+    assert_eq!(before, after, "the terminal's settings changed");
+}

@@ -525,6 +525,8 @@ pub struct Opts {
     pub term: String,
     /// Leave out `--jobs-dir` (for `--demo`, which brings its own).
     pub no_jobs_dir: bool,
+    /// The subcommand run in the pane (`tui`, or e.g. `status` for `status --watch`).
+    pub command: String,
 }
 
 impl Default for Opts {
@@ -537,6 +539,7 @@ impl Default for Opts {
             env: vec![],
             term: "xterm-256color".into(),
             no_jobs_dir: false,
+            command: "tui".into(),
         }
     }
 }
@@ -872,6 +875,10 @@ fn quiet_proc(sb: &Sandbox) -> PathBuf {
 fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
     let q = |p: &Path| sh_quote(path_str(p));
     let mut s = String::from("#!/bin/sh\n");
+    // A Ctrl-C typed at a program in cooked mode (`status --watch`) signals the whole
+    // foreground group: the wrapper survives it to record the exit code (a handler, unlike an
+    // ignored signal, is not inherited by what it runs).
+    s += "trap : INT\n";
     s += &format!("cd {} || exit 1\n", q(&sb.ctl));
     s += "unset LUZIA_JOBS_DIR LUZIA_CONFIG LUZIA_WATCH LUZIA_LOG LUZIA_NOTIFICATIONS_LOG \
           LUZIA_QUEUE_DIR NO_COLOR COLORTERM TMUX TMUX_PANE\n";
@@ -890,7 +897,7 @@ fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
     s += "echo BEFORE-COCKPIT\n";
     let mut cmd = vec![sh_quote(BIN)];
     cmd.extend(opts.global_args.iter().map(|a| sh_quote(a)));
-    cmd.push("tui".into());
+    cmd.push(sh_quote(&opts.command));
     cmd.extend(opts.args.iter().map(|a| sh_quote(a)));
     if !opts.no_jobs_dir {
         cmd.push("--jobs-dir".into());
