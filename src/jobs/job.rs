@@ -113,6 +113,12 @@ impl Job {
         }
     }
 
+    /// Finished for good: nothing on disk will change what is shown of it (a job that stopped
+    /// for input is not: it is answered and retried).
+    pub fn is_settled(&self) -> bool {
+        self.exit_code.is_some() && self.status != Status::NeedsInput
+    }
+
     pub fn log_path(&self) -> PathBuf {
         self.dir.join(LOG_FILE)
     }

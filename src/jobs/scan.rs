@@ -100,6 +100,90 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
     })
 }
 
+/// Scans a root again and again (`luzia status --watch`), reading again only the jobs that can
+/// still change: at 10,000 jobs a refresh costs what the live ones cost.
+#[derive(Debug, Default)]
+pub struct Rescan {
+    known: std::collections::HashMap<JobId, Job>,
+}
+
+impl Rescan {
+    pub fn scan(&mut self, root: &Path, now: DateTime<Utc>) -> Result<Vec<Job>, ScanError> {
+        let ids = list_ids(root)?;
+        let wanted: Vec<JobId> = ids
+            .iter()
+            .filter(|id| !self.known.get(*id).is_some_and(Job::is_settled))
+            .cloned()
+            .collect();
+        let present: std::collections::HashSet<&JobId> = ids.iter().collect();
+        self.known.retain(|id, _| present.contains(id));
+        for id in &wanted {
+            // Read again below; gone if it vanished in between.
+            self.known.remove(id);
+        }
+        for job in read_all(root, &wanted, now) {
+            self.known.insert(job.id.clone(), job);
+        }
+        let mut jobs: Vec<Job> = self.known.values().cloned().collect();
+        sort_newest_first(&mut jobs);
+        Ok(jobs)
+    }
+}
+
 pub fn sort_newest_first(jobs: &mut [Job]) {
     jobs.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(root: &Path, id: &str, task: &str, log: &str) {
+        let dir = root.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("meta.json"),
+            format!(r#"{{"project": "p", "task": "{task}", "started": "2026-01-09T10:00:00Z"}}"#),
+        )
+        .unwrap();
+        std::fs::write(dir.join("output.log"), log).unwrap();
+        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+    }
+
+    fn tasks(jobs: &[Job]) -> Vec<String> {
+        let mut t: Vec<String> = jobs
+            .iter()
+            .map(|j| format!("{} {}", j.id, j.task()))
+            .collect();
+        t.sort();
+        t
+    }
+
+    #[test]
+    fn a_rescan_reads_again_only_what_can_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let now = Utc::now();
+        job(root, "done", "first", "ok\n\nexit:0\n");
+        job(root, "live", "first", "working\n");
+        let mut r = Rescan::default();
+        assert_eq!(
+            tasks(&r.scan(root, now).unwrap()),
+            ["done first", "live first"]
+        );
+        // Both meta.json files change: only the live job is read again.
+        job(root, "done", "second", "ok\n\nexit:0\n");
+        job(root, "live", "second", "working\n");
+        job(root, "new", "second", "starting\n");
+        assert_eq!(
+            tasks(&r.scan(root, now).unwrap()),
+            ["done first", "live second", "new second"]
+        );
+        // A directory that goes is gone, settled or not.
+        std::fs::remove_dir_all(root.join("done")).unwrap();
+        std::fs::remove_dir_all(root.join("live")).unwrap();
+        assert_eq!(tasks(&r.scan(root, now).unwrap()), ["new second"]);
+        // What a full scan sees, a rescan sees for every job that can change.
+        assert_eq!(tasks(&scan(root, now).unwrap()), ["new second"]);
+    }
 }

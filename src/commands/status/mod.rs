@@ -22,7 +22,8 @@ use crate::jobs::known_issues::PatternSet;
 use crate::jobs::queue;
 use crate::jobs::report::{self, IssueCache, Report, Sources};
 use crate::jobs::sanitize::plain_text;
-use crate::jobs::{scan, system};
+use crate::jobs::scan::Rescan;
+use crate::jobs::system;
 
 /// `--alerts` found something to act on.
 pub const ALERT_EXIT: u8 = 3;
@@ -95,6 +96,7 @@ pub struct Collector<'a> {
     set: PatternSet,
     cache: IssueCache,
     warned: HashSet<String>,
+    rescan: Rescan,
 }
 
 impl<'a> Collector<'a> {
@@ -112,6 +114,7 @@ impl<'a> Collector<'a> {
             set,
             cache: IssueCache::new(),
             warned: HashSet::new(),
+            rescan: Rescan::default(),
         };
         c.warn(problems.iter().map(ToString::to_string));
         c
@@ -129,7 +132,7 @@ impl<'a> Collector<'a> {
     /// Reads everything once more and builds the report.
     pub fn collect(&mut self, now: DateTime<Utc>) -> Result<Report> {
         let root = super::jobs_root(self.cfg)?;
-        let all = scan(root, now)?;
+        let all = self.rescan.scan(root, now)?;
         let wanted = self.project.clone();
         let project = wanted.as_deref();
         let note = project

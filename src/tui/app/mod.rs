@@ -187,7 +187,7 @@ impl App {
     pub fn settled_ids(&self) -> HashSet<JobId> {
         self.jobs
             .values()
-            .filter(|j| j.exit_code.is_some() && j.status != Status::NeedsInput)
+            .filter(|j| j.is_settled())
             .map(|j| j.id.clone())
             .collect()
     }
