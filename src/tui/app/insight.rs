@@ -95,9 +95,19 @@ impl App {
             ));
         }
         let jobs = &self.jobs;
-        self.insight
+        let gone: Vec<JobId> = self
+            .insight
             .scan_asked
-            .retain(|id, _| jobs.contains_key(id));
+            .keys()
+            .filter(|id| !jobs.contains_key(*id))
+            .cloned()
+            .collect();
+        if !gone.is_empty() {
+            self.insight
+                .scan_asked
+                .retain(|id, _| jobs.contains_key(id));
+            effects.push(Effect::ForgetIssues(gone));
+        }
         self.insight.issues.retain(|id, _| jobs.contains_key(id));
         let (changed, bell) = self.refresh_alarms(now);
         effects.extend(bell);

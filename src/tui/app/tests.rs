@@ -168,7 +168,13 @@ fn selection_follows_its_job_through_reorders_and_removal() {
         Some(index),
         "the row below moves up into the selection"
     );
-    assert_eq!(effects, [Effect::OpenLog(app.selected.clone().unwrap())]);
+    assert_eq!(
+        effects,
+        [
+            Effect::OpenLog(app.selected.clone().unwrap()),
+            Effect::ForgetIssues(vec![picked])
+        ]
+    );
 }
 
 #[test]
@@ -605,6 +611,7 @@ fn read_only_keys_lead_only_to_reads() {
                     | Effect::LoadHistory(_)
                     | Effect::LoadFeed(_)
                     | Effect::ScanIssues(_)
+                    | Effect::ForgetIssues(_)
                     | Effect::ReadJobs(_)
                     | Effect::Sync { .. }
             ),

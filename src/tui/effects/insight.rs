@@ -18,9 +18,16 @@ use crate::tui::event::Event;
 /// Jobs scanned between two reports, so the first results show while a large root is scanned.
 const REPORT_EVERY: usize = 256;
 
+/// What the scanning thread is asked: logs to scan (an empty path list with `forget` only
+/// drops the scanners of jobs that are gone, so a cockpit open for weeks does not grow).
+struct Request {
+    scan: Vec<(JobId, PathBuf)>,
+    forget: Vec<JobId>,
+}
+
 /// Hands logs to the scanning thread.
 pub struct IssueWorker {
-    tx: Sender<Vec<(JobId, PathBuf)>>,
+    tx: Sender<Request>,
 }
 
 impl IssueWorker {
@@ -46,7 +53,17 @@ impl IssueWorker {
 
     pub fn scan(&self, logs: Vec<(JobId, PathBuf)>) {
         // The thread has gone only when the cockpit is shutting down.
-        let _ = self.tx.send(logs);
+        let _ = self.tx.send(Request {
+            scan: logs,
+            forget: Vec::new(),
+        });
+    }
+
+    pub fn forget(&self, gone: Vec<JobId>) {
+        let _ = self.tx.send(Request {
+            scan: Vec::new(),
+            forget: gone,
+        });
     }
 }
 
@@ -67,16 +84,18 @@ fn compile(known_issues: Option<PathBuf>, events: &UnboundedSender<Event>) -> Ar
     set
 }
 
-fn scan_loop(
-    patterns: &PatternSet,
-    rx: &Receiver<Vec<(JobId, PathBuf)>>,
-    events: &UnboundedSender<Event>,
-) {
+fn scan_loop(patterns: &PatternSet, rx: &Receiver<Request>, events: &UnboundedSender<Event>) {
     let mut scanners: HashMap<JobId, IssueScanner> = HashMap::new();
     while let Ok(first) = rx.recv() {
         // Everything asked meanwhile, each log once, in the order first asked.
-        let mut queue = first;
-        queue.extend(rx.try_iter().flatten());
+        let mut queue = Vec::new();
+        for request in std::iter::once(first).chain(rx.try_iter()) {
+            for id in &request.forget {
+                scanners.remove(id);
+            }
+            queue.retain(|(id, _)| !request.forget.contains(id));
+            queue.extend(request.scan);
+        }
         let mut seen = std::collections::HashSet::new();
         queue.retain(|(id, _)| seen.insert(id.clone()));
         let mut found = Vec::new();

@@ -70,6 +70,8 @@ pub enum Effect {
     SyncQueue,
     /// Scan these logs for known issues (only what was appended since the last scan).
     ScanIssues(Vec<(JobId, PathBuf)>),
+    /// These jobs are gone: their scanners can go too.
+    ForgetIssues(Vec<JobId>),
     /// Read a job's history.jsonl, for its timeline.
     LoadHistory(JobId),
     /// Read what the recent-events feed needs: these jobs' histories and the notifications log.
@@ -224,6 +226,7 @@ impl Executor {
                 Some(held) => held.extend(logs),
                 None => self.issues.scan(logs),
             },
+            Effect::ForgetIssues(gone) => self.issues.forget(gone),
             Effect::LoadHistory(id) => {
                 let history = read_history(&self.root.join(id.as_str()));
                 self.send(Event::HistoryLoaded { id, history });

@@ -263,3 +263,15 @@ fn patterns_compiled_after_start_mark_the_lines_already_shown_and_say_what_was_w
             .contains("known_issues.json")
     );
 }
+
+#[test]
+fn a_job_that_goes_away_has_its_scanner_forgotten() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let effects = app.update(Event::JobsRead(vec![(id("155900-run1"), None)]), now());
+    assert!(
+        effects.contains(&Effect::ForgetIssues(vec![id("155900-run1")])),
+        "{effects:?}"
+    );
+    let again = app.update(Event::JobsRead(vec![(id("155900-run1"), None)]), now());
+    assert!(!again.iter().any(|e| matches!(e, Effect::ForgetIssues(_))));
+}
