@@ -285,22 +285,6 @@ impl IssueCache {
     }
 }
 
-/// The global feed for `jobs`, newest first, at most `n`. With `notifications_log` `None` (a
-/// project filter: its lines cannot be told apart by project) only the jobs' own timelines are
-/// read. Files that cannot be read are said in the second list.
-pub fn recent(
-    jobs: &[Job],
-    cache: &IssueCache,
-    set: &PatternSet,
-    rules: &AlarmRules,
-    notifications_log: Option<&Path>,
-    now: DateTime<Utc>,
-    n: usize,
-) -> (Vec<TimelineEvent>, Vec<String>) {
-    let issues = |job: &Job| cache.findings(&job.id).cloned();
-    timeline::feed(jobs, &issues, set, rules, notifications_log, now, n)
-}
-
 /// What [`build`] reads from.
 pub struct Sources<'a> {
     pub jobs_root: &'a Path,

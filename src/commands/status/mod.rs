@@ -23,7 +23,7 @@ use crate::jobs::queue;
 use crate::jobs::report::{self, IssueCache, Report, Sources};
 use crate::jobs::sanitize::plain_text;
 use crate::jobs::scan::Rescan;
-use crate::jobs::system;
+use crate::jobs::{Job, system, timeline};
 
 /// `--alerts` found something to act on.
 pub const ALERT_EXIT: u8 = 3;
@@ -151,9 +151,10 @@ impl<'a> Collector<'a> {
             let notifications = project
                 .is_none()
                 .then_some(self.cfg.notifications_log.as_path());
-            report::recent(
+            let cache = &self.cache;
+            timeline::feed(
                 &jobs,
-                &self.cache,
+                &|job: &Job| cache.findings(&job.id).cloned(),
                 &self.set,
                 &self.cfg.alarms,
                 notifications,
