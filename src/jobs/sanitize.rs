@@ -73,6 +73,14 @@ pub fn sanitize_line(bytes: &[u8]) -> StyledLine {
     sink.finish()
 }
 
+/// The first `max` characters of `s`, and `…` when there were more.
+pub fn ellipsize(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
 /// Sanitizes free text from a job's files (a task, a question) into one plain line.
 pub fn plain_text(s: &str) -> String {
     sanitize_line(s.replace(['\n', '\r'], " ").as_bytes()).plain()
@@ -177,7 +185,7 @@ fn extended_color(rest: &[u16]) -> (Option<Color>, usize) {
     }
 }
 
-pub fn is_bidi_control(c: char) -> bool {
+fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 

@@ -14,7 +14,7 @@ use super::files::read_capped;
 use super::id::JobId;
 use super::job::{Job, Standing};
 use super::known_issues::{Findings, PatternSet};
-use super::sanitize::plain_text;
+use super::sanitize::{ellipsize, plain_text};
 use super::status::Status;
 use super::time::parse_timestamp;
 
@@ -89,13 +89,6 @@ fn time_of(v: &Value, key: &str) -> Option<DateTime<Utc>> {
     v.get(key).and_then(Value::as_str).and_then(parse_timestamp)
 }
 
-fn short(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
 /// The events one history.jsonl record stands for.
 pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent> {
     let archived = time_of(record, "archived_at");
@@ -110,7 +103,7 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
         out.push(event(
             time_of(q, "asked_at"),
             EventKind::Asked,
-            format!("asked: {}", short(&text_of(q, "question"), 120)),
+            format!("asked: {}", ellipsize(&text_of(q, "question"), 120)),
         ));
         if let Some(r) = record.get("response").filter(|r| r.is_object()) {
             let by = match text_of(r, "source").as_str() {
@@ -121,7 +114,10 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
             out.push(event(
                 time_of(r, "answered_at").or(archived),
                 EventKind::Answered,
-                format!("answered by {by}: {}", short(&text_of(r, "answer"), 120)),
+                format!(
+                    "answered by {by}: {}",
+                    ellipsize(&text_of(r, "answer"), 120)
+                ),
             ));
         }
     } else if let Some(g) = record.get("approval") {
@@ -131,7 +127,7 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
             EventKind::Asked,
             format!(
                 "approval asked at gate {gate}: {}",
-                short(&text_of(g, "description"), 100)
+                ellipsize(&text_of(g, "description"), 100)
             ),
         ));
         // `decision` as luzia archives it; `approved` as the decision file is named.
@@ -153,7 +149,7 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
             let reason = if reason.is_empty() {
                 String::new()
             } else {
-                format!(": {}", short(&reason, 100))
+                format!(": {}", ellipsize(&reason, 100))
             };
             out.push(event(
                 time_of(d, "decided_at").or(archived),
@@ -176,7 +172,7 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
         }
         let name = text_of(p, "step_name");
         if !name.is_empty() {
-            text.push_str(&format!(": {}", short(&name, 100)));
+            text.push_str(&format!(": {}", ellipsize(&name, 100)));
         }
         out.push(event(time_of(record, "at"), EventKind::Progress, text));
     }
@@ -208,7 +204,7 @@ pub fn job_timeline(
         out.push(event(
             Some(started),
             EventKind::Started,
-            format!("started: {}", short(&plain_text(job.task()), 100)),
+            format!("started: {}", ellipsize(&plain_text(job.task()), 100)),
         ));
     }
     for record in history {
@@ -225,7 +221,7 @@ pub fn job_timeline(
             EventKind::Asked,
             format!(
                 "asked ({standing}): {}",
-                short(&plain_text(&q.question), 120)
+                ellipsize(&plain_text(&q.question), 120)
             ),
         ));
     }
@@ -252,7 +248,7 @@ pub fn job_timeline(
                     "{} {}{times}: {}",
                     p.severity,
                     p.name,
-                    short(&f.last_line, 100)
+                    ellipsize(&f.last_line, 100)
                 ),
             ));
         }

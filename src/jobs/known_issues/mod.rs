@@ -16,6 +16,8 @@ use std::path::PathBuf;
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
+use crate::jobs::sanitize::{ellipsize, sanitize_line};
+
 pub use file::{KNOWN_ISSUES_FILE, load_file};
 pub use scanner::{IssueScanner, SCAN_WINDOW};
 pub use strip::strip_escapes;
@@ -236,7 +238,6 @@ impl PatternSet {
             .iter()
             .map(|r| self.owner[r])
             .collect();
-        found.dedup();
         found.sort_by_key(|&p| (std::cmp::Reverse(self.patterns[p].severity), p));
         found.dedup();
         found
@@ -328,13 +329,13 @@ impl Findings {
         patterns: &[usize],
         at: Option<chrono::DateTime<chrono::Utc>>,
     ) {
+        let excerpt = excerpt(line);
         for &p in patterns {
-            let excerpt = excerpt(line);
             match self.found.iter_mut().position(|f| f.pattern == p) {
                 Some(i) => {
                     let mut f = self.found.remove(i);
                     f.count += 1;
-                    f.last_line = excerpt;
+                    f.last_line = excerpt.clone();
                     f.seen_at = at;
                     self.insert(f);
                 }
@@ -342,7 +343,7 @@ impl Findings {
                     pattern: p,
                     severity: set.patterns[p].severity,
                     count: 1,
-                    last_line: excerpt,
+                    last_line: excerpt.clone(),
                     seen_at: at,
                 }),
             }
@@ -360,18 +361,10 @@ impl Findings {
     }
 }
 
+/// The line as the output pane would show it (controls, bidi overrides dropped), capped.
 fn excerpt(line: &[u8]) -> String {
-    let text = String::from_utf8_lossy(line);
-    let clean: String = text
-        .chars()
-        .map(|c| if c == '\t' { ' ' } else { c })
-        .filter(|c| !c.is_control() && !crate::jobs::sanitize::is_bidi_control(*c))
-        .collect();
-    let trimmed = clean.trim();
-    match trimmed.char_indices().nth(EXCERPT_CHARS) {
-        Some((i, _)) => format!("{}…", &trimmed[..i]),
-        None => trimmed.to_string(),
-    }
+    let text = sanitize_line(line).plain();
+    ellipsize(text.trim(), EXCERPT_CHARS)
 }
 
 /// Scans a whole text at once (the CLI's one-shot reports and tests).

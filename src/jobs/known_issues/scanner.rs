@@ -70,7 +70,8 @@ impl IssueScanner {
         if self.offset >= len {
             return Ok(false);
         }
-        let before = self.findings.clone();
+        // Every matching line changes the findings (a count at least).
+        let mut found = false;
         // Most logs are a few KiB: a buffer the size of what is new, up to a chunk.
         let size = ((len - self.offset) as usize).min(CHUNK);
         let mut buf = vec![0u8; size];
@@ -103,11 +104,12 @@ impl IssueScanner {
             strip_escapes(&data[..last_nl], &mut plain);
             let findings = &mut self.findings;
             set.scan_lines(&plain, |line, patterns| {
+                found = true;
                 findings.record(set, line, patterns, at)
             });
             self.hold(&data[last_nl + 1..]);
         }
-        Ok(self.findings != before)
+        Ok(found)
     }
 
     /// Keeps a partial last line; a "line" longer than the cap is only its end.

@@ -20,7 +20,7 @@ use crate::jobs::sanitize::plain_text;
 use crate::jobs::scan::{list_ids, read_all};
 use crate::jobs::tail::last_lines;
 use crate::jobs::timeline::{read_history, read_notifications};
-use crate::jobs::{Job, JobId, Status, files::open_nofollow, read_job};
+use crate::jobs::{Job, JobId, files::open_nofollow, read_job};
 use crate::jobs::{kill, queue};
 use crate::watch::{JobWatcher, Signal, WatchChange};
 
@@ -539,7 +539,7 @@ fn initial_tail(
 
 /// A job whose directory may still change on its own (and so deserves a watch).
 fn can_change(job: &Job) -> bool {
-    job.exit_code.is_none() || job.status == Status::NeedsInput
+    !job.is_settled()
 }
 
 fn sync(root: &std::path::Path, skip: &HashSet<JobId>) -> Synced {
