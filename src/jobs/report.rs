@@ -3,7 +3,7 @@
 //! jobs worth looking at, and the recent events. Plain data with plain (sanitized) text: the
 //! terminal, JSON and Markdown front ends only lay it out.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -12,7 +12,8 @@ use super::alarms::{self, Alarm, AlarmRules};
 use super::hitl::Waiting;
 use super::id::JobId;
 use super::job::Job;
-use super::known_issues::{Findings, IssueScanner, PatternSet, SCAN_WINDOW, Severity};
+pub use super::known_issues::IssueCache;
+use super::known_issues::{Findings, PatternSet, Severity};
 use super::sanitize::plain_text;
 use super::status::Status;
 use super::system::{self, SystemAlert, SystemLoad};
@@ -242,47 +243,6 @@ pub fn jobs_to_scan(jobs: &[Job]) -> Vec<&Job> {
         .chain(timeline::feed_jobs(jobs))
         .filter(|j| seen.insert(&j.id))
         .collect()
-}
-
-/// One [`IssueScanner`] per job, kept between refreshes so that each refresh reads only what
-/// the logs gained since the last one.
-#[derive(Debug, Default)]
-pub struct IssueCache {
-    scanners: HashMap<JobId, IssueScanner>,
-}
-
-impl IssueCache {
-    pub fn new() -> IssueCache {
-        IssueCache::default()
-    }
-
-    /// Scans what the logs of `jobs` gained (the last [`SCAN_WINDOW`] on first sight) and
-    /// forgets the jobs not among them. Returns the logs that could not be read.
-    pub fn refresh(&mut self, jobs: &[&Job], set: &PatternSet) -> Vec<String> {
-        let wanted: HashSet<&JobId> = jobs.iter().map(|j| &j.id).collect();
-        self.scanners.retain(|id, _| wanted.contains(id));
-        let mut problems = Vec::new();
-        for job in jobs {
-            let path = job.log_path();
-            let scanner = self.scanners.entry(job.id.clone()).or_default();
-            if let Err(e) = scanner.advance(&path, set, SCAN_WINDOW) {
-                problems.push(format!(
-                    "cannot scan {} for known issues: {e}",
-                    path.display()
-                ));
-            }
-        }
-        problems
-    }
-
-    pub fn findings(&self, id: &JobId) -> Option<&Findings> {
-        self.scanners.get(id).map(|s| &s.findings)
-    }
-
-    /// Bytes of logs read so far, over every refresh.
-    pub fn bytes_scanned(&self) -> u64 {
-        self.scanners.values().map(|s| s.bytes_scanned).sum()
-    }
 }
 
 /// What [`build`] reads from.

@@ -7,6 +7,7 @@
 //! a log match nothing, so almost all bytes are seen only by the alternation's automaton.
 
 mod builtin;
+mod cache;
 mod file;
 mod scanner;
 mod strip;
@@ -18,6 +19,7 @@ use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use crate::jobs::sanitize::{ellipsize, sanitize_line};
 
+pub use cache::{IssueCache, scan_problem};
 pub use file::{KNOWN_ISSUES_FILE, load_file};
 pub use scanner::{IssueScanner, SCAN_WINDOW};
 pub use strip::strip_escapes;

@@ -2,7 +2,6 @@
 //! log incrementally, so a log is read once however often it grows), and a thread that looks at
 //! the server's memory and load every few seconds. Both report with events, and only changes.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -11,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::jobs::JobId;
-use crate::jobs::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
+use crate::jobs::known_issues::{IssueCache, PatternSet, scan_problem};
 use crate::jobs::system;
 use crate::tui::event::Event;
 
@@ -85,14 +84,12 @@ fn compile(known_issues: Option<PathBuf>, events: &UnboundedSender<Event>) -> Ar
 }
 
 fn scan_loop(patterns: &PatternSet, rx: &Receiver<Request>, events: &UnboundedSender<Event>) {
-    let mut scanners: HashMap<JobId, IssueScanner> = HashMap::new();
+    let mut cache = IssueCache::new();
     while let Ok(first) = rx.recv() {
         // Everything asked meanwhile, each log once, in the order first asked.
         let mut queue = Vec::new();
         for request in std::iter::once(first).chain(rx.try_iter()) {
-            for id in &request.forget {
-                scanners.remove(id);
-            }
+            cache.forget(&request.forget);
             queue.retain(|(id, _)| !request.forget.contains(id));
             queue.extend(request.scan);
         }
@@ -100,11 +97,13 @@ fn scan_loop(patterns: &PatternSet, rx: &Receiver<Request>, events: &UnboundedSe
         queue.retain(|(id, _)| seen.insert(id.clone()));
         let mut found = Vec::new();
         for (i, (id, path)) in queue.into_iter().enumerate() {
-            let scanner = scanners.entry(id.clone()).or_default();
-            match scanner.advance(&path, patterns, SCAN_WINDOW) {
-                Ok(true) => found.push((id, scanner.findings.clone())),
+            match cache.advance(&id, &path, patterns) {
+                Ok(true) => {
+                    let findings = cache.findings(&id).cloned().unwrap_or_default();
+                    found.push((id, findings));
+                }
                 Ok(false) => {}
-                Err(e) => tracing::warn!("scanning {} for known issues: {e}", path.display()),
+                Err(e) => tracing::warn!("{}", scan_problem(&path, &e)),
             }
             if (i + 1) % REPORT_EVERY == 0 && !found.is_empty() {
                 let _ = events.send(Event::IssuesFound(std::mem::take(&mut found)));
