@@ -359,8 +359,11 @@ fn dated_notifications<'a>(
 pub const FEED_JOBS: usize = 200;
 
 /// The jobs of `jobs` the feed looks at: the `FEED_JOBS` most recently started or finished.
-pub fn feed_jobs(jobs: &[Job]) -> Vec<&Job> {
-    let mut recent: Vec<&Job> = jobs.iter().filter(|j| j.status != Status::Queued).collect();
+pub fn feed_jobs<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> Vec<&'a Job> {
+    let mut recent: Vec<&Job> = jobs
+        .into_iter()
+        .filter(|j| j.status != Status::Queued)
+        .collect();
     recent.sort_by(|a, b| {
         (b.finished.or(b.started))
             .cmp(&a.finished.or(a.started))

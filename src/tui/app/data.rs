@@ -21,7 +21,7 @@ impl App {
         for job in s.read {
             self.jobs.insert(job.id.clone(), job);
         }
-        let effects = self.after_read(newly_waiting);
+        let effects = self.after_read(newly_waiting, None);
         self.insight.primed = true;
         effects
     }
@@ -38,6 +38,7 @@ impl App {
     }
 
     pub(super) fn on_jobs_read(&mut self, read: Vec<(JobId, Option<Job>)>) -> Vec<Effect> {
+        let ids: Vec<JobId> = read.iter().map(|(id, _)| id.clone()).collect();
         // A job re-read because its log grew usually shows nothing new: no frame for that.
         let unchanged = read.iter().all(|(id, job)| match (self.jobs.get(id), job) {
             (Some(old), Some(new)) => same_on_screen(old, new),
@@ -48,7 +49,7 @@ impl App {
                 self.jobs.insert(id, job);
             }
             // Its log grew (scan it) or its output moved (an alarm may clear).
-            let (changed, effects) = self.insight_after_read(self.now);
+            let (changed, effects) = self.insight_after_read(self.now, Some(&ids));
             self.dirty = changed;
             return effects;
         }
@@ -66,7 +67,7 @@ impl App {
                 }
             }
         }
-        self.after_read(newly_waiting)
+        self.after_read(newly_waiting, Some(&ids))
     }
 
     /// A job that was not waiting for a person and now is.
@@ -78,7 +79,8 @@ impl App {
                 .is_none_or(|old| old.status != Status::Waiting)
     }
 
-    fn after_read(&mut self, newly_waiting: bool) -> Vec<Effect> {
+    /// `read`: the jobs just read, or `None` after a full listing.
+    fn after_read(&mut self, newly_waiting: bool, read: Option<&[JobId]>) -> Vec<Effect> {
         // Forget answers whose questions are gone from disk (archived by the agent).
         let jobs = &self.jobs;
         self.answered.retain(|(id, target)| {
@@ -88,7 +90,7 @@ impl App {
             })
         });
         let mut effects = self.refresh_view();
-        let (_, insight) = self.insight_after_read(self.now);
+        let (_, insight) = self.insight_after_read(self.now, read);
         let rings = insight.contains(&Effect::Bell);
         effects.extend(insight.into_iter().filter(|e| *e != Effect::Bell));
         if (newly_waiting && self.opts.bell) || rings {

@@ -75,12 +75,22 @@ pub struct Insight {
 }
 
 impl App {
-    /// After jobs were read: scan the logs that grew, and work the alarms out again.
-    pub(super) fn insight_after_read(&mut self, now: DateTime<Utc>) -> (bool, Vec<Effect>) {
+    /// After jobs were read (`read`, or every job after a full listing): scan the logs that
+    /// grew, forget the jobs that are gone, and work the alarms out again.
+    pub(super) fn insight_after_read(
+        &mut self,
+        now: DateTime<Utc>,
+        read: Option<&[JobId]>,
+    ) -> (bool, Vec<Effect>) {
         let mut effects = Vec::new();
-        let mut wanted: Vec<(bool, JobId, PathBuf)> = Vec::new();
+        let jobs = &self.jobs;
         let asked = &mut self.insight.scan_asked;
-        for job in self.jobs.values() {
+        let looked_at: Box<dyn Iterator<Item = &JobId>> = match read {
+            Some(ids) => Box::new(ids.iter()),
+            None => Box::new(jobs.keys()),
+        };
+        let mut wanted: Vec<(bool, JobId, PathBuf)> = Vec::new();
+        for job in looked_at.filter_map(|id| jobs.get(id)) {
             if job.log_len == 0 || asked.get(&job.id) == Some(&job.log_len) {
                 continue;
             }
@@ -94,21 +104,25 @@ impl App {
                 wanted.into_iter().map(|(_, id, p)| (id, p)).collect(),
             ));
         }
-        let jobs = &self.jobs;
-        let gone: Vec<JobId> = self
-            .insight
-            .scan_asked
-            .keys()
-            .filter(|id| !jobs.contains_key(*id))
-            .cloned()
-            .collect();
+        let gone: Vec<JobId> = match read {
+            Some(ids) => ids
+                .iter()
+                .filter(|id| !jobs.contains_key(*id) && asked.contains_key(*id))
+                .cloned()
+                .collect(),
+            None => asked
+                .keys()
+                .filter(|id| !jobs.contains_key(*id))
+                .cloned()
+                .collect(),
+        };
         if !gone.is_empty() {
-            self.insight
-                .scan_asked
-                .retain(|id, _| jobs.contains_key(id));
+            for id in &gone {
+                asked.remove(id);
+                self.insight.issues.remove(id);
+            }
             effects.push(Effect::ForgetIssues(gone));
         }
-        self.insight.issues.retain(|id, _| jobs.contains_key(id));
         let (changed, bell) = self.refresh_alarms(now);
         effects.extend(bell);
         (changed, effects)
@@ -210,13 +224,11 @@ impl App {
     pub(super) fn open_feed(&mut self) -> Vec<Effect> {
         self.mode = Mode::Events;
         self.insight.feed.loading = true;
-        let jobs: Vec<Job> = self
+        let shown = self
             .jobs
             .values()
-            .filter(|j| super::jobs_view::in_projects(j, &self.projects))
-            .cloned()
-            .collect();
-        let ids = timeline::feed_jobs(&jobs)
+            .filter(|j| super::jobs_view::in_projects(j, &self.projects));
+        let ids = timeline::feed_jobs(shown)
             .into_iter()
             .map(|j| j.id.clone())
             .collect();
