@@ -1,4 +1,4 @@
-//! Creating job directories: `luzia::jobs::dispatch::create` (a fresh id by `mkdir`, then
+//! Creating job directories: `luzia::jobs::run::dispatch::create` (a fresh id by `mkdir`, then
 //! prompt.txt, run.sh and meta.json, each written to a temporary name, fsynced, renamed into
 //! place and its directory fsynced), one after another on one thread. The supervisor is not
 //! started: `benches/dispatch_rate.py` measures whole `luzia run` processes.
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use luzia::config::DEFAULT_PROMPT_TEMPLATE;
-use luzia::jobs::dispatch::{Spec, create};
+use luzia::jobs::run::dispatch::{Spec, create};
 
 /// Jobs created in the plain count before criterion runs.
 const PLAIN_COUNT: usize = 2_000;

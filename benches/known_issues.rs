@@ -26,7 +26,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use luzia::jobs::known_issues::{Findings, IssueScanner, PatternSet, scan_text, strip_escapes};
+use luzia::jobs::insight::known_issues::{
+    Findings, IssueScanner, PatternSet, scan_text, strip_escapes,
+};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
-use luzia::jobs::meta::Meta;
-use luzia::jobs::scan::{list_ids, scan, sort_newest_first};
+use luzia::jobs::model::meta::Meta;
+use luzia::jobs::model::scan::{list_ids, scan, sort_newest_first};
 use luzia::jobs::{Job, JobId, Status, read_job};
 
 const JOBS: usize = 10_000;

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use luzia::jobs::files::open_nofollow;
-use luzia::jobs::tail::{exit_code, last_lines};
+use luzia::jobs::fs::files::open_nofollow;
+use luzia::jobs::fs::tail::{exit_code, last_lines};
 
 const BIG_NAME: &str = "luzia-bench-tail-2GiB.log";
 const TARGET_LEN: u64 = 2 << 30;

@@ -131,7 +131,7 @@ pub struct LogsArgs {
 }
 
 fn duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::jobs::time::parse_duration(s)
+    crate::jobs::model::time::parse_duration(s)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::jobs::alarms::AlarmRules;
-use crate::jobs::time::parse_duration;
+use crate::jobs::insight::alarms::AlarmRules;
+use crate::jobs::model::time::parse_duration;
 
 pub const DEFAULT_JOBS_DIR: &str = "/var/log/luz-orchestrator/jobs";
 pub const DEFAULT_NOTIFICATIONS_LOG: &str = "/var/log/luz-orchestrator/notifications.log";
@@ -255,7 +255,7 @@ impl Config {
                         .and_then(|p| p.parent().map(Path::to_path_buf))
                 })
                 .unwrap_or_else(|| PathBuf::from("/etc/luzia"))
-                .join(crate::jobs::known_issues::KNOWN_ISSUES_FILE)
+                .join(crate::jobs::insight::known_issues::KNOWN_ISSUES_FILE)
         });
         let mut cfg = Config {
             jobs_dir: PathBuf::from(DEFAULT_JOBS_DIR),
@@ -311,7 +311,7 @@ impl Config {
             return Err(invalid("[agent] max_concurrent must be at least 1".into()));
         }
         for (name, project) in &self.projects {
-            if !crate::jobs::id::is_valid(name) {
+            if !crate::jobs::model::id::is_valid(name) {
                 return Err(invalid(format!(
                     "project name '{name}' may hold only letters, digits, '.', '_' and '-'"
                 )));

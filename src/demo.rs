@@ -175,7 +175,7 @@ fn write_finished(jobs: &Path) -> Result<()> {
         fs::create_dir(&dir)?;
         let started = now - Duration::minutes(*ago_min);
         let end = started + Duration::seconds(*took_secs);
-        let code = crate::jobs::tail::parse_exit_line(
+        let code = crate::jobs::fs::tail::parse_exit_line(
             log.trim_end().lines().last().unwrap_or("").as_bytes(),
         );
         write_meta(
@@ -228,7 +228,7 @@ fn write_extras(jobs: &Path, now: chrono::DateTime<Utc>) -> Result<()> {
 mod tests {
     use super::*;
     use crate::commands::demo_agent::scenario_for;
-    use crate::jobs::known_issues::{PatternSet, scan_text};
+    use crate::jobs::insight::known_issues::{PatternSet, scan_text};
 
     fn worst_issue(log: &[u8]) -> Option<String> {
         let set = PatternSet::builtin();

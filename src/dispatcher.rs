@@ -3,15 +3,16 @@
 //! supervisor (which starts queued tasks as it finishes) and the cockpit's input bar all
 //! dispatch through here.
 
+use crate::jobs::fs::names::QUESTION_FILE;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::config::Config;
-use crate::jobs::dispatch::{self, Created, Spec};
-use crate::jobs::hitl::QUESTION_FILE;
-use crate::jobs::queue::{self, Priority, Queued};
+use crate::jobs::run::dispatch::{self, Created, Spec};
+
+use crate::jobs::run::queue::{self, Priority, Queued};
 use crate::jobs::{Job, Status, scan};
 
 #[derive(Clone, Debug)]
@@ -112,7 +113,7 @@ impl<'a> Dispatcher<'a> {
         // Tasks queued earlier go first: a free slot is theirs.
         self.start_queued_locked()?;
         if req.queue || self.running()? >= self.cfg.agent.max_concurrent {
-            let by = crate::jobs::answer::operator();
+            let by = crate::jobs::hitl::operator::operator();
             return Ok(Dispatched::Queued(queue::enqueue(
                 &self.cfg.queue_dir,
                 &req.project,
@@ -196,11 +197,11 @@ pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
     // The question stays on disk after it is answered (the agent that would archive it has
     // stopped): read it there, with whatever answer stands.
     let question = job.question.clone().or_else(|| {
-        let bytes = crate::jobs::files::read_small(&job.dir.join(QUESTION_FILE)).ok()??;
+        let bytes = crate::jobs::fs::files::read_small(&job.dir.join(QUESTION_FILE)).ok()??;
         crate::jobs::Question::parse(&bytes, None).ok()
     });
     if let Some(q) = question {
-        let answered = crate::jobs::answer::settled(&job.dir, Some(&q.id));
+        let answered = crate::jobs::hitl::operator::settled(&job.dir, Some(&q.id));
         if let Some(a) = answer.map(str::to_owned).or(answered.map(|r| r.answer)) {
             req.addendum = Some(format!(
                 "This task was tried before and stopped to ask:\n  {}\nThe answer is:\n  {}",

@@ -14,7 +14,7 @@ use notify::event::{AccessKind, AccessMode, EventKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::jobs::JobId;
-use crate::jobs::id::is_valid;
+use crate::jobs::model::id::is_valid;
 
 pub const POLL_EVERY: Duration = Duration::from_secs(2);
 

@@ -8,7 +8,7 @@
 
 use std::io::Write;
 
-use luzia::jobs::known_issues::{IssueScanner, PatternSet, scan_text};
+use luzia::jobs::insight::known_issues::{IssueScanner, PatternSet, scan_text};
 
 struct Case {
     /// The built-in pattern that must (or, for a negative case, must not) be found.

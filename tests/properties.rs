@@ -6,9 +6,9 @@ use std::io::Write;
 
 use proptest::prelude::*;
 
-use luzia::jobs::follow::Follower;
-use luzia::jobs::sanitize::{MAX_CHARS, sanitize_line};
-use luzia::jobs::tail::{LINE_CAP, exit_code, last_lines, parse_exit_line};
+use luzia::jobs::fs::follow::Follower;
+use luzia::jobs::fs::tail::{LINE_CAP, exit_code, last_lines, parse_exit_line};
+use luzia::jobs::text::sanitize::{MAX_CHARS, sanitize_line};
 use luzia::jobs::{JobId, Meta, Progress};
 
 fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File, u64) {

@@ -7,8 +7,8 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
 use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
-use crate::jobs::agent::{self, Ask, AskResult, GateResult, GateSpec};
-use crate::jobs::hitl::QuestionType;
+use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::model::waiting::QuestionType;
 
 /// Exit code when a question timed out with no default.
 pub const EXIT_NO_ANSWER: u8 = 3;

@@ -12,9 +12,9 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::cli::DemoAgentArgs;
-use crate::jobs::agent::{self, Ask, AskResult, GateResult, GateSpec};
-use crate::jobs::hitl::QuestionType;
-use crate::jobs::publish::write_atomic;
+use crate::jobs::fs::publish::write_atomic;
+use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::model::waiting::QuestionType;
 
 /// The scenario a task's words ask for, first match wins.
 pub fn scenario_for(task: &str) -> &'static str {
@@ -329,7 +329,7 @@ mod tests {
     /// anything worse on the way there.
     #[test]
     fn the_failure_is_a_known_issue() {
-        use crate::jobs::known_issues::{PatternSet, scan_text};
+        use crate::jobs::insight::known_issues::{PatternSet, scan_text};
         let set = PatternSet::builtin();
         let pip = FAIL_PIP.join("\n") + "\n" + FAIL_RUN + "\n";
         assert!(scan_text(&set, pip.as_bytes()).is_empty(), "{pip}");

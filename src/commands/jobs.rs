@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 
 use crate::cli::JobsArgs;
 use crate::config::Config;
-use crate::jobs::describe::{self, Emphasis};
-use crate::jobs::job::read_prompt;
-use crate::jobs::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
-use crate::jobs::sanitize::{plain_text, sanitize_line};
-use crate::jobs::tail::last_lines;
-use crate::jobs::time::format_duration;
-use crate::jobs::{Job, Status, files::open_nofollow, scan};
-use crate::jobs::{alarms, timeline};
+use crate::jobs::fs::tail::last_lines;
+use crate::jobs::insight::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
+use crate::jobs::insight::{alarms, timeline};
+use crate::jobs::model::describe::{self, Emphasis};
+use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::time::format_duration;
+use crate::jobs::text::sanitize::{plain_text, sanitize_line};
+use crate::jobs::{Job, Status, fs::files::open_nofollow, scan};
 
 pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
     match &args.id {

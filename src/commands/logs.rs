@@ -11,10 +11,10 @@ use notify::{RecursiveMode, Watcher};
 
 use crate::cli::LogsArgs;
 use crate::config::Config;
-use crate::jobs::follow::{Follower, Reset};
-use crate::jobs::sanitize::sanitize_line;
-use crate::jobs::tail::{RawLine, exit_code, last_lines, parse_exit_line};
-use crate::jobs::{Status, files::open_nofollow, read_job};
+use crate::jobs::fs::follow::{Follower, Reset};
+use crate::jobs::fs::tail::{RawLine, exit_code, last_lines, parse_exit_line};
+use crate::jobs::text::sanitize::sanitize_line;
+use crate::jobs::{Status, fs::files::open_nofollow, read_job};
 
 /// How long an exit line must stay the last line before `-f` believes it: an agent that
 /// prints `exit:0` mid-burst has not finished.
@@ -240,7 +240,7 @@ fn gone_without_exit(
 
 /// A directory with nothing in it may be a job still being created: give it the start-up grace.
 fn past_grace(dir: &Path) -> bool {
-    let grace = Duration::from_secs(crate::jobs::status::STARTUP_GRACE_SECS as u64);
+    let grace = Duration::from_secs(crate::jobs::model::status::STARTUP_GRACE_SECS as u64);
     std::fs::metadata(dir)
         .and_then(|m| m.modified())
         .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > grace))

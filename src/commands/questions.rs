@@ -1,5 +1,6 @@
 //! The operator's commands: `luzia questions`, `luzia answer`, `luzia approve`, `luzia deny`.
 
+use crate::jobs::fs::names::{GATE_FILE, QUESTION_FILE};
 use std::io::Write;
 
 use anyhow::{Result, bail};
@@ -8,16 +9,16 @@ use serde_json::{Value, json};
 
 use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs};
 use crate::config::Config;
-use crate::jobs::answer::{self, Outcome};
-use crate::jobs::job::Standing;
-use crate::jobs::sanitize::plain_text;
-use crate::jobs::time::format_duration;
+use crate::jobs::hitl::operator::{self, Outcome};
+use crate::jobs::model::job::Standing;
+use crate::jobs::model::time::format_duration;
+use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, scan};
 
 pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8> {
     let job = super::find_job(cfg, &args.id)?;
     let text = args.answer.join(" ");
-    match answer::answer(&job, &text, "cli", &answer::operator(), Utc::now())? {
+    match operator::answer(&job, &text, "cli", &operator::operator(), Utc::now())? {
         Outcome::Done(r) => {
             writeln!(out, "answered {}: {}", job.id, plain_text(&r.answer))?;
             if job.standing() == Standing::AnswerThenRetry {
@@ -59,12 +60,12 @@ fn decide(
     out: &mut dyn Write,
 ) -> Result<u8> {
     let job = super::find_job(cfg, id)?;
-    match answer::decide(
+    match operator::decide(
         &job,
         approved,
         reason,
         "cli",
-        &answer::operator(),
+        &operator::operator(),
         Utc::now(),
     )? {
         Outcome::Done(d) => {
@@ -189,12 +190,9 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
         .iter()
         .flat_map(|j| j.problems.iter().map(move |p| (j, p)))
         .filter(|(_, p)| {
-            [
-                crate::jobs::hitl::QUESTION_FILE,
-                crate::jobs::hitl::GATE_FILE,
-            ]
-            .iter()
-            .any(|f| p.path.ends_with(f))
+            [QUESTION_FILE, GATE_FILE]
+                .iter()
+                .any(|f| p.path.ends_with(f))
         })
         .collect();
     if !unreadable.is_empty() {

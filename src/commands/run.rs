@@ -1,5 +1,6 @@
 //! `luzia run`, `luzia kill`, `luzia retry`, `luzia queue`, and the hidden `luzia supervise`.
 
+use crate::jobs::fs::names::QUESTION_FILE;
 use std::io::Write;
 
 use anyhow::{Result, bail};
@@ -10,10 +11,10 @@ use crate::cli::{
 };
 use crate::config::Config;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
-use crate::jobs::answer::{self, Outcome};
-use crate::jobs::queue::{self, Priority};
-use crate::jobs::sanitize::plain_text;
-use crate::jobs::{kill, supervise};
+use crate::jobs::hitl::operator::{self, Outcome};
+use crate::jobs::run::queue::{self, Priority};
+use crate::jobs::run::{kill, supervise};
+use crate::jobs::text::sanitize::plain_text;
 
 pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
     let mut req = Request::new(&args.project, &args.task.join(" "));
@@ -81,11 +82,10 @@ pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> 
     }
     if args.answer.is_some()
         && job.question.is_none()
-        && let Some(r) = answer::settled(&job.dir, None).or_else(|| {
-            let q = crate::jobs::files::read_small(&job.dir.join(crate::jobs::hitl::QUESTION_FILE))
-                .ok()??;
+        && let Some(r) = operator::settled(&job.dir, None).or_else(|| {
+            let q = crate::jobs::fs::files::read_small(&job.dir.join(QUESTION_FILE)).ok()??;
             let q = crate::jobs::Question::parse(&q, None).ok()?;
-            answer::settled(&job.dir, Some(&q.id))
+            operator::settled(&job.dir, Some(&q.id))
         })
     {
         bail!(
@@ -99,7 +99,7 @@ pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> 
         && job.question.is_some()
     {
         // Recorded like any answer, so the history says who answered what.
-        match answer::answer(&job, a, "cli", &answer::operator(), Utc::now())? {
+        match operator::answer(&job, a, "cli", &operator::operator(), Utc::now())? {
             Outcome::Done(_) => {}
             Outcome::Already(r) => bail!(
                 "job {} was already answered by {}: '{}'",

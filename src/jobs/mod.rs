@@ -1,38 +1,23 @@
 //! The domain: job directories as protocol.md defines them. Nothing in here knows about
 //! terminals; the CLI and the cockpit both call these functions, so each rule lives once.
+//!
+//! Rooms, lowest first (a room uses only the rooms above it in this list, never one below):
+//! `text` and `os` (no domain knowledge), `fs` (how job files are read and written), `model`
+//! (what a job directory means), `hitl` (questions and gates, both sides), `run` (starting and
+//! stopping agents), `insight` (known issues, alarms, timelines, the status report).
 
-pub mod agent;
-pub mod alarms;
-pub mod answer;
-pub mod describe;
-pub mod dispatch;
-pub mod files;
-pub mod follow;
+pub mod fs;
 pub mod hitl;
-pub mod id;
-pub mod job;
-pub mod kill;
-pub mod known_issues;
-pub mod meta;
-pub mod process;
-pub mod progress;
-pub mod publish;
-pub mod queue;
-pub mod report;
-pub mod sanitize;
-pub mod scan;
-pub mod status;
-pub mod supervise;
-pub mod system;
-pub mod tail;
-pub mod time;
-pub mod timeline;
-pub mod wait;
+pub mod insight;
+pub mod model;
+pub mod os;
+pub mod run;
+pub mod text;
 
-pub use hitl::{Gate, Question, QuestionType, Waiting};
-pub use id::JobId;
-pub use job::{Job, Problem, read_job};
-pub use meta::Meta;
-pub use progress::Progress;
-pub use scan::{ScanError, scan};
-pub use status::Status;
+pub use model::id::JobId;
+pub use model::job::{Job, Problem, read_job};
+pub use model::meta::Meta;
+pub use model::progress::Progress;
+pub use model::scan::{ScanError, scan};
+pub use model::status::Status;
+pub use model::waiting::{Gate, Question, QuestionType, Waiting};

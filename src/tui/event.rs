@@ -3,11 +3,11 @@
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::jobs::follow::Reset;
-use crate::jobs::known_issues::Findings;
-use crate::jobs::system::SystemAlert;
-use crate::jobs::tail::RawLine;
-use crate::jobs::timeline::TimelineEvent;
+use crate::jobs::fs::follow::Reset;
+use crate::jobs::fs::tail::RawLine;
+use crate::jobs::insight::known_issues::Findings;
+use crate::jobs::insight::timeline::TimelineEvent;
+use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{Job, JobId};
 use crate::watch::WatchMode;
 
@@ -58,7 +58,7 @@ pub enum Event {
     /// The known-issue patterns are compiled (off the loop, so the first frame does not wait);
     /// `problems` are the patterns of known_issues.json that could not be used.
     PatternsReady {
-        patterns: std::sync::Arc<crate::jobs::known_issues::PatternSet>,
+        patterns: std::sync::Arc<crate::jobs::insight::known_issues::PatternSet>,
         problems: Vec<String>,
     },
     /// Known issues found in these jobs' logs since they were last reported (the whole finding

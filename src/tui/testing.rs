@@ -10,8 +10,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::app::{App, Options};
 use super::effects::Effect;
 use super::event::{Event, Synced};
-use crate::jobs::hitl::{Gate, Question, QuestionType};
-use crate::jobs::tail::RawLine;
+use crate::jobs::fs::tail::RawLine;
+use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::{Job, JobId, Progress, Status, read_job, scan};
 
 pub const SAMPLES: &str = "assets/sample-jobs";

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 
 use super::render::system_alert_kind;
 use crate::cli::ExportFormat;
-use crate::jobs::alarms::{Alarm, AlarmKind};
-use crate::jobs::publish::write_atomic;
-use crate::jobs::report::{IssueRow, Report, RunningRow, WaitingRow};
+use crate::jobs::fs::publish::write_atomic;
+use crate::jobs::insight::alarms::{Alarm, AlarmKind};
+use crate::jobs::insight::report::{IssueRow, Report, RunningRow, WaitingRow};
 
 fn rfc3339(t: Option<DateTime<Utc>>) -> Value {
     t.map_or(Value::Null, |t| {

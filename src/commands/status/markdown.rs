@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use chrono::Local;
 
 use super::render::{clock, system_alert_kind};
-use crate::jobs::report::Report;
-use crate::jobs::time::format_duration;
+use crate::jobs::insight::report::Report;
+use crate::jobs::model::time::format_duration;
 
 /// Text safe inside a Markdown table cell or after a label on a line: `|` and every character
 /// that opens inline markup (code, emphasis, links, HTML, entities) is backslash-escaped, and

@@ -18,12 +18,14 @@ use chrono::{DateTime, Local, Utc};
 
 use crate::cli::{ExportFormat, StatusArgs};
 use crate::config::Config;
-use crate::jobs::known_issues::PatternSet;
-use crate::jobs::queue;
-use crate::jobs::report::{self, IssueCache, Report, Sources};
-use crate::jobs::sanitize::plain_text;
-use crate::jobs::scan::Rescan;
-use crate::jobs::{Job, system, timeline};
+use crate::jobs::Job;
+use crate::jobs::insight::known_issues::PatternSet;
+use crate::jobs::insight::report::{self, IssueCache, Report, Sources};
+use crate::jobs::insight::timeline;
+use crate::jobs::model::scan::Rescan;
+use crate::jobs::os::system;
+use crate::jobs::run::queue;
+use crate::jobs::text::sanitize::plain_text;
 
 /// `--alerts` found something to act on.
 pub const ALERT_EXIT: u8 = 3;

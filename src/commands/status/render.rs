@@ -7,11 +7,11 @@ use super::text::{
     BOLD, BOLD_RED, DIM, Line, RED, Span, YELLOW, colored, plain, table, truncate, wrap,
 };
 use crate::commands::jobs::status_color;
-use crate::jobs::alarms::{Alarm, AlarmKind};
-use crate::jobs::known_issues::Severity;
-use crate::jobs::report::{IssueRow, Report, RunningRow, WaitingRow};
-use crate::jobs::system::SystemAlert;
-use crate::jobs::time::format_duration;
+use crate::jobs::insight::alarms::{Alarm, AlarmKind};
+use crate::jobs::insight::known_issues::Severity;
+use crate::jobs::insight::report::{IssueRow, Report, RunningRow, WaitingRow};
+use crate::jobs::model::time::format_duration;
+use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{Status, Waiting};
 
 /// Issue rows shown in the terminal; an export lists them all.

@@ -14,7 +14,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use super::Collector;
 use super::render;
 use super::text::{DIM, Line, RED, Span, colored, plain};
-use crate::jobs::sanitize::plain_text;
+use crate::jobs::text::sanitize::plain_text;
 
 const HOME: &str = "\x1b[H";
 const CLEAR_LINE: &str = "\x1b[K";
@@ -61,7 +61,7 @@ async fn watch(
 /// `500ms`, `2s`, `1m30s`.
 fn every(d: Duration) -> String {
     if d.subsec_millis() == 0 {
-        crate::jobs::time::format_duration(d.as_secs() as i64)
+        crate::jobs::model::time::format_duration(d.as_secs() as i64)
     } else {
         format!("{}ms", d.as_millis())
     }

@@ -7,8 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui_textarea::TextArea;
 
 use super::{App, Mode};
-use crate::jobs::hitl::QuestionType;
-use crate::jobs::job::Standing;
+use crate::jobs::model::job::Standing;
+use crate::jobs::model::waiting::QuestionType;
 use crate::jobs::{Job, JobId};
 use crate::tui::effects::Effect;
 use crate::tui::input::{Multiline, multiline_key, text_of};

@@ -10,10 +10,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{App, Mode};
-use crate::jobs::alarms::{self, Alarm, AlarmKind, AlarmRules};
-use crate::jobs::known_issues::{Findings, PatternSet};
-use crate::jobs::system::SystemAlert;
-use crate::jobs::timeline::{self, TimelineEvent};
+use crate::jobs::insight::alarms::{self, Alarm, AlarmKind, AlarmRules};
+use crate::jobs::insight::known_issues::{Findings, PatternSet};
+use crate::jobs::insight::timeline::{self, TimelineEvent};
+use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{Job, JobId, Status};
 use crate::tui::action::Action;
 use crate::tui::effects::Effect;

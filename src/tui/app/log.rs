@@ -5,10 +5,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::jobs::JobId;
-use crate::jobs::follow::Reset;
-use crate::jobs::known_issues::PatternSet;
-use crate::jobs::sanitize::sanitize_line;
-use crate::jobs::tail::RawLine;
+use crate::jobs::fs::follow::Reset;
+use crate::jobs::fs::tail::RawLine;
+use crate::jobs::insight::known_issues::PatternSet;
+use crate::jobs::text::sanitize::sanitize_line;
 
 /// Lines kept for scrolling back; older ones are dropped.
 pub const KEEP_LINES: usize = 10_000;

@@ -3,7 +3,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use super::*;
-use crate::jobs::follow::Reset;
+use crate::jobs::fs::follow::Reset;
 use crate::tui::event::Synced;
 use crate::tui::testing::*;
 
@@ -1079,10 +1079,10 @@ fn read_only_has_no_input_bar_kill_or_retry() {
 fn queued_tasks_show_as_rows_with_their_place() {
     let mut app = with_projects(false);
     let q = |id: &str, pos: usize| {
-        crate::jobs::queue::Queued {
+        crate::jobs::run::queue::Queued {
             id: id.into(),
             project: "musica".into(),
-            priority: crate::jobs::queue::Priority::Normal,
+            priority: crate::jobs::run::queue::Priority::Normal,
             task: format!("queued {id}"),
             enqueued_at: String::new(),
             enqueued_by: String::new(),

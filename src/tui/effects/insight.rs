@@ -10,8 +10,8 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::jobs::JobId;
-use crate::jobs::known_issues::{IssueCache, PatternSet, scan_problem};
-use crate::jobs::system;
+use crate::jobs::insight::known_issues::{IssueCache, PatternSet, scan_problem};
+use crate::jobs::os::system;
 use crate::tui::event::Event;
 
 /// Jobs scanned between two reports, so the first results show while a large root is scanned.

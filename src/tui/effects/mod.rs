@@ -11,17 +11,17 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
-use crate::jobs::answer::{self, Outcome};
-use crate::jobs::follow::Follower;
-use crate::jobs::job::read_prompt;
-use crate::jobs::known_issues::PatternSet;
-use crate::jobs::process::is_alive;
-use crate::jobs::sanitize::plain_text;
-use crate::jobs::scan::{list_ids, read_all};
-use crate::jobs::tail::last_lines;
-use crate::jobs::timeline::{read_history, read_notifications};
-use crate::jobs::{Job, JobId, files::open_nofollow, read_job};
-use crate::jobs::{kill, queue};
+use crate::jobs::fs::follow::Follower;
+use crate::jobs::fs::tail::last_lines;
+use crate::jobs::hitl::operator::{self, Outcome};
+use crate::jobs::insight::known_issues::PatternSet;
+use crate::jobs::insight::timeline::{read_history, read_notifications};
+use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::scan::{list_ids, read_all};
+use crate::jobs::os::process::is_alive;
+use crate::jobs::run::{kill, queue};
+use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::{Job, JobId, fs::files::open_nofollow, read_job};
 use crate::watch::{JobWatcher, Signal, WatchChange};
 
 use super::app::insight::FEED_EVENTS;
@@ -354,7 +354,7 @@ impl Executor {
                 ));
             }
         }
-        match answer::answer(&job, text, "tui", &answer::operator(), chrono::Utc::now()) {
+        match operator::answer(&job, text, "tui", &operator::operator(), chrono::Utc::now()) {
             Ok(Outcome::Done(r)) => Ok(format!("answered {id}: {}", plain_text(&r.answer))),
             Ok(Outcome::Already(r)) => Err(format!(
                 "already answered by {}: '{}'",
@@ -378,12 +378,12 @@ impl Executor {
             Some(g) if g.gate == gate => {}
             _ => return Err(format!("job {id}'s gate '{gate}' is no longer pending")),
         }
-        match answer::decide(
+        match operator::decide(
             &job,
             approved,
             reason,
             "tui",
-            &answer::operator(),
+            &operator::operator(),
             chrono::Utc::now(),
         ) {
             Ok(Outcome::Done(d)) => Ok(format!(
@@ -468,7 +468,10 @@ impl Executor {
     }
 
     fn open_log(&mut self, id: JobId) {
-        let path = self.root.join(id.as_str()).join("output.log");
+        let path = self
+            .root
+            .join(id.as_str())
+            .join(crate::jobs::fs::names::LOG_FILE);
         let (lines, error, follower) = match open_nofollow(&path) {
             Ok(Some(file)) => match initial_tail(&path, file) {
                 Ok((lines, follower)) => (lines, None, Some(follower)),
@@ -523,7 +526,7 @@ impl Executor {
 fn initial_tail(
     path: &std::path::Path,
     file: std::fs::File,
-) -> std::io::Result<(Vec<crate::jobs::tail::RawLine>, Follower)> {
+) -> std::io::Result<(Vec<crate::jobs::fs::tail::RawLine>, Follower)> {
     use std::os::unix::fs::FileExt;
     let len = file.metadata()?.len();
     let mut lines = last_lines(&file, len, INITIAL_LINES)?;

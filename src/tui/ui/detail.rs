@@ -8,9 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::theme::Theme;
-use crate::jobs::describe::{self, Emphasis};
-use crate::jobs::sanitize::{plain_text, sanitize_line};
-use crate::jobs::timeline::EventKind;
+use crate::jobs::insight::timeline::EventKind;
+use crate::jobs::model::describe::{self, Emphasis};
+use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Job, Status};
 use crate::tui::app::App;
 

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::theme::Theme;
-use crate::jobs::timeline::EventKind;
+use crate::jobs::insight::timeline::EventKind;
 use crate::tui::action::Action;
 use crate::tui::app::App;
 

@@ -11,8 +11,8 @@ use ratatui::widgets::Paragraph;
 
 use super::theme::Theme;
 use crate::jobs::Status;
-use crate::jobs::alarms::AlarmKind;
-use crate::jobs::system::SystemAlert;
+use crate::jobs::insight::alarms::AlarmKind;
+use crate::jobs::os::system::SystemAlert;
 use crate::tui::app::App;
 use crate::watch::{POLL_EVERY, WatchMode};
 

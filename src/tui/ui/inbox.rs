@@ -10,10 +10,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::theme::Theme;
-use crate::jobs::hitl::QuestionType;
-use crate::jobs::job::Standing;
-use crate::jobs::sanitize::{plain_text, sanitize_line};
-use crate::jobs::time::format_duration;
+use crate::jobs::model::job::Standing;
+use crate::jobs::model::time::format_duration;
+use crate::jobs::model::waiting::QuestionType;
+use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Gate, Job, Question};
 use crate::tui::app::App;
 use crate::tui::app::inbox::{Inbox, InboxKind};

@@ -8,8 +8,8 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use unicode_width::UnicodeWidthChar;
 
 use super::theme::Theme;
-use crate::jobs::sanitize::sanitize_line;
-use crate::jobs::tail::RawLine;
+use crate::jobs::fs::tail::RawLine;
+use crate::jobs::text::sanitize::sanitize_line;
 use crate::tui::app::log::LogView;
 use crate::tui::app::{App, Focus};
 

@@ -8,9 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::theme::Theme;
-use crate::jobs::alarms::AlarmKind;
-use crate::jobs::sanitize::plain_text;
-use crate::jobs::time::format_duration;
+use crate::jobs::insight::alarms::AlarmKind;
+use crate::jobs::model::time::format_duration;
+use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, Status};
 use crate::tui::app::jobs_view::Tab;
 use crate::tui::app::{App, Focus};
@@ -144,7 +144,7 @@ fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
         .insight
         .alarms
         .get(&job.id)
-        .and_then(|a| crate::jobs::alarms::worst(a))
+        .and_then(|a| crate::jobs::insight::alarms::worst(a))
     {
         let style = match alarm.kind {
             AlarmKind::Stalled | AlarmKind::OverBudget => theme.error(),

@@ -6,8 +6,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::{Theme, render_with};
-use crate::jobs::files::open_nofollow;
-use crate::jobs::tail::last_lines;
+use crate::jobs::fs::files::open_nofollow;
+use crate::jobs::fs::tail::last_lines;
 use crate::tui::app::{App, Options};
 use crate::tui::event::Event;
 use crate::tui::testing::*;
@@ -235,7 +235,7 @@ fn input_bar_and_kill_confirm() {
 
 /// Known issues found in two failed jobs' output, as the scanner would report them.
 fn with_issues(mut app: App) -> App {
-    use crate::jobs::known_issues::{PatternSet, scan_text};
+    use crate::jobs::insight::known_issues::{PatternSet, scan_text};
     let set = PatternSet::shared_builtin();
     let found = [
         (
@@ -261,7 +261,7 @@ fn insight_on_the_main_screen() {
     snapshot("insight", |w, h| {
         let mut app = with_issues(app(w, h));
         app.update(
-            Event::SystemAlerts(vec![crate::jobs::system::SystemAlert::Memory {
+            Event::SystemAlerts(vec![crate::jobs::os::system::SystemAlert::Memory {
                 used_percent: 91.0,
             }]),
             now(),

@@ -2,12 +2,12 @@
 //! reads on dark and light backgrounds alike and in the Linux console; `NO_COLOR` or
 //! `colors = "none"` leaves only bold/reverse/underline; the Linux console gets ASCII symbols.
 
-use crate::jobs::known_issues::Severity;
+use crate::jobs::insight::known_issues::Severity;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::config::ColorMode;
 use crate::jobs::Status;
-use crate::jobs::sanitize::{Color as LogColor, Style as LogStyle};
+use crate::jobs::text::sanitize::{Color as LogColor, Style as LogStyle};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Theme {

@@ -4,7 +4,7 @@ use chrono::Duration as Ch;
 use serde_json::json;
 
 use super::*;
-use crate::jobs::known_issues::scan_text;
+use crate::jobs::insight::known_issues::scan_text;
 use crate::tui::app::Focus;
 use crate::tui::event::Event;
 use crate::tui::testing::*;
@@ -137,7 +137,10 @@ fn the_detail_view_asks_for_the_history_and_shows_a_timeline() {
     let events = app.timeline(&job).unwrap().unwrap();
     let texts: Vec<&str> = events.iter().map(|e| e.text.as_str()).collect();
     assert!(texts.contains(&"progress 50%: tests"), "{texts:?}");
-    assert_eq!(events[0].kind, crate::jobs::timeline::EventKind::Started);
+    assert_eq!(
+        events[0].kind,
+        crate::jobs::insight::timeline::EventKind::Started
+    );
 }
 
 #[test]
@@ -213,7 +216,7 @@ fn brackets_jump_between_issue_lines_or_say_there_are_none() {
 
 #[test]
 fn system_alerts_are_kept_and_redraw_only_when_they_change() {
-    use crate::jobs::system::SystemAlert;
+    use crate::jobs::os::system::SystemAlert;
     let (mut app, _) = app_with(options(false), 160, 45);
     let alerts = vec![SystemAlert::Memory { used_percent: 91.0 }];
     app.dirty = false;

@@ -1,0 +1,9 @@
+//! How job files are touched: safe reads (no links, capped), publish-once and atomic writes,
+//! reading a log's tail, following it as it grows, and waiting for a directory to change.
+
+pub mod files;
+pub mod follow;
+pub mod names;
+pub mod publish;
+pub mod tail;
+pub mod wait;

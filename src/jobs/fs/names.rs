@@ -1,0 +1,24 @@
+//! The names of the files in a job directory (protocol.md), in one place.
+
+/// Metadata, written once by the dispatcher.
+pub const META_FILE: &str = "meta.json";
+/// The agent's stdout and stderr, ending with the exit line.
+pub const LOG_FILE: &str = "output.log";
+/// The pid whose liveness means "still running".
+pub const PID_FILE: &str = "pid";
+/// Latest progress, replaced atomically by the agent.
+pub const PROGRESS_FILE: &str = "progress.json";
+/// The full prompt the agent reads on stdin.
+pub const PROMPT_FILE: &str = "prompt.txt";
+/// The script that runs the agent (human-readable, re-runnable).
+pub const RUN_SCRIPT: &str = "run.sh";
+/// The agent's pending question.
+pub const QUESTION_FILE: &str = "clarification.json";
+/// The operator's answer to it.
+pub const RESPONSE_FILE: &str = "response.json";
+/// The agent's pending approval gate.
+pub const GATE_FILE: &str = "approval.json";
+/// The operator's decision on it.
+pub const DECISION_FILE: &str = "approved.json";
+/// Answered questions and decided gates, one JSON object a line.
+pub const HISTORY_FILE: &str = "history.jsonl";

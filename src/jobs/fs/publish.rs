@@ -1,0 +1,191 @@
+//! Writing into a job directory safely. Every file is written under a temporary name in the same
+//! directory, fsynced, and only then given its real name, so no reader ever sees half a file.
+//!
+//! An answer or a decision is *published exactly once*: the temporary file is `link()`ed to the
+//! final name, which fails with EEXIST if anyone got there first. (`rename()` would let the last
+//! writer win silently; `O_EXCL` on the final name would let a reader see half a file.)
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::jobs::fs::files::read_small;
+
+/// What happened to an exactly-once publication.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Published {
+    /// Ours is the one.
+    Won,
+    /// Someone published first; these are the bytes that stand.
+    Lost(Vec<u8>),
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary name beside `name`, unique across processes and threads. It starts with a dot, so
+/// it is never a job file and never a job id.
+fn temp_path(dir: &Path, name: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    dir.join(format!(".{name}.{}.{n}.{nanos}.tmp", std::process::id()))
+}
+
+/// Writes `bytes` to a new temporary file and makes them durable.
+fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let tmp = temp_path(dir, name);
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Makes the directory entry itself durable (the new name survives a crash).
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Creates `dir/name` atomically (temporary file, rename) without making it durable: for files
+/// a crash may lose as a whole, such as a job being created (`sync_dir` once when all are in).
+pub fn write_unsynced(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp = temp_path(dir, name);
+    let result = fs::write(&tmp, bytes).and_then(|()| fs::rename(&tmp, dir.join(name)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Replaces `dir/name` atomically: readers see the old file or the new one, never a mix.
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp = write_temp(dir, name, bytes)?;
+    if let Err(e) = fs::rename(&tmp, dir.join(name)) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    sync_dir(dir);
+    Ok(())
+}
+
+/// Creates `dir/name` with `bytes` unless it exists; never overwrites, never shows half a file.
+pub fn publish_once(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<Published> {
+    let tmp = write_temp(dir, name, bytes)?;
+    let linked = fs::hard_link(&tmp, dir.join(name));
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            sync_dir(dir);
+            Ok(Published::Won)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let existing = read_small(&dir.join(name))?.unwrap_or_default();
+            Ok(Published::Lost(existing))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Appends one line to `dir/name` in a single write, so concurrent appenders never interleave
+/// within a line.
+pub fn append_line(dir: &Path, name: &str, line: &str) -> io::Result<()> {
+    let mut buf = line.trim_end_matches('\n').to_owned();
+    buf.push('\n');
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(name))?;
+    f.write_all(buf.as_bytes())?;
+    f.sync_data()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn first_publisher_wins_and_nothing_is_overwritten() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(
+            publish_once(d.path(), "response.json", b"{\"a\":1}").unwrap(),
+            Published::Won
+        );
+        assert_eq!(
+            publish_once(d.path(), "response.json", b"{\"a\":2}").unwrap(),
+            Published::Lost(b"{\"a\":1}".to_vec())
+        );
+        assert_eq!(
+            fs::read(d.path().join("response.json")).unwrap(),
+            b"{\"a\":1}"
+        );
+        assert!(leftovers(d.path()).is_empty());
+    }
+
+    #[test]
+    fn threads_racing_leave_exactly_one_winner() {
+        for _ in 0..50 {
+            let d = tempfile::tempdir().unwrap();
+            let winners: usize = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..8)
+                    .map(|i| {
+                        let dir = d.path();
+                        s.spawn(move || {
+                            publish_once(dir, "approved.json", format!("{i}").as_bytes()).unwrap()
+                                == Published::Won
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap() as usize).sum()
+            });
+            assert_eq!(winners, 1);
+            assert!(leftovers(d.path()).is_empty());
+        }
+    }
+
+    #[test]
+    fn atomic_replace_and_append() {
+        let d = tempfile::tempdir().unwrap();
+        write_atomic(d.path(), "progress.json", b"1").unwrap();
+        write_atomic(d.path(), "progress.json", b"22").unwrap();
+        assert_eq!(fs::read(d.path().join("progress.json")).unwrap(), b"22");
+        append_line(d.path(), "history.jsonl", "{\"x\":1}").unwrap();
+        append_line(d.path(), "history.jsonl", "{\"x\":2}\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(d.path().join("history.jsonl")).unwrap(),
+            "{\"x\":1}\n{\"x\":2}\n"
+        );
+        assert!(leftovers(d.path()).is_empty());
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_that_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let gone = d.path().join("gone");
+        assert!(publish_once(&gone, "response.json", b"x").is_err());
+        assert!(write_atomic(&gone, "progress.json", b"x").is_err());
+    }
+}

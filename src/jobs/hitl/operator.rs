@@ -1,0 +1,488 @@
+//! The operator's side of a question or gate: checking an answer against the question, and
+//! publishing it exactly once (`response.json` / `approved.json`). The CLI and the cockpit both
+//! answer through here.
+
+use crate::jobs::fs::names::{DECISION_FILE, HISTORY_FILE, QUESTION_FILE, RESPONSE_FILE};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use std::path::Path;
+
+use crate::jobs::fs::files::read_small;
+use crate::jobs::fs::publish::{Published, publish_once};
+use crate::jobs::model::job::{Job, Standing};
+use crate::jobs::model::waiting::{Gate, Question, QuestionType};
+use crate::jobs::text::sanitize::plain_text;
+
+/// A published answer (`response.json`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub question_id: String,
+    pub answer: String,
+    pub answered_by: String,
+    pub answered_at: String,
+    /// `tui`, `cli` or `timeout`.
+    pub source: String,
+}
+
+impl Response {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "question_id": self.question_id, "answer": self.answer, "choice": self.answer,
+            "answered_by": self.answered_by, "answered_at": self.answered_at, "source": self.source,
+        })
+    }
+
+    /// Leniently: the older `{"choice": ...}` form (no id) answers question `q1`.
+    pub fn parse(bytes: &[u8]) -> Option<Response> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        Some(Response {
+            question_id: s("question_id").unwrap_or_else(|| "q1".into()),
+            answer: s("answer").or_else(|| s("choice"))?,
+            answered_by: s("answered_by").unwrap_or_default(),
+            answered_at: s("answered_at").unwrap_or_default(),
+            source: s("source").unwrap_or_default(),
+        })
+    }
+
+    /// "bruno@host at 2026-01-11T14:31:02Z (tui)"
+    pub fn who(&self) -> String {
+        who(&self.answered_by, &self.answered_at, &self.source)
+    }
+}
+
+/// A published decision at a gate (`approved.json`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub gate: String,
+    pub approved: bool,
+    pub reason: String,
+    pub decided_by: String,
+    pub decided_at: String,
+    /// `tui`, `cli` or `auto`.
+    pub source: String,
+}
+
+impl Decision {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "gate": self.gate, "approved": self.approved, "reason": self.reason,
+            "decided_by": self.decided_by, "decided_at": self.decided_at, "source": self.source,
+        })
+    }
+
+    pub fn parse(bytes: &[u8]) -> Option<Decision> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let s = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_default()
+        };
+        Some(Decision {
+            gate: s("gate"),
+            approved: v.get("approved")?.as_bool()?,
+            reason: s("reason"),
+            decided_by: s("decided_by"),
+            decided_at: s("decided_at"),
+            source: s("source"),
+        })
+    }
+
+    pub fn who(&self) -> String {
+        who(&self.decided_by, &self.decided_at, &self.source)
+    }
+}
+
+fn who(by: &str, at: &str, source: &str) -> String {
+    let by = if by.is_empty() { "someone" } else { by };
+    let at = if at.is_empty() {
+        String::new()
+    } else {
+        format!(" at {at}")
+    };
+    let source = if source.is_empty() {
+        String::new()
+    } else {
+        format!(" ({source})")
+    };
+    plain_text(&format!("{by}{at}{source}"))
+}
+
+/// Who is answering: `$USER@hostname`.
+pub fn operator() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    let host = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    format!("{user}@{host}")
+}
+
+pub fn timestamp(now: DateTime<Utc>) -> String {
+    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AnswerError {
+    #[error("job {0} has no pending question (`luzia questions` lists them)")]
+    NoQuestion(String),
+    #[error("job {0} has no pending approval gate (`luzia questions` lists them)")]
+    NoGate(String),
+    #[error(
+        "job {0}'s agent is not running, so nobody would read the answer: the question is orphaned"
+    )]
+    Orphaned(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(
+        "cannot write the answer in {path}: {message} (check that the directory is writable and the disk not full)"
+    )]
+    Io { path: String, message: String },
+}
+
+/// What came of answering.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome<T> {
+    Done(T),
+    /// Someone answered first; theirs stands.
+    Already(T),
+}
+
+/// The answer as it will be published: an option's text for a choice (given as itself or as its
+/// 1-based number), `yes`/`no` for a confirm, the text for free text.
+pub fn normalize(q: &Question, input: &str) -> Result<String, String> {
+    let trimmed = input.trim();
+    match q.kind {
+        QuestionType::Choice => {
+            let list = || q.numbered_options(", ");
+            if let Some(o) = q.options.iter().find(|o| o.as_str() == trimmed) {
+                return Ok(o.clone());
+            }
+            if let Some(o) = q.options.iter().find(|o| o.eq_ignore_ascii_case(trimmed)) {
+                return Ok(o.clone());
+            }
+            match trimmed.parse::<usize>() {
+                Ok(n) if (1..=q.options.len()).contains(&n) => Ok(q.options[n - 1].clone()),
+                _ => Err(format!(
+                    "'{}' is not one of the options: {}",
+                    plain_text(trimmed),
+                    list()
+                )),
+            }
+        }
+        QuestionType::Confirm => match trimmed.to_ascii_lowercase().as_str() {
+            "y" | "yes" | "true" => Ok("yes".into()),
+            "n" | "no" | "false" => Ok("no".into()),
+            _ => Err(format!(
+                "'{}' is not an answer to a yes/no question: answer yes or no",
+                plain_text(trimmed)
+            )),
+        },
+        QuestionType::Text if trimmed.is_empty() => Err("the answer is empty".into()),
+        // Free text keeps its lines and spaces: it goes to the agent word for word.
+        QuestionType::Text => Ok(input.to_owned()),
+    }
+}
+
+fn io_error(job: &Job, e: std::io::Error) -> AnswerError {
+    AnswerError::Io {
+        path: job.dir.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn check_standing(job: &Job) -> Result<(), AnswerError> {
+    match job.standing() {
+        Standing::Orphaned => Err(AnswerError::Orphaned(job.id.to_string())),
+        Standing::Pending | Standing::AnswerThenRetry => Ok(()),
+    }
+}
+
+/// Answers the job's pending question, exactly once.
+pub fn answer(
+    job: &Job,
+    input: &str,
+    source: &str,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<Outcome<Response>, AnswerError> {
+    let Some(q) = job.question.as_ref() else {
+        // A question file that cannot be read is the thing to say, not "no question".
+        if let Some(p) = job
+            .problems
+            .iter()
+            .find(|p| p.path.ends_with(QUESTION_FILE))
+        {
+            return Err(AnswerError::Invalid(format!(
+                "{p}: the agent's question cannot be read, so it cannot be answered"
+            )));
+        }
+        // Nothing pending: if it was settled a moment ago, say by whom rather than "no question".
+        return match settled(&job.dir, None) {
+            Some(r) => Ok(Outcome::Already(r)),
+            None => Err(AnswerError::NoQuestion(job.id.to_string())),
+        };
+    };
+    check_standing(job)?;
+    let answer = normalize(q, input).map_err(AnswerError::Invalid)?;
+    let response = Response {
+        question_id: q.id.clone(),
+        answer,
+        answered_by: by.to_owned(),
+        answered_at: timestamp(now),
+        source: source.to_owned(),
+    };
+    publish_response(&job.dir, &response).map_err(|e| io_error(job, e))
+}
+
+/// Publishes a response (an operator's, or the agent's timeout default): exactly one ever
+/// stands for a question. A stale `response.json` (for another question) is set aside first;
+/// an answer that lands after the question was archived is taken back and the loser told who
+/// settled it.
+pub fn publish_response(dir: &Path, r: &Response) -> std::io::Result<Outcome<Response>> {
+    let bytes = serde_json::to_vec_pretty(&r.to_json()).expect("JSON of strings");
+    for _ in 0..3 {
+        match publish_once(dir, RESPONSE_FILE, &bytes)? {
+            Published::Won if still_asked(dir, &r.question_id) => {
+                return Ok(Outcome::Done(r.clone()));
+            }
+            Published::Won => {
+                // The question is gone: either the agent already took this very answer and
+                // archived it, or it archived another one first and will never read ours.
+                // (Only the history can say which: response.json is now ours.)
+                let stands = archived(dir, Some(&r.question_id));
+                if stands.as_ref() == Some(r) {
+                    return Ok(Outcome::Done(r.clone()));
+                }
+                remove_if_unchanged(&dir.join(RESPONSE_FILE), &bytes);
+                return Ok(Outcome::Already(
+                    stands.unwrap_or_else(|| unreadable_response(r)),
+                ));
+            }
+            Published::Lost(existing) => match Response::parse(&existing) {
+                Some(e) if e.question_id == r.question_id => return Ok(Outcome::Already(e)),
+                Some(_) => set_aside(dir, RESPONSE_FILE, &existing)?,
+                // Gone between the link and the read: archived, so settled.
+                None if existing.is_empty() => {
+                    return Ok(Outcome::Already(
+                        settled(dir, Some(&r.question_id))
+                            .unwrap_or_else(|| unreadable_response(r)),
+                    ));
+                }
+                None => return Ok(Outcome::Already(unreadable_response(r))),
+            },
+        }
+    }
+    Ok(Outcome::Already(
+        settled(dir, Some(&r.question_id)).unwrap_or_else(|| unreadable_response(r)),
+    ))
+}
+
+/// Whether `clarification.json` still asks question `id`.
+fn still_asked(dir: &Path, id: &str) -> bool {
+    read_small(&dir.join(QUESTION_FILE))
+        .ok()
+        .flatten()
+        .and_then(|b| Question::parse(&b, None).ok())
+        .is_some_and(|q| q.id == id)
+}
+
+/// Removes `path` only if it still holds exactly `bytes` (ours, not someone else's).
+fn remove_if_unchanged(path: &Path, bytes: &[u8]) {
+    if read_small(path).ok().flatten().as_deref() == Some(bytes) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Moves a stale answer out of the way (it answers no pending question), keeping it for a
+/// person to read: `.response.json.stale-<nanos>`.
+fn set_aside(dir: &Path, name: &str, existing: &[u8]) -> std::io::Result<()> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let aside = dir.join(format!(".{name}.stale-{nanos}"));
+    match std::fs::rename(dir.join(name), &aside) {
+        Ok(()) => {
+            // If it changed under us (a real answer replaced the stale one), put it back.
+            if read_small(&aside).ok().flatten().as_deref() != Some(existing) {
+                let _ = std::fs::hard_link(&aside, dir.join(name));
+                let _ = std::fs::remove_file(&aside);
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Who settled question `id` (or the latest one): `response.json`, else the last record of it in
+/// `history.jsonl` (the agent archives both files once it has the answer).
+pub fn settled(dir: &Path, id: Option<&str>) -> Option<Response> {
+    let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
+    if let Some(r) = read_small(&dir.join(RESPONSE_FILE))
+        .ok()
+        .flatten()
+        .and_then(|b| Response::parse(&b))
+        .filter(matches)
+    {
+        return Some(r);
+    }
+    archived(dir, id)
+}
+
+/// The answer to question `id` (or the latest one, if recent) as archived in `history.jsonl`.
+pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
+    let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
+    let file = crate::jobs::fs::files::open_nofollow(&dir.join(HISTORY_FILE)).ok()??;
+    let len = file.metadata().ok()?.len();
+    let recent = crate::jobs::fs::tail::last_lines(&file, len, 20).ok()?;
+    recent.iter().rev().find_map(|line| {
+        let v: Value = serde_json::from_slice(&line.bytes).ok()?;
+        let r = Response::parse(serde_json::to_vec(v.get("response")?).ok()?.as_slice())?;
+        // Only moments ago: an old exchange says nothing about a question asked now.
+        matches(&r)
+            .then_some(r)
+            .filter(|_| id.is_some() || recently(&v))
+    })
+}
+
+fn recently(record: &Value) -> bool {
+    record
+        .get("archived_at")
+        .and_then(Value::as_str)
+        .and_then(crate::jobs::model::time::parse_timestamp)
+        .is_some_and(|t| Utc::now() - t < chrono::Duration::seconds(60))
+}
+
+fn unreadable_response(r: &Response) -> Response {
+    Response {
+        answer: String::new(),
+        answered_by: "someone (the answer is no longer on disk)".into(),
+        answered_at: String::new(),
+        source: String::new(),
+        ..r.clone()
+    }
+}
+
+/// Approves or denies the job's pending gate, exactly once. A denial needs a reason: the agent
+/// receives it word for word.
+pub fn decide(
+    job: &Job,
+    approved: bool,
+    reason: &str,
+    source: &str,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<Outcome<Decision>, AnswerError> {
+    let g: &Gate = job
+        .gate
+        .as_ref()
+        .ok_or_else(|| AnswerError::NoGate(job.id.to_string()))?;
+    check_standing(job)?;
+    if !approved && reason.trim().is_empty() {
+        return Err(AnswerError::Invalid(
+            "a denial needs a reason (--reason): the agent is told it word for word".into(),
+        ));
+    }
+    let d = Decision {
+        gate: g.gate.clone(),
+        approved,
+        reason: reason.to_owned(),
+        decided_by: by.to_owned(),
+        decided_at: timestamp(now),
+        source: source.to_owned(),
+    };
+    publish_decision(&job.dir, &d).map_err(|e| io_error(job, e))
+}
+
+pub fn publish_decision(dir: &Path, d: &Decision) -> std::io::Result<Outcome<Decision>> {
+    let bytes = serde_json::to_vec_pretty(&d.to_json()).expect("JSON of strings");
+    Ok(match publish_once(dir, DECISION_FILE, &bytes)? {
+        Published::Won => Outcome::Done(d.clone()),
+        Published::Lost(existing) => {
+            Outcome::Already(Decision::parse(&existing).unwrap_or_else(|| Decision {
+                decided_by: "someone (approved.json is unreadable)".into(),
+                ..d.clone()
+            }))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(kind: QuestionType, options: &[&str]) -> Question {
+        Question {
+            id: "q1".into(),
+            kind,
+            question: "?".into(),
+            options: options.iter().map(|s| s.to_string()).collect(),
+            context: String::new(),
+            asked_at: None,
+            timeout_minutes: None,
+            default_if_timeout: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn normalize_table() {
+        let choice = q(QuestionType::Choice, &["production", "staging"]);
+        let confirm = q(QuestionType::Confirm, &[]);
+        let text = q(QuestionType::Text, &[]);
+        let cases: &[(&Question, &str, Result<&str, &str>)] = &[
+            (&choice, "staging", Ok("staging")),
+            (&choice, " Staging ", Ok("staging")),
+            (&choice, "2", Ok("staging")),
+            (&choice, "1", Ok("production")),
+            (&choice, "3", Err("1) production, 2) staging")),
+            (&choice, "0", Err("not one of the options")),
+            (&choice, "dev", Err("'dev' is not one of the options")),
+            (&confirm, "Y", Ok("yes")),
+            (&confirm, "no", Ok("no")),
+            (&confirm, "maybe", Err("answer yes or no")),
+            (&text, "  two\nlines ", Ok("  two\nlines ")),
+            (&text, "   ", Err("empty")),
+        ];
+        for (question, input, want) in cases {
+            match (normalize(question, input), want) {
+                (Ok(got), Ok(w)) => assert_eq!(got, *w, "{input:?}"),
+                (Err(got), Err(w)) => assert!(got.contains(w), "{input:?}: {got}"),
+                (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn responses_round_trip_and_read_the_old_form() {
+        let r = Response {
+            question_id: "q2".into(),
+            answer: "x".into(),
+            answered_by: "a@b".into(),
+            answered_at: "t".into(),
+            source: "cli".into(),
+        };
+        let bytes = serde_json::to_vec(&r.to_json()).unwrap();
+        assert_eq!(Response::parse(&bytes), Some(r));
+        let old = Response::parse(br#"{"choice": "staging"}"#).unwrap();
+        assert_eq!(
+            (old.question_id.as_str(), old.answer.as_str()),
+            ("q1", "staging")
+        );
+        assert_eq!(Response::parse(b"{}"), None);
+        let d =
+            Decision::parse(br#"{"gate": "g", "approved": false, "reason": "not now"}"#).unwrap();
+        assert!(!d.approved);
+        assert_eq!(d.reason, "not now");
+        assert_eq!(
+            Decision::parse(br#"{"gate": "g"}"#),
+            None,
+            "no decision without `approved`"
+        );
+    }
+}

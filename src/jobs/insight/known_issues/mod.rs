@@ -1,0 +1,384 @@
+//! Known problems recognised in agent output: a database of patterns (built in, plus the
+//! orchestrator's `known_issues.json`), each with a severity and what to do about it, matched
+//! against the log as it grows. Only new bytes are ever scanned (see [`IssueScanner`]).
+//!
+//! All regexes of the database are searched at once: one alternation finds the next line that
+//! matches anything, and a `RegexSet` then says which patterns that line matches. Most lines of
+//! a log match nothing, so almost all bytes are seen only by the alternation's automaton.
+
+mod builtin;
+mod cache;
+mod file;
+mod scanner;
+mod strip;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+
+use crate::jobs::text::sanitize::{ellipsize, sanitize_line};
+
+pub use cache::{IssueCache, scan_problem};
+pub use file::{KNOWN_ISSUES_FILE, load_file};
+pub use scanner::{IssueScanner, SCAN_WINDOW};
+pub use strip::strip_escapes;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Warning,
+    Error,
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+            Severity::Critical => "critical",
+        }
+    }
+
+    /// The orchestrator's spellings too (`high`, `medium`, `low`, `info`).
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "warning" | "warn" | "low" | "medium" | "info" => Some(Severity::Warning),
+            "error" | "high" => Some(Severity::Error),
+            "critical" | "fatal" => Some(Severity::Critical),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a pattern was defined.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Builtin,
+    File(PathBuf),
+}
+
+/// One known problem: how to recognise it and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    pub name: String,
+    pub description: String,
+    pub severity: Severity,
+    pub regexes: Vec<String>,
+    pub fix: String,
+    /// Match letters in either case (patterns from a file do; built-in ones say so inline).
+    pub ignore_case: bool,
+    pub origin: Origin,
+}
+
+/// A pattern, or one of its regexes, that could not be used: said with its file, and skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternProblem {
+    pub origin: Origin,
+    pub pattern: String,
+    pub message: String,
+}
+
+impl fmt::Display for PatternProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.origin {
+            Origin::Builtin => write!(f, "built-in pattern '{}': {}", self.pattern, self.message),
+            Origin::File(p) => write!(
+                f,
+                "{}: pattern '{}': {} (fix it there; it is skipped until then)",
+                p.display(),
+                self.pattern,
+                self.message
+            ),
+        }
+    }
+}
+
+/// The compiled database.
+#[derive(Debug)]
+pub struct PatternSet {
+    patterns: Vec<Pattern>,
+    /// Any regex of any pattern: finds the next line worth asking `set` about.
+    any: Option<Regex>,
+    set: RegexSet,
+    /// The pattern each regex of `set` belongs to.
+    owner: Vec<usize>,
+}
+
+/// The lazy DFA's cache per regex. Throughput over 1 GiB is the same at 2, 8 and 32 MiB
+/// (476-484 MB/s), so the smallest: the cockpit keeps one per thread for days.
+const DFA_CACHE: usize = 2 * 1024 * 1024;
+
+fn builder(pattern: &str) -> RegexBuilder {
+    let mut b = RegexBuilder::new(pattern);
+    // Byte-oriented matching: logs are not always UTF-8, and Unicode word boundaries would
+    // push the search off the fast automaton on every non-ASCII byte.
+    b.unicode(false)
+        .multi_line(true)
+        .crlf(true)
+        .dfa_size_limit(DFA_CACHE);
+    b
+}
+
+impl PatternSet {
+    /// Compiles `patterns`; a regex that does not compile is reported and left out, and a pattern
+    /// left with no regex at all is left out too.
+    pub fn new(patterns: Vec<Pattern>) -> (PatternSet, Vec<PatternProblem>) {
+        let mut problems = Vec::new();
+        let mut kept = Vec::new();
+        let mut regexes = Vec::new();
+        let mut owner = Vec::new();
+        for mut p in patterns {
+            let before = p.regexes.len();
+            p.regexes.retain(
+                |re| match builder(re).case_insensitive(p.ignore_case).build() {
+                    Ok(_) => true,
+                    Err(e) => {
+                        problems.push(PatternProblem {
+                            origin: p.origin.clone(),
+                            pattern: p.name.clone(),
+                            message: format!("regex `{re}` does not compile: {}", first_line(&e)),
+                        });
+                        false
+                    }
+                },
+            );
+            if p.regexes.is_empty() {
+                if before == 0 {
+                    problems.push(PatternProblem {
+                        origin: p.origin.clone(),
+                        pattern: p.name.clone(),
+                        message: "has no error_patterns".into(),
+                    });
+                }
+                continue;
+            }
+            for re in &p.regexes {
+                // Compiled alone above, so its parentheses balance and a group cannot leak.
+                let flags = if p.ignore_case { "i" } else { "" };
+                regexes.push(format!("(?{flags}:{re})"));
+                owner.push(kept.len());
+            }
+            kept.push(p);
+        }
+        let any = (!regexes.is_empty()).then(|| {
+            builder(&regexes.join("|"))
+                .build()
+                .expect("each alternative compiled on its own")
+        });
+        let set = RegexSetBuilder::new(&regexes)
+            .unicode(false)
+            .multi_line(true)
+            .crlf(true)
+            .dfa_size_limit(DFA_CACHE)
+            .build()
+            .expect("each regex compiled on its own");
+        (
+            PatternSet {
+                patterns: kept,
+                any,
+                set,
+                owner,
+            },
+            problems,
+        )
+    }
+
+    /// The built-in database, compiled once per process.
+    pub fn shared_builtin() -> std::sync::Arc<PatternSet> {
+        static BUILTIN: std::sync::OnceLock<std::sync::Arc<PatternSet>> =
+            std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| std::sync::Arc::new(PatternSet::builtin()))
+            .clone()
+    }
+
+    /// The built-in database alone.
+    pub fn builtin() -> PatternSet {
+        let (set, problems) = PatternSet::new(builtin::patterns());
+        debug_assert!(problems.is_empty(), "{problems:?}");
+        set
+    }
+
+    /// The built-in database, then the patterns of `known_issues.json` at `path` (when it
+    /// exists). Problems name the file and the pattern.
+    pub fn with_file(path: &std::path::Path) -> (PatternSet, Vec<PatternProblem>) {
+        let mut patterns = builtin::patterns();
+        let mut problems = Vec::new();
+        match load_file(path) {
+            Ok(extra) => {
+                let (found, bad) = extra;
+                patterns.extend(found);
+                problems.extend(bad);
+            }
+            Err(p) => problems.push(p),
+        }
+        let (set, more) = PatternSet::new(patterns);
+        problems.extend(more);
+        (set, problems)
+    }
+
+    pub fn patterns(&self) -> &[Pattern] {
+        &self.patterns
+    }
+
+    pub fn pattern(&self, index: usize) -> &Pattern {
+        &self.patterns[index]
+    }
+
+    /// The patterns `line` matches, most severe first (then in database order).
+    pub fn line_matches(&self, line: &[u8]) -> Vec<usize> {
+        let mut found: Vec<usize> = self
+            .set
+            .matches(line)
+            .iter()
+            .map(|r| self.owner[r])
+            .collect();
+        found.sort_by_key(|&p| (std::cmp::Reverse(self.patterns[p].severity), p));
+        found.dedup();
+        found
+    }
+
+    /// The most severe pattern `line` matches, if any. `line` may hold escape sequences.
+    pub fn match_line(&self, line: &[u8]) -> Option<usize> {
+        let any = self.any.as_ref()?;
+        if line.contains(&0x1b) {
+            let mut plain = Vec::with_capacity(line.len());
+            strip_escapes(line, &mut plain);
+            any.is_match(&plain)
+                .then(|| self.line_matches(&plain).first().copied())?
+        } else {
+            any.is_match(line)
+                .then(|| self.line_matches(line).first().copied())?
+        }
+    }
+
+    /// Calls `hit(line, patterns)` for every line of `text` that matches a pattern. `text` is
+    /// whole lines, escape sequences already stripped.
+    pub fn scan_lines(&self, text: &[u8], mut hit: impl FnMut(&[u8], &[usize])) {
+        let Some(any) = &self.any else { return };
+        let mut pos = 0;
+        while pos < text.len() {
+            let Some(m) = any.find_at(text, pos) else {
+                return;
+            };
+            let start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
+            let end =
+                memchr::memchr(b'\n', &text[m.start()..]).map_or(text.len(), |i| m.start() + i);
+            let line = &text[start..end];
+            // The match may run across a line end; a line is a match only on its own.
+            let patterns = self.line_matches(line);
+            if !patterns.is_empty() {
+                hit(line, &patterns);
+            }
+            pos = end + 1;
+        }
+    }
+}
+
+fn first_line(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid")
+        .trim()
+        .to_string()
+}
+
+/// One kind of problem found in a log: how often, and the last line that showed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Index into the [`PatternSet`] the scan used.
+    pub pattern: usize,
+    pub severity: Severity,
+    pub count: u64,
+    /// The last matching line, as plain text (control characters dropped, capped).
+    pub last_line: String,
+    /// When the log was last written as this was seen: the line is at least this old.
+    pub seen_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Longest excerpt of a matching line kept.
+pub const EXCERPT_CHARS: usize = 240;
+
+/// What a scan found, most severe first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Findings {
+    pub found: Vec<Finding>,
+}
+
+impl Findings {
+    pub fn is_empty(&self) -> bool {
+        self.found.is_empty()
+    }
+
+    /// The one to show when there is room for one: the most severe, then the most recent.
+    pub fn worst(&self) -> Option<&Finding> {
+        self.found.first()
+    }
+
+    fn record(
+        &mut self,
+        set: &PatternSet,
+        line: &[u8],
+        patterns: &[usize],
+        at: Option<chrono::DateTime<chrono::Utc>>,
+    ) {
+        let excerpt = excerpt(line);
+        for &p in patterns {
+            match self.found.iter_mut().position(|f| f.pattern == p) {
+                Some(i) => {
+                    let mut f = self.found.remove(i);
+                    f.count += 1;
+                    f.last_line = excerpt.clone();
+                    f.seen_at = at;
+                    self.insert(f);
+                }
+                None => self.insert(Finding {
+                    pattern: p,
+                    severity: set.patterns[p].severity,
+                    count: 1,
+                    last_line: excerpt.clone(),
+                    seen_at: at,
+                }),
+            }
+        }
+    }
+
+    /// Keeps the order: severity, then most recently seen first.
+    fn insert(&mut self, f: Finding) {
+        let at = self
+            .found
+            .iter()
+            .position(|g| g.severity <= f.severity)
+            .unwrap_or(self.found.len());
+        self.found.insert(at, f);
+    }
+}
+
+/// The line as the output pane would show it (controls, bidi overrides dropped), capped.
+fn excerpt(line: &[u8]) -> String {
+    let text = sanitize_line(line).plain();
+    ellipsize(text.trim(), EXCERPT_CHARS)
+}
+
+/// Scans a whole text at once (the CLI's one-shot reports and tests).
+pub fn scan_text(set: &PatternSet, text: &[u8]) -> Findings {
+    let mut findings = Findings::default();
+    let mut plain = Vec::new();
+    strip_escapes(text, &mut plain);
+    set.scan_lines(&plain, |line, patterns| {
+        findings.record(set, line, patterns, None)
+    });
+    findings
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,307 @@
+//! One job read from its directory: everything the status table needs, and what could not be
+//! read, said per file so that one bad job never hides the others.
+
+use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROGRESS_FILE, PROMPT_FILE};
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use crate::jobs::fs::files::{META_FILE_CAP, open_nofollow, read_capped, read_small};
+use crate::jobs::fs::tail;
+use crate::jobs::model::id::JobId;
+use crate::jobs::model::meta::Meta;
+use crate::jobs::model::progress::Progress;
+use crate::jobs::model::status::{self, Evidence, Status};
+use crate::jobs::model::waiting::{self, Gate, Question, Waiting};
+use crate::jobs::os::process::is_alive;
+
+/// Something in a job directory that could not be read, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.path.display(), self.message)
+    }
+}
+
+/// A question or gate is pending only while its agent waits; after exit 100 it is to be answered
+/// before a retry; otherwise nobody will read the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    Pending,
+    AnswerThenRetry,
+    Orphaned,
+}
+
+impl Standing {
+    pub fn note(self) -> &'static str {
+        match self {
+            Standing::Pending => "waiting for you",
+            Standing::AnswerThenRetry => "the agent stopped for this: answer, then retry",
+            Standing::Orphaned => "orphaned: the agent is not running",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub id: JobId,
+    pub dir: PathBuf,
+    /// `None` when meta.json is missing or unreadable (see `problems`).
+    pub meta: Option<Meta>,
+    pub status: Status,
+    pub exit_code: Option<i32>,
+    pub pid: Option<u32>,
+    pub progress: Option<Progress>,
+    pub question: Option<Question>,
+    pub gate: Option<Gate>,
+    pub started: Option<DateTime<Utc>>,
+    pub finished: Option<DateTime<Utc>>,
+    /// Length of output.log when read (0 when there is none).
+    pub log_len: u64,
+    /// When output.log was last written: the agent's last sign of life on screen.
+    pub log_mtime: Option<DateTime<Utc>>,
+    /// For a queued task: its place in the queue (1 starts next).
+    pub queue_position: Option<usize>,
+    pub problems: Vec<Problem>,
+}
+
+impl Job {
+    pub fn project(&self) -> &str {
+        self.meta.as_ref().map_or("", |m| m.project.as_str())
+    }
+
+    pub fn task(&self) -> &str {
+        self.meta.as_ref().map_or("", |m| m.task.as_str())
+    }
+
+    /// What the job waits for, while it is `waiting`.
+    pub fn waiting(&self) -> Option<Waiting> {
+        if self.status != Status::Waiting {
+            return None;
+        }
+        if self.question.is_some() {
+            Some(Waiting::Question)
+        } else {
+            self.gate.as_ref().map(|_| Waiting::Approval)
+        }
+    }
+
+    /// Seconds from start to finish, or to `now` while unfinished.
+    pub fn elapsed_secs(&self, now: DateTime<Utc>) -> Option<i64> {
+        let end = self.finished.unwrap_or(now);
+        self.started.map(|s| (end - s).num_seconds().max(0))
+    }
+
+    /// How a question or gate on disk stands for this job.
+    pub fn standing(&self) -> Standing {
+        match self.status {
+            Status::Waiting => Standing::Pending,
+            Status::NeedsInput => Standing::AnswerThenRetry,
+            _ => Standing::Orphaned,
+        }
+    }
+
+    /// Finished for good: nothing on disk will change what is shown of it (a job that stopped
+    /// for input is not: it is answered and retried).
+    pub fn is_settled(&self) -> bool {
+        self.exit_code.is_some() && self.status != Status::NeedsInput
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join(LOG_FILE)
+    }
+}
+
+/// Reads the job `id` under `root`. `None` when its directory does not exist (any more), or is
+/// a symbolic link (never a job).
+pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
+    std::fs::symlink_metadata(root.join(id.as_str()))
+        .ok()
+        .filter(|m| m.is_dir())?;
+    read_listed_job(root, id, now)
+}
+
+/// Reads a job whose directory a listing of the root has just shown to be a real directory.
+pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
+    let dir = root.join(id.as_str());
+    let mut r = DirReader {
+        dir: &dir,
+        problems: Vec::new(),
+    };
+    let meta = r.meta();
+    let log = r.log_end();
+    // The directory itself is looked at only when its files cannot say the job exists (or
+    // when it started): a stat per job is a tenth of a scan.
+    let dir_stat = || std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir());
+    if meta.is_none() && !log.exists {
+        dir_stat()?;
+    }
+    let mut job = Job {
+        id: id.clone(),
+        dir: dir.clone(),
+        status: Status::Unknown,
+        exit_code: log.exit_code,
+        pid: meta.as_ref().and_then(|m| m.pid),
+        progress: r.progress(),
+        question: None,
+        gate: None,
+        started: meta.as_ref().and_then(|m| m.started),
+        finished: meta.as_ref().and_then(|m| m.finished),
+        log_len: log.len,
+        log_mtime: log.mtime,
+        queue_position: None,
+        problems: Vec::new(),
+        meta,
+    };
+    if let Some(code) = log.exit_code {
+        job.finished = job.finished.or(log.mtime);
+        job.status = Status::from_exit_code(code);
+        if job.status != Status::NeedsInput {
+            // Finished for good: no pid or question changes what is shown.
+            job.problems = r.problems;
+            return Some(job);
+        }
+    }
+    job.pid = r.pid().or(job.pid);
+    let pending = r.pending();
+    let waiting = match (&pending.question, &pending.gate) {
+        (Some(_), _) => Some(Waiting::Question),
+        (None, Some(_)) => Some(Waiting::Approval),
+        _ => None,
+    };
+    // Without a start time, the directory's age stands in (for the 30 s start-up grace).
+    let born = job
+        .started
+        .or_else(|| dir_stat()?.modified().ok().map(DateTime::<Utc>::from));
+    if log.exit_code.is_none() {
+        job.status = status::derive(&Evidence {
+            has_meta: job.meta.is_some(),
+            has_log: log.exists,
+            exit_code: None,
+            pid_alive: job.pid.map(is_alive),
+            age_secs: born.map(|t| (now - t).num_seconds()),
+            waiting,
+        });
+    }
+    if job.status == Status::Died {
+        // It ended without a word; its last output is the last sign of life.
+        job.finished = job.finished.or(log.mtime);
+    }
+    job.question = pending.question;
+    job.gate = pending.gate;
+    job.problems = r.problems;
+    Some(job)
+}
+
+/// What the end of output.log says; a few KiB read at most.
+#[derive(Default)]
+struct LogEnd {
+    exists: bool,
+    len: u64,
+    mtime: Option<DateTime<Utc>>,
+    exit_code: Option<i32>,
+}
+
+/// Reads the files of one job directory, collecting what could not be read.
+struct DirReader<'a> {
+    dir: &'a Path,
+    problems: Vec<Problem>,
+}
+
+impl DirReader<'_> {
+    fn problem(&mut self, name: &str, message: String) {
+        self.problems.push(Problem {
+            path: self.dir.join(name),
+            message,
+        });
+    }
+
+    /// A small file, or `None` (absent, or unreadable and noted).
+    fn small(&mut self, name: &str) -> Option<Vec<u8>> {
+        read_small(&self.dir.join(name)).unwrap_or_else(|e| {
+            self.problem(name, e.to_string());
+            None
+        })
+    }
+
+    fn meta(&mut self) -> Option<Meta> {
+        let bytes = read_capped(&self.dir.join(META_FILE), META_FILE_CAP).unwrap_or_else(|e| {
+            self.problem(META_FILE, e.to_string());
+            None
+        })?;
+        Meta::parse(&bytes)
+            .map_err(|e| {
+                self.problem(
+                    META_FILE,
+                    format!("{e}: shown with what the other files say"),
+                )
+            })
+            .ok()
+    }
+
+    fn log_end(&mut self) -> LogEnd {
+        let read = || -> std::io::Result<LogEnd> {
+            let Some(file): Option<File> = open_nofollow(&self.dir.join(LOG_FILE))? else {
+                return Ok(LogEnd::default());
+            };
+            let md = file.metadata()?;
+            Ok(LogEnd {
+                exists: true,
+                len: md.len(),
+                mtime: md.modified().ok().map(DateTime::<Utc>::from),
+                exit_code: tail::exit_code(&file, md.len())?,
+            })
+        };
+        read().unwrap_or_else(|e| {
+            self.problem(LOG_FILE, e.to_string());
+            LogEnd::default()
+        })
+    }
+
+    fn progress(&mut self) -> Option<Progress> {
+        let bytes = self.small(PROGRESS_FILE)?;
+        Progress::parse(&bytes)
+            .map_err(|e| self.problem(PROGRESS_FILE, e))
+            .ok()
+    }
+
+    fn pid(&mut self) -> Option<u32> {
+        let bytes = self.small(PID_FILE)?;
+        let pid = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        match pid {
+            Some(pid) if pid > 0 => Some(pid),
+            _ => {
+                self.problem(PID_FILE, "does not hold a decimal pid".into());
+                None
+            }
+        }
+    }
+
+    fn pending(&mut self) -> waiting::PendingRead {
+        let mut pending = waiting::read_pending(self.dir);
+        for (name, message) in std::mem::take(&mut pending.problems) {
+            self.problem(name, message);
+        }
+        pending
+    }
+}
+
+/// The prompt the agent was given, if any (capped like every small file).
+pub fn read_prompt(job: &Job) -> Result<Option<String>, Problem> {
+    let path = job.dir.join(PROMPT_FILE);
+    read_small(&path)
+        .map(|b| b.map(|b| String::from_utf8_lossy(&b).into_owned()))
+        .map_err(|e| Problem {
+            path,
+            message: e.to_string(),
+        })
+}

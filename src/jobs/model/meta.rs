@@ -1,0 +1,194 @@
+//! `meta.json`, read leniently: the orchestrator writes pids as strings, naive local times, and
+//! fields this code has never heard of. Nothing here fails on a missing or odd field; only JSON
+//! that is not an object at all is an error, and that error belongs to one job.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use crate::jobs::model::time::parse_timestamp;
+
+/// What the dispatcher wrote. Every field is optional in practice; absent text is empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Meta {
+    pub id: String,
+    pub project: String,
+    pub task: String,
+    pub kind: String,
+    pub user: String,
+    pub pid: Option<u32>,
+    pub started: Option<DateTime<Utc>>,
+    /// Advisory only: written once at start. The real status is derived (see `status`).
+    pub status: String,
+    pub debug: bool,
+    pub finished: Option<DateTime<Utc>>,
+    pub exit_code: Option<i32>,
+    pub estimated_duration_seconds: Option<u64>,
+    pub priority: Option<String>,
+    pub retry_of: String,
+    pub host: String,
+    pub agent: String,
+    /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
+    pub supervised: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MetaError {
+    #[error("is not valid JSON ({0})")]
+    Json(#[from] serde_json::Error),
+    #[error("holds JSON {0}, not an object")]
+    NotAnObject(&'static str),
+}
+
+impl Meta {
+    pub fn parse(bytes: &[u8]) -> Result<Meta, MetaError> {
+        let value: Value = serde_json::from_slice(bytes)?;
+        let Value::Object(raw) = value else {
+            return Err(MetaError::NotAnObject(json_kind(&value)));
+        };
+        Ok(Meta {
+            id: text(&raw, "id"),
+            project: text(&raw, "project"),
+            task: text(&raw, "task"),
+            kind: text(&raw, "type"),
+            user: text(&raw, "user"),
+            pid: integer(&raw, "pid")
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|&p| p > 0),
+            started: time(&raw, "started"),
+            status: text(&raw, "status"),
+            debug: raw.get("debug").is_some_and(truthy),
+            finished: time(&raw, "finished"),
+            exit_code: integer(&raw, "exit_code").and_then(|n| i32::try_from(n).ok()),
+            estimated_duration_seconds: integer(&raw, "estimated_duration_seconds")
+                .and_then(|n| u64::try_from(n).ok()),
+            priority: raw.get("priority").and_then(scalar_text),
+            retry_of: text(&raw, "retry_of"),
+            host: text(&raw, "host"),
+            agent: text(&raw, "agent"),
+            supervised: raw.get("argv").is_some_and(Value::is_array),
+        })
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A string field, or a number rendered as text; anything else reads as empty.
+fn text(raw: &Map<String, Value>, key: &str) -> String {
+    raw.get(key).and_then(scalar_text).unwrap_or_default()
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A number, or a string holding one (`"pid": "12847"`), or a float with no fraction.
+fn integer(raw: &Map<String, Value>, key: &str) -> Option<i64> {
+    match raw.get(key)? {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn time(raw: &Map<String, Value>, key: &str) -> Option<DateTime<Utc>> {
+    match raw.get(key)? {
+        Value::String(s) => parse_timestamp(s),
+        // Unix seconds, as a few hand-written agents emit.
+        Value::Number(n) => DateTime::from_timestamp(n.as_f64()? as i64, 0),
+        _ => None,
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => matches!(s.to_ascii_lowercase().as_str(), "true" | "1" | "yes"),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_orchestrator_form() {
+        let m = Meta::parse(
+            br#"{"id": "142315-a1b2", "project": "musica", "task": "Run tests and report results",
+             "type": "agent", "user": "musica", "pid": "12847", "started": "2026-01-09T14:23:15Z",
+             "status": "running", "debug": false, "zzz_future": {"x": 1}}"#,
+        )
+        .unwrap();
+        assert_eq!(m.id, "142315-a1b2");
+        assert_eq!(m.project, "musica");
+        assert_eq!(m.kind, "agent");
+        assert_eq!(m.pid, Some(12847));
+        assert_eq!(m.started.unwrap().to_rfc3339(), "2026-01-09T14:23:15+00:00");
+        assert!(!m.debug);
+        assert!(
+            !m.supervised,
+            "unknown fields are ignored; no argv, no supervisor"
+        );
+    }
+
+    #[test]
+    fn lenient_field_table() {
+        // (json, pid, started is some, exit_code)
+        let cases: &[(&str, Option<u32>, bool, Option<i32>)] = &[
+            (r#"{}"#, None, false, None),
+            (r#"{"pid": 12847}"#, Some(12847), false, None),
+            (r#"{"pid": " 42 "}"#, Some(42), false, None),
+            (r#"{"pid": "abc"}"#, None, false, None),
+            (r#"{"pid": -1}"#, None, false, None),
+            (r#"{"pid": 0}"#, None, false, None),
+            (r#"{"pid": null}"#, None, false, None),
+            (r#"{"pid": 12.0}"#, Some(12), false, None),
+            (r#"{"started": "2026-01-09T14:23:15"}"#, None, true, None),
+            (r#"{"started": "not a time"}"#, None, false, None),
+            (r#"{"started": 1767968595}"#, None, true, None),
+            (r#"{"exit_code": "-9"}"#, None, false, Some(-9)),
+            (r#"{"project": 7, "task": ["x"]}"#, None, false, None),
+        ];
+        for (json, pid, started, exit) in cases {
+            let m = Meta::parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e}"));
+            assert_eq!(m.pid, *pid, "{json}");
+            assert_eq!(m.started.is_some(), *started, "{json}");
+            assert_eq!(m.exit_code, *exit, "{json}");
+        }
+        assert_eq!(Meta::parse(br#"{"project": 7}"#).unwrap().project, "7");
+    }
+
+    #[test]
+    fn malformed_is_an_error_not_a_panic() {
+        for bad in [
+            &br#"{"id": "x", "proj"#[..],
+            b"",
+            b"\xff\xfe",
+            b"[1,2]",
+            b"null",
+        ] {
+            assert!(
+                Meta::parse(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+}

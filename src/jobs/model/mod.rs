@@ -1,0 +1,12 @@
+//! What a job directory means: its id, meta.json, progress, the question or gate it waits on,
+//! the status derived from all of them, a scan of the whole root, and the `jobs ID` description.
+
+pub mod describe;
+pub mod id;
+pub mod job;
+pub mod meta;
+pub mod progress;
+pub mod scan;
+pub mod status;
+pub mod time;
+pub mod waiting;

@@ -1,0 +1,189 @@
+//! Scanning a jobs root: every directory whose name is a job id becomes a [`Job`]; anything
+//! else (stray files, `.tmp` dirs, links) is passed over.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use crate::jobs::model::id::{JobId, is_valid};
+use crate::jobs::model::job::{Job, read_listed_job};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(
+        "the jobs root {0} does not exist: point luzia at your jobs directory with \
+         --jobs-dir DIR, the LUZIA_JOBS_DIR environment variable, or jobs_dir in the config file"
+    )]
+    Missing(PathBuf),
+    #[error(
+        "the jobs root {0} is not a directory: --jobs-dir must name the directory that holds the job directories"
+    )]
+    NotADirectory(PathBuf),
+    #[error("cannot read the jobs root {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Job directories below this many are read on one thread: spawning costs more than it saves.
+const PARALLEL_MIN: usize = 256;
+
+/// The ids of the job directories under `root`, unsorted.
+pub fn list_ids(root: &Path) -> Result<Vec<JobId>, ScanError> {
+    let entries = std::fs::read_dir(root).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => ScanError::Missing(root.to_owned()),
+        std::io::ErrorKind::NotADirectory => ScanError::NotADirectory(root.to_owned()),
+        _ => ScanError::Io {
+            path: root.to_owned(),
+            source,
+        },
+    })?;
+    let mut ids = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| ScanError::Io {
+            path: root.to_owned(),
+            source,
+        })?;
+        let Some(name) = entry
+            .file_name()
+            .to_str()
+            .filter(|n| is_valid(n))
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        // d_type from the directory listing: no stat, and a symlink is not a directory.
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            ids.push(JobId::parse(&name).expect("checked by is_valid"));
+        }
+    }
+    Ok(ids)
+}
+
+/// Every job under `root`, newest first (by start time, then by id).
+pub fn scan(root: &Path, now: DateTime<Utc>) -> Result<Vec<Job>, ScanError> {
+    let ids = list_ids(root)?;
+    let mut jobs = read_all(root, &ids, now);
+    sort_newest_first(&mut jobs);
+    Ok(jobs)
+}
+
+/// Reads `ids` on all cores: each job is a handful of small reads, so the scan is bound by
+/// system-call latency and two threads nearly halve it.
+pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    if ids.len() < PARALLEL_MIN || threads == 1 {
+        return ids
+            .iter()
+            .filter_map(|id| read_listed_job(root, id, now))
+            .collect();
+    }
+    let chunk = ids.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ids
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|id| read_listed_job(root, id, now))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Scans a root again and again (`luzia status --watch`), reading again only the jobs that can
+/// still change: at 10,000 jobs a refresh costs what the live ones cost.
+#[derive(Debug, Default)]
+pub struct Rescan {
+    known: std::collections::HashMap<JobId, Job>,
+}
+
+impl Rescan {
+    pub fn scan(&mut self, root: &Path, now: DateTime<Utc>) -> Result<Vec<Job>, ScanError> {
+        let ids = list_ids(root)?;
+        let wanted: Vec<JobId> = ids
+            .iter()
+            .filter(|id| !self.known.get(*id).is_some_and(Job::is_settled))
+            .cloned()
+            .collect();
+        let present: std::collections::HashSet<&JobId> = ids.iter().collect();
+        self.known.retain(|id, _| present.contains(id));
+        for id in &wanted {
+            // Read again below; gone if it vanished in between.
+            self.known.remove(id);
+        }
+        for job in read_all(root, &wanted, now) {
+            self.known.insert(job.id.clone(), job);
+        }
+        let mut jobs: Vec<Job> = self.known.values().cloned().collect();
+        sort_newest_first(&mut jobs);
+        Ok(jobs)
+    }
+}
+
+pub fn sort_newest_first(jobs: &mut [Job]) {
+    jobs.sort_by(|a, b| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(root: &Path, id: &str, task: &str, log: &str) {
+        let dir = root.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("meta.json"),
+            format!(r#"{{"project": "p", "task": "{task}", "started": "2026-01-09T10:00:00Z"}}"#),
+        )
+        .unwrap();
+        std::fs::write(dir.join("output.log"), log).unwrap();
+        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+    }
+
+    fn tasks(jobs: &[Job]) -> Vec<String> {
+        let mut t: Vec<String> = jobs
+            .iter()
+            .map(|j| format!("{} {}", j.id, j.task()))
+            .collect();
+        t.sort();
+        t
+    }
+
+    #[test]
+    fn a_rescan_reads_again_only_what_can_change() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let now = Utc::now();
+        job(root, "done", "first", "ok\n\nexit:0\n");
+        job(root, "live", "first", "working\n");
+        let mut r = Rescan::default();
+        assert_eq!(
+            tasks(&r.scan(root, now).unwrap()),
+            ["done first", "live first"]
+        );
+        // Both meta.json files change: only the live job is read again.
+        job(root, "done", "second", "ok\n\nexit:0\n");
+        job(root, "live", "second", "working\n");
+        job(root, "new", "second", "starting\n");
+        assert_eq!(
+            tasks(&r.scan(root, now).unwrap()),
+            ["done first", "live second", "new second"]
+        );
+        // A directory that goes is gone, settled or not.
+        std::fs::remove_dir_all(root.join("done")).unwrap();
+        std::fs::remove_dir_all(root.join("live")).unwrap();
+        assert_eq!(tasks(&r.scan(root, now).unwrap()), ["new second"]);
+        // What a full scan sees, a rescan sees for every job that can change.
+        assert_eq!(tasks(&scan(root, now).unwrap()), ["new second"]);
+    }
+}

@@ -1,0 +1,328 @@
+//! The derived status of a job: protocol.md's status table as one pure function over what was
+//! read from disk. `status` in meta.json is advisory and plays no part.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::jobs::model::waiting::Waiting;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    Waiting,
+    Running,
+    Queued,
+    NeedsInput,
+    Failed,
+    Died,
+    Killed,
+    Completed,
+    Unknown,
+}
+
+impl Status {
+    pub const ALL: [Status; 9] = [
+        Status::Queued,
+        Status::Running,
+        Status::Waiting,
+        Status::Completed,
+        Status::Failed,
+        Status::Killed,
+        Status::NeedsInput,
+        Status::Died,
+        Status::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Queued => "queued",
+            Status::Running => "running",
+            Status::Waiting => "waiting",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Killed => "killed",
+            Status::NeedsInput => "needs_input",
+            Status::Died => "died",
+            Status::Unknown => "unknown",
+        }
+    }
+
+    /// Still has a live agent (or is about to).
+    pub fn is_active(self) -> bool {
+        matches!(self, Status::Queued | Status::Running | Status::Waiting)
+    }
+
+    /// The status an exit line gives.
+    pub fn from_exit_code(code: i32) -> Status {
+        match code {
+            0 => Status::Completed,
+            -9 | 137 | 143 | -15 => Status::Killed,
+            100 => Status::NeedsInput,
+            _ => Status::Failed,
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Status {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase().replace('-', "_");
+        Status::ALL
+            .into_iter()
+            .find(|st| st.as_str() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<_> = Status::ALL.iter().map(|s| s.as_str()).collect();
+                format!("unknown status '{s}' (one of: {})", names.join(", "))
+            })
+    }
+}
+
+/// A job with no pid yet counts as starting for this long.
+pub const STARTUP_GRACE_SECS: i64 = 30;
+
+/// Everything the status depends on, already read from disk.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Evidence {
+    pub has_meta: bool,
+    pub has_log: bool,
+    pub exit_code: Option<i32>,
+    /// `None`: no pid known. `Some(alive)`: a pid, and whether it is alive.
+    pub pid_alive: Option<bool>,
+    /// Seconds since the job started, if known.
+    pub age_secs: Option<i64>,
+    pub waiting: Option<Waiting>,
+}
+
+pub fn derive(e: &Evidence) -> Status {
+    if let Some(code) = e.exit_code {
+        return Status::from_exit_code(code);
+    }
+    if !e.has_meta && !e.has_log && e.pid_alive.is_none() {
+        return Status::Unknown;
+    }
+    let running = match e.pid_alive {
+        Some(alive) => alive,
+        None => e.age_secs.is_some_and(|age| age < STARTUP_GRACE_SECS),
+    };
+    match (running, e.waiting) {
+        (true, Some(_)) => Status::Waiting,
+        (true, None) => Status::Running,
+        (false, _) => Status::Died,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_protocol_status_table() {
+        let base = Evidence {
+            has_meta: true,
+            has_log: true,
+            ..Evidence::default()
+        };
+        let q = Some(Waiting::Question);
+        let cases: &[(&str, Evidence, Status)] = &[
+            (
+                "exit 0",
+                Evidence {
+                    exit_code: Some(0),
+                    ..base
+                },
+                Status::Completed,
+            ),
+            (
+                "exit 1",
+                Evidence {
+                    exit_code: Some(1),
+                    ..base
+                },
+                Status::Failed,
+            ),
+            (
+                "exit 2",
+                Evidence {
+                    exit_code: Some(2),
+                    ..base
+                },
+                Status::Failed,
+            ),
+            (
+                "exit -1",
+                Evidence {
+                    exit_code: Some(-1),
+                    ..base
+                },
+                Status::Failed,
+            ),
+            (
+                "exit -9",
+                Evidence {
+                    exit_code: Some(-9),
+                    ..base
+                },
+                Status::Killed,
+            ),
+            (
+                "exit 137",
+                Evidence {
+                    exit_code: Some(137),
+                    ..base
+                },
+                Status::Killed,
+            ),
+            (
+                "exit 143",
+                Evidence {
+                    exit_code: Some(143),
+                    ..base
+                },
+                Status::Killed,
+            ),
+            (
+                "exit -15",
+                Evidence {
+                    exit_code: Some(-15),
+                    ..base
+                },
+                Status::Killed,
+            ),
+            (
+                "exit 100",
+                Evidence {
+                    exit_code: Some(100),
+                    ..base
+                },
+                Status::NeedsInput,
+            ),
+            (
+                "exit wins over a live pid",
+                Evidence {
+                    exit_code: Some(0),
+                    pid_alive: Some(true),
+                    ..base
+                },
+                Status::Completed,
+            ),
+            (
+                "alive",
+                Evidence {
+                    pid_alive: Some(true),
+                    ..base
+                },
+                Status::Running,
+            ),
+            (
+                "alive + question",
+                Evidence {
+                    pid_alive: Some(true),
+                    waiting: q,
+                    ..base
+                },
+                Status::Waiting,
+            ),
+            (
+                "alive + gate",
+                Evidence {
+                    pid_alive: Some(true),
+                    waiting: Some(Waiting::Approval),
+                    ..base
+                },
+                Status::Waiting,
+            ),
+            (
+                "dead pid",
+                Evidence {
+                    pid_alive: Some(false),
+                    ..base
+                },
+                Status::Died,
+            ),
+            (
+                "dead pid + question is not waiting",
+                Evidence {
+                    pid_alive: Some(false),
+                    waiting: q,
+                    ..base
+                },
+                Status::Died,
+            ),
+            (
+                "no pid, young",
+                Evidence {
+                    age_secs: Some(5),
+                    ..base
+                },
+                Status::Running,
+            ),
+            (
+                "no pid, young, asking",
+                Evidence {
+                    age_secs: Some(5),
+                    waiting: q,
+                    ..base
+                },
+                Status::Waiting,
+            ),
+            (
+                "no pid, 30 s old",
+                Evidence {
+                    age_secs: Some(30),
+                    ..base
+                },
+                Status::Died,
+            ),
+            ("no pid, age unknown", base, Status::Died),
+            ("nothing readable", Evidence::default(), Status::Unknown),
+            (
+                "only a live pid",
+                Evidence {
+                    pid_alive: Some(true),
+                    ..Evidence::default()
+                },
+                Status::Running,
+            ),
+            (
+                "only meta, young",
+                Evidence {
+                    has_meta: true,
+                    age_secs: Some(1),
+                    ..Evidence::default()
+                },
+                Status::Running,
+            ),
+            (
+                "only log, exit",
+                Evidence {
+                    has_log: true,
+                    exit_code: Some(0),
+                    ..Evidence::default()
+                },
+                Status::Completed,
+            ),
+        ];
+        for (name, evidence, want) in cases {
+            assert_eq!(derive(evidence), *want, "{name}");
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in Status::ALL {
+            assert_eq!(s.as_str().parse::<Status>().unwrap(), s);
+        }
+        assert_eq!("Needs-Input".parse::<Status>().unwrap(), Status::NeedsInput);
+        assert!(
+            "sleeping"
+                .parse::<Status>()
+                .unwrap_err()
+                .contains("needs_input")
+        );
+    }
+}

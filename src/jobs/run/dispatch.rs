@@ -1,0 +1,338 @@
+//! Dispatching a job: a fresh id (`mkdir` that fails if taken), `prompt.txt`, `meta.json` and a
+//! readable `run.sh`, then the supervisor started detached in its own session, so the agent
+//! outlives the cockpit and the SSH session. The task reaches the agent through `prompt.txt`
+//! only: it never appears on a command line and never passes through a shell.
+
+use crate::jobs::fs::names::{META_FILE, PROMPT_FILE, RUN_SCRIPT};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use crate::jobs::fs::publish::{sync_dir, write_unsynced};
+use crate::jobs::model::id::{JobId, is_valid};
+
+/// The longest task accepted: meta.json holds it, and is read whole.
+pub const MAX_TASK_BYTES: usize = 4 * 1024 * 1024;
+
+/// Everything needed to create a job.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub project: String,
+    pub project_path: PathBuf,
+    /// When set and luzia runs as root, the agent runs as this user.
+    pub user: Option<String>,
+    pub task: String,
+    /// The agent's argument vector, with `{project}`, `{project_path}`, `{job_id}`, `{job_dir}`.
+    pub command: Vec<String>,
+    /// The prompt around the task, with `{task}` and the same placeholders.
+    pub prompt_template: String,
+    pub retry_of: Option<String>,
+    /// Appended to the prompt (the answers a retried job was missing).
+    pub addendum: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error("'{0}' is not a valid project name: letters, digits, '.', '_' and '-' only")]
+    BadProject(String),
+    #[error("the task is empty: say what the agent should do")]
+    EmptyTask,
+    #[error(
+        "the task is {0} bytes: at most 256 KiB fits in a job (put long material in a file in the project and name it in the task)"
+    )]
+    TaskTooLong(usize),
+    #[error("the project directory {0} does not exist: fix [projects.NAME] path in the config")]
+    NoProjectDir(PathBuf),
+    #[error("the agent command is empty: set [agent] command in the config")]
+    NoCommand,
+    #[error(
+        "cannot create a job in {path}: {source} (is the jobs root writable, the disk not full?)"
+    )]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the supervisor: {0}")]
+    Spawn(std::io::Error),
+}
+
+/// A job that exists on disk.
+#[derive(Clone, Debug)]
+pub struct Created {
+    pub id: JobId,
+    pub dir: PathBuf,
+}
+
+/// Replaces `{name}` placeholders in one pass: a value is never searched for placeholders
+/// itself, so a task that contains `{job_dir}` stays as written.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            values
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (close, *v))
+        });
+        match value {
+            Some((close, v)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `'it'\''s'`: safe inside a POSIX shell, whatever the text.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A fresh id like the orchestrator's: `HHMMSS-xxxx`.
+fn candidate_id(now: DateTime<Utc>, salt: u64) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(salt);
+    h.write_u32(std::process::id());
+    h.write_i64(now.timestamp_nanos_opt().unwrap_or_default());
+    format!("{}-{:04x}", now.format("%H%M%S"), h.finish() as u16)
+}
+
+/// Creates the job directory and its files. Does not start anything.
+pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, DispatchError> {
+    if !is_valid(&spec.project) {
+        return Err(DispatchError::BadProject(
+            spec.project.escape_debug().take(80).collect(),
+        ));
+    }
+    if spec.task.trim().is_empty() {
+        return Err(DispatchError::EmptyTask);
+    }
+    if spec.task.len() > MAX_TASK_BYTES {
+        return Err(DispatchError::TaskTooLong(spec.task.len()));
+    }
+    if spec.command.is_empty() {
+        return Err(DispatchError::NoCommand);
+    }
+    if !spec.project_path.is_dir() {
+        return Err(DispatchError::NoProjectDir(spec.project_path.clone()));
+    }
+    let io = |source| DispatchError::Io {
+        path: root.to_owned(),
+        source,
+    };
+    let (id, dir) = make_dir(root, now).map_err(io)?;
+    let dir_s = dir.display().to_string();
+    let path_s = spec.project_path.display().to_string();
+    let values = [
+        ("project", spec.project.as_str()),
+        ("project_path", path_s.as_str()),
+        ("job_id", id.as_str()),
+        ("job_dir", dir_s.as_str()),
+    ];
+    let mut prompt = fill(
+        &spec.prompt_template,
+        &[values.as_slice(), &[("task", spec.task.as_str())]].concat(),
+    );
+    if let Some(extra) = &spec.addendum {
+        prompt.push_str("\n\n");
+        prompt.push_str(extra);
+    }
+    let argv: Vec<String> = spec.command.iter().map(|a| fill(a, &values)).collect();
+    let mut meta = json!({
+        "id": id.as_str(), "project": spec.project, "task": spec.task, "type": "agent",
+        "user": spec.user.clone().unwrap_or_default(),
+        "started": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "status": "running", "debug": false,
+        "host": rustix::system::uname().nodename().to_string_lossy(),
+        "agent": argv[0], "argv": argv, "cwd": path_s,
+    });
+    if let Some(r) = &spec.retry_of {
+        meta["retry_of"] = json!(r);
+    }
+    let write = |name: &str, bytes: &[u8]| {
+        write_unsynced(&dir, name, bytes).map_err(|source| DispatchError::Io {
+            path: dir.join(name),
+            source,
+        })
+    };
+    write(PROMPT_FILE, prompt.as_bytes())?;
+    write(
+        RUN_SCRIPT,
+        run_script(&id, &dir, &spec.project_path, &argv).as_bytes(),
+    )?;
+    // meta.json last: a job with meta.json is complete enough to be started and shown.
+    write(META_FILE, &serde_json::to_vec_pretty(&meta).expect("JSON"))?;
+    // One sync for the whole job: its files are small, and a crash before the agent starts
+    // loses the job as a whole rather than leaving half of one.
+    sync_dir(&dir);
+    Ok(Created { id, dir })
+}
+
+fn make_dir(root: &Path, now: DateTime<Utc>) -> std::io::Result<(JobId, PathBuf)> {
+    let mut last = None;
+    for salt in 0..64 {
+        let id = JobId::parse(&candidate_id(now, salt)).expect("ids we make are valid");
+        let dir = root.join(id.as_str());
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok((id, dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free job id")))
+}
+
+/// A script a person can read and run again; the supervisor does not use it.
+fn run_script(id: &JobId, dir: &Path, cwd: &Path, argv: &[String]) -> String {
+    let quoted: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
+    let dir_q = shell_quote(&dir.display().to_string());
+    format!(
+        "#!/bin/sh\n# luzia job {id}: runs the agent again by hand (`sh run.sh`).\n\
+         # The task is in prompt.txt and reaches the agent on stdin only.\n\
+         cd {} || exit 1\nexport LUZIA_JOB_DIR={dir_q} LUZIA_JOB_ID={}\nexec {} < {dir_q}/prompt.txt\n",
+        shell_quote(&cwd.display().to_string()),
+        shell_quote(id.as_str()),
+        quoted.join(" "),
+    )
+}
+
+/// Starts `luzia supervise DIR` detached in its own session.
+pub fn start_supervisor(
+    exe: &Path,
+    dir: &Path,
+    config: Option<&Path>,
+    jobs_dir: &Path,
+) -> Result<(), DispatchError> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(exe);
+    // The supervisor starts queued tasks when it finishes: in this same jobs root.
+    cmd.arg("--jobs-dir").arg(jobs_dir);
+    if let Some(c) = config {
+        cmd.arg("--config").arg(c);
+    }
+    cmd.arg("supervise").arg(dir);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid() is async-signal-safe and touches nothing of the parent's memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut child = cmd.spawn().map_err(DispatchError::Spawn)?;
+    // Reap it in the background when it ends, so it never lingers as a zombie of ours.
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_is_one_pass() {
+        let v = [("task", "use {job_dir} and {task}"), ("job_dir", "/j")];
+        assert_eq!(
+            fill("do: {task} in {job_dir} {unknown} {", &v),
+            "do: use {job_dir} and {task} in /j {unknown} {"
+        );
+    }
+
+    #[test]
+    fn quoting_survives_a_shell() {
+        for s in ["plain", "it's", "$(touch x)", "`x`", "a\nb", "\\", "'"] {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", shell_quote(s)))
+                .output()
+                .unwrap();
+            assert_eq!(out.stdout, s.as_bytes(), "{s:?}");
+        }
+    }
+
+    fn spec(root: &Path) -> Spec {
+        Spec {
+            project: "musica".into(),
+            project_path: root.to_owned(),
+            user: None,
+            task: "Run $(touch PWNED) `tests`; echo hi\n{job_dir}".into(),
+            command: vec!["cat".into(), "--".into(), "{project}".into()],
+            prompt_template: "Project {project} at {project_path}.\n\n{task}\n".into(),
+            retry_of: None,
+            addendum: None,
+        }
+    }
+
+    #[test]
+    fn creates_the_files_and_keeps_the_task_off_command_lines() {
+        let root = tempfile::tempdir().unwrap();
+        let c = create(root.path(), &spec(root.path()), Utc::now()).unwrap();
+        let prompt = std::fs::read_to_string(c.dir.join(PROMPT_FILE)).unwrap();
+        assert!(
+            prompt.contains("Run $(touch PWNED) `tests`; echo hi\n{job_dir}"),
+            "{prompt}"
+        );
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(c.dir.join(META_FILE)).unwrap()).unwrap();
+        assert_eq!(meta["argv"], json!(["cat", "--", "musica"]));
+        let run = std::fs::read_to_string(c.dir.join(RUN_SCRIPT)).unwrap();
+        assert!(!run.contains("PWNED"), "{run}");
+        assert!(!root.path().join("PWNED").exists());
+        let other = create(root.path(), &spec(root.path()), Utc::now()).unwrap();
+        assert_ne!(other.id, c.id, "a fresh id every time");
+    }
+
+    #[test]
+    fn refusals() {
+        let root = tempfile::tempdir().unwrap();
+        for bad in ["../x", "a/b", "", &"p".repeat(300)] {
+            let s = Spec {
+                project: bad.into(),
+                ..spec(root.path())
+            };
+            assert!(
+                matches!(
+                    create(root.path(), &s, Utc::now()),
+                    Err(DispatchError::BadProject(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        let s = Spec {
+            task: "  \n".into(),
+            ..spec(root.path())
+        };
+        assert!(matches!(
+            create(root.path(), &s, Utc::now()),
+            Err(DispatchError::EmptyTask)
+        ));
+        let s = Spec {
+            project_path: root.path().join("nope"),
+            ..spec(root.path())
+        };
+        assert!(matches!(
+            create(root.path(), &s, Utc::now()),
+            Err(DispatchError::NoProjectDir(_))
+        ));
+        assert!(
+            std::fs::read_dir(root.path()).unwrap().next().is_none(),
+            "nothing created on refusal"
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! The supervisor (`luzia supervise JOB_DIR`): runs the agent of a dispatched job with
+//! `prompt.txt` on stdin in the project's directory, appends its output to `output.log` as it
+//! comes, then the exit line, `finished`/`exit_code` into meta.json, and one line in the
+//! notifications log. A SIGTERM (from `luzia kill`, or a shutdown) is passed on to the agent's
+//! process group, followed by SIGKILL after a grace period; the exit line is written either way.
+
+use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROMPT_FILE};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use chrono::{Local, Utc};
+use serde_json::Value;
+
+use crate::jobs::fs::publish::write_atomic;
+
+/// How long an agent has to stop after SIGTERM before it is killed.
+pub const KILL_GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SuperviseError {
+    #[error("{path}: {message}")]
+    Job { path: PathBuf, message: String },
+    #[error("cannot write in {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What the supervisor needs from meta.json.
+struct Plan {
+    id: String,
+    argv: Vec<String>,
+    cwd: PathBuf,
+    user: String,
+}
+
+fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
+    let path = dir.join(META_FILE);
+    let bad = |message: String| SuperviseError::Job {
+        path: path.clone(),
+        message,
+    };
+    let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
+    let meta: Value =
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("is not valid JSON ({e})")))?;
+    let argv: Vec<String> = meta["argv"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if argv.is_empty() {
+        return Err(bad(
+            "has no `argv`: only jobs dispatched by `luzia run` can be supervised".into(),
+        ));
+    }
+    Ok(Plan {
+        id: meta["id"].as_str().unwrap_or_default().to_owned(),
+        argv,
+        cwd: meta["cwd"]
+            .as_str()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir.to_owned()),
+        user: meta["user"].as_str().unwrap_or_default().to_owned(),
+    })
+}
+
+/// (uid, gid, home) of `user` from /etc/passwd.
+fn lookup_user(user: &str) -> Option<(u32, u32, String)> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() >= 6 && f[0] == user)
+            .then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?, f[5].to_owned())))?
+    })
+}
+
+/// Runs the job's agent to the end. Returns the exit code written to the exit line.
+pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, SuperviseError> {
+    let plan = plan(dir)?;
+    let io = |path: PathBuf| move |source| SuperviseError::Io { path, source };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(io(dir.to_owned()))?;
+    let _inside = rt.enter();
+    // Signals are caught before the pid is published: whoever reads the pid and sends SIGTERM
+    // finds us ready to pass it on and record the kill.
+    let signals = Signals::new();
+    write_atomic(
+        dir,
+        PID_FILE,
+        format!("{}\n", std::process::id()).as_bytes(),
+    )
+    .map_err(io(dir.join(PID_FILE)))?;
+    let log_path = dir.join(LOG_FILE);
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .map_err(io(log_path.clone()))?;
+    // Spawning registers the child with the runtime's reaper.
+    let spawned = spawn_agent(dir, &plan, &log);
+    let code = match (spawned, signals) {
+        (Ok(child), Ok(signals)) => run_to_end(&rt, child, signals),
+        (Ok(mut child), Err(_)) => rt.block_on(async { status_code(child.wait().await) }),
+        (Err(message), _) => {
+            let _ = writeln!(
+                &log,
+                "luzia: cannot start the agent {:?}: {message}",
+                plan.argv[0]
+            );
+            127
+        }
+    };
+    // The exit line: an empty line, then exit:N, as the orchestrator writes it.
+    writeln!(&log, "\nexit:{code}").map_err(io(log_path.clone()))?;
+    let _ = log.sync_data();
+    record_finish(dir, code);
+    if let Some(n) = notifications {
+        notify(n, &plan.id, code);
+    }
+    Ok(code)
+}
+
+fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Child, String> {
+    let stdin =
+        File::open(dir.join(PROMPT_FILE)).map_err(|e| format!("cannot read prompt.txt: {e}"))?;
+    let mut cmd = std::process::Command::new(&plan.argv[0]);
+    cmd.args(&plan.argv[1..])
+        .current_dir(&plan.cwd)
+        .stdin(Stdio::from(stdin))
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log.try_clone().map_err(|e| e.to_string())?)
+        .env("LUZIA_JOB_DIR", dir)
+        .env("LUZIA_JOB_ID", &plan.id)
+        // Its own process group: a kill reaches everything the agent started.
+        .process_group(0);
+    if !plan.user.is_empty() && rustix::process::geteuid().is_root() {
+        let (uid, gid, home) = lookup_user(&plan.user)
+            .ok_or_else(|| format!("no user '{}' on this machine", plan.user))?;
+        cmd.uid(uid)
+            .gid(gid)
+            .env("HOME", home)
+            .env("USER", &plan.user);
+    }
+    tokio::process::Command::from(cmd)
+        .kill_on_drop(false)
+        .spawn()
+        .map_err(|e| e.to_string())
+}
+
+/// Waits for the agent, passing SIGTERM/SIGINT/SIGHUP on to its group (then SIGKILL after the
+/// grace period). Returns its exit code, or minus the signal that ended it.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+}
+
+fn run_to_end(
+    rt: &tokio::runtime::Runtime,
+    mut child: tokio::process::Child,
+    signals: Signals,
+) -> i32 {
+    let pgid = child
+        .id()
+        .and_then(|p| rustix::process::Pid::from_raw(p as i32));
+    let Signals {
+        mut term,
+        mut int,
+        mut hup,
+    } = signals;
+    rt.block_on(async move {
+        let mut deadline: Option<tokio::time::Instant> = None;
+        loop {
+            let kill_at = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                status = child.wait() => return status_code(status),
+                _ = term.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
+                _ = int.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
+                _ = hup.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
+                _ = kill_at => {
+                    if let Some(p) = pgid {
+                        let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
+                    }
+                    deadline = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
+                }
+            }
+        }
+    })
+}
+
+/// The first stop signal passes SIGTERM on and starts the grace period; a second one (as
+/// `luzia kill` sends when its own grace is over) kills the agent's group at once.
+fn on_stop_signal(
+    deadline: Option<tokio::time::Instant>,
+    pgid: Option<rustix::process::Pid>,
+) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let sig = if deadline.is_some() {
+        rustix::process::Signal::KILL
+    } else {
+        rustix::process::Signal::TERM
+    };
+    if let Some(p) = pgid {
+        let _ = rustix::process::kill_process_group(p, sig);
+    }
+    match deadline {
+        Some(d) => d.min(now),
+        None => now + KILL_GRACE,
+    }
+}
+
+fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
+    match status {
+        Ok(s) => s
+            .code()
+            .or_else(|| s.signal().map(|sig| -sig))
+            .unwrap_or(-1),
+        Err(_) => -1,
+    }
+}
+
+/// `finished` and `exit_code` into meta.json, keeping every other field as it was.
+fn record_finish(dir: &Path, code: i32) {
+    let Ok(bytes) = std::fs::read(dir.join(META_FILE)) else {
+        return;
+    };
+    let Ok(Value::Object(mut meta)) = serde_json::from_slice::<Value>(&bytes) else {
+        return;
+    };
+    meta.insert(
+        "finished".into(),
+        Value::String(Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+    );
+    meta.insert("exit_code".into(), Value::from(code));
+    let _ = write_atomic(
+        dir,
+        META_FILE,
+        &serde_json::to_vec_pretty(&Value::Object(meta)).expect("JSON"),
+    );
+}
+
+/// `[HH:MM:SS] Agent <job id> finished (exit <code>)`, one line, one write.
+fn notify(path: &Path, id: &str, code: i32) {
+    let line = format!(
+        "[{}] Agent {id} finished (exit {code})\n",
+        Local::now().format("%H:%M:%S")
+    );
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::run::dispatch::{Spec, create};
+
+    fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let spec = Spec {
+            project: "p".into(),
+            project_path: root.path().to_owned(),
+            user: None,
+            task: "say hello".into(),
+            command: cmd.iter().map(|s| s.to_string()).collect(),
+            prompt_template: "{task}".into(),
+            retry_of: None,
+            addendum: None,
+        };
+        let c = create(root.path(), &spec, Utc::now()).unwrap();
+        (root, c.dir)
+    }
+
+    #[test]
+    fn runs_the_agent_on_the_prompt_and_writes_the_exit_line() {
+        let (root, dir) = job(&["sh", "-c", "cat; echo to-stderr >&2; exit 3"]);
+        let notes = root.path().join("notifications.log");
+        assert_eq!(supervise(&dir, Some(&notes)).unwrap(), 3);
+        let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap();
+        assert!(log.starts_with("say hello"), "{log}");
+        assert!(log.contains("to-stderr"));
+        assert!(log.ends_with("\nexit:3\n"), "{log:?}");
+        let meta: Value =
+            serde_json::from_slice(&std::fs::read(dir.join(META_FILE)).unwrap()).unwrap();
+        assert_eq!(meta["exit_code"], 3);
+        assert!(meta["finished"].is_string());
+        assert_eq!(meta["project"], "p", "other fields kept");
+        let line = std::fs::read_to_string(notes).unwrap();
+        assert!(line.contains("finished (exit 3)"), "{line}");
+    }
+
+    #[test]
+    fn a_missing_agent_is_exit_127_with_a_reason() {
+        let (_root, dir) = job(&["/nonexistent/agent"]);
+        assert_eq!(supervise(&dir, None).unwrap(), 127);
+        let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap();
+        assert!(
+            log.contains("cannot start the agent") && log.ends_with("exit:127\n"),
+            "{log}"
+        );
+    }
+
+    #[test]
+    fn a_signal_death_is_a_negative_exit() {
+        let (_root, dir) = job(&["sh", "-c", "kill -9 $$"]);
+        assert_eq!(supervise(&dir, None).unwrap(), -9);
+    }
+}

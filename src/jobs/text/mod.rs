@@ -1,0 +1,3 @@
+//! Text from agents is hostile: decoding, dropping escape sequences, capping lines.
+
+pub mod sanitize;
