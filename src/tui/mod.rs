@@ -3,6 +3,7 @@
 
 pub mod action;
 pub mod app;
+pub mod effect;
 pub mod effects;
 pub mod event;
 pub mod input;
@@ -23,7 +24,8 @@ use tokio::time::sleep_until;
 
 use crate::watch::POLL_EVERY;
 use app::{App, Options};
-use effects::{Effect, Executor};
+use effect::Effect;
+use effects::Executor;
 use event::{Event, Stop};
 
 const TICK: Duration = Duration::from_secs(1);

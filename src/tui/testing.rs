@@ -8,7 +8,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::app::{App, Options};
-use super::effects::Effect;
+use super::effect::Effect;
 use super::event::{Event, Synced};
 use crate::jobs::fs::tail::RawLine;
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};

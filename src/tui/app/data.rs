@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use super::App;
 use crate::jobs::{Job, JobId, Status};
-use crate::tui::effects::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::event::Synced;
 
 impl App {

@@ -8,7 +8,7 @@ use ratatui_textarea::TextArea;
 use super::{App, Mode};
 use crate::jobs::JobId;
 use crate::jobs::model::job::Standing;
-use crate::tui::effects::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::input::{Multiline, multiline_key, text_of};
 
 pub struct Draft {

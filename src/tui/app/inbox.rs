@@ -10,7 +10,7 @@ use super::{App, Mode};
 use crate::jobs::model::job::Standing;
 use crate::jobs::model::waiting::QuestionType;
 use crate::jobs::{Job, JobId};
-use crate::tui::effects::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::input::{Multiline, multiline_key, text_of};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

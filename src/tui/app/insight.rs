@@ -16,7 +16,7 @@ use crate::jobs::insight::timeline::{self, TimelineEvent};
 use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{Job, JobId, Status};
 use crate::tui::action::Action;
-use crate::tui::effects::Effect;
+use crate::tui::effect::{Effect, FEED_EVENTS};
 use crate::tui::event::Event;
 
 /// What the cockpit starts with for insight (from the config).
@@ -42,9 +42,6 @@ impl Default for InsightOptions {
         }
     }
 }
-
-/// Events shown at most in the feed.
-pub const FEED_EVENTS: usize = 500;
 
 /// The recent-events view (`e`).
 #[derive(Clone, Debug, Default)]

@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Focus, Mode};
 use crate::tui::action::Action;
-use crate::tui::effects::Effect;
+use crate::tui::effect::Effect;
 use crate::tui::input::{InputOutcome, LineInput};
 
 impl App {

@@ -22,7 +22,7 @@ use crate::jobs::{Job, JobId, Status};
 use crate::watch::WatchMode;
 
 use super::action::KeyMap;
-use super::effects::Effect;
+use super::effect::Effect;
 use super::event::Event;
 use super::input::LineInput;
 use super::layout::{self, Areas};

@@ -4,7 +4,7 @@ use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
 use super::{App, Focus, Mode};
-use crate::tui::effects::Effect;
+use crate::tui::effect::Effect;
 
 impl App {
     pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Effect> {

@@ -3,7 +3,7 @@
 
 use super::{App, Mode};
 use crate::jobs::{JobId, Status};
-use crate::tui::effects::Effect;
+use crate::tui::effect::Effect;
 
 impl App {
     pub(super) fn on_tick(&mut self) -> Vec<Effect> {

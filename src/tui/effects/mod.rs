@@ -24,77 +24,11 @@ use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, fs::files::open_nofollow, read_job};
 use crate::watch::{JobWatcher, Signal, WatchChange};
 
-use super::app::insight::FEED_EVENTS;
+use super::effect::{Effect, FEED_EVENTS};
 use super::event::{Event, Synced};
 
 /// Lines read from the end of a log when it is first shown.
 pub const INITIAL_LINES: usize = 2000;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
-    /// List the root and read every job except `skip` (settled jobs, when polling).
-    Sync {
-        skip: HashSet<JobId>,
-    },
-    ReadJobs(Vec<JobId>),
-    /// Re-read those of these live jobs whose pid is gone (or which have none yet).
-    CheckAlive(Vec<(JobId, Option<u32>)>),
-    OpenLog(JobId),
-    PollLog(JobId),
-    CloseLog,
-    LoadPrompt(JobId),
-    /// Publish an answer to this question of this job, exactly once.
-    Answer {
-        job: JobId,
-        question_id: String,
-        answer: String,
-    },
-    /// Publish a decision at this gate of this job, exactly once.
-    Decide {
-        job: JobId,
-        gate: String,
-        approved: bool,
-        reason: String,
-    },
-    /// Start a job (or queue it): from the input bar, or a retry (`retry_of`).
-    Dispatch {
-        project: String,
-        task: String,
-        retry_of: Option<JobId>,
-    },
-    /// Start the job again, with the answer it stopped for.
-    Retry(JobId),
-    /// Stop the job: SIGTERM, then SIGKILL after the grace period.
-    Kill(JobId),
-    /// List the queue (and start queued tasks if slots are free).
-    SyncQueue,
-    /// Scan these logs for known issues (only what was appended since the last scan).
-    ScanIssues(Vec<(JobId, PathBuf)>),
-    /// These jobs are gone: their scanners can go too.
-    ForgetIssues(Vec<JobId>),
-    /// Read a job's history.jsonl, for its timeline.
-    LoadHistory(JobId),
-    /// Read what the recent-events feed needs: these jobs' histories and the notifications log.
-    LoadFeed(Vec<JobId>),
-    /// Ring the terminal bell (performed by the loop, which owns the terminal).
-    Bell,
-    Quit,
-}
-
-impl Effect {
-    /// Whether performing this writes anything. A read-only cockpit refuses these here, where
-    /// effects are performed, not only by hiding keys.
-    pub fn writes(&self) -> bool {
-        matches!(
-            self,
-            Effect::Answer { .. }
-                | Effect::Decide { .. }
-                | Effect::Dispatch { .. }
-                | Effect::Retry(_)
-                | Effect::Kill(_)
-        )
-    }
-}
 
 pub struct Executor {
     root: PathBuf,

@@ -313,7 +313,7 @@ fn recent_events_view() {
     snapshot("events", |w, h| {
         let mut app = with_issues(app(w, h));
         let effects = press(&mut app, [ch('e')]);
-        let Some(crate::tui::effects::Effect::LoadFeed(ids)) = effects.into_iter().next() else {
+        let Some(crate::tui::effect::Effect::LoadFeed(ids)) = effects.into_iter().next() else {
             panic!("e asks for the feed")
         };
         app.update(
