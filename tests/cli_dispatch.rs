@@ -611,6 +611,42 @@ fn assert_ended(w: &World, id: &str, status: &str, code: i32) {
     assert_eq!(w.meta(id)["exit_code"], code);
 }
 
+/// Like [`assert_ended`] for a job stopped with `luzia kill`: `killed` with the agent's own
+/// `code`, and the stop (who, when, `cli`) in `jobs --json`, meta.json and the notification.
+fn assert_stopped(w: &World, id: &str, code: i32) -> Value {
+    let job = w.wait_done(id);
+    assert_eq!(job["status"], "killed", "{job}");
+    assert_eq!(job["exit_code"], code, "{job}");
+    let log = w.read_string(id, "output.log");
+    assert!(log.ends_with(&format!("\nexit:{code}\n")), "{log:?}");
+    let stop = &job["stop"];
+    assert_eq!(stop["source"], "cli", "{job}");
+    let by = stop["requested_by"].as_str().unwrap_or_default().to_owned();
+    assert!(by.contains('@'), "user@host: {job}");
+    assert!(
+        stop["requested_at"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z')),
+        "{job}"
+    );
+    let meta = w.meta(id);
+    assert_eq!(meta["exit_code"], code);
+    assert_eq!(meta["status"], "killed");
+    assert_eq!(
+        &meta["stop"], stop,
+        "meta.json keeps the request as it was made"
+    );
+    let notes = w.notes();
+    let suffix = format!(", killed by {by} (cli)");
+    assert!(
+        notes.iter().any(|l| l
+            .strip_suffix(&suffix)
+            .is_some_and(|head| is_note(head, id, code))),
+        "{notes:?}"
+    );
+    job
+}
+
 #[test]
 fn a_failing_agent_is_failed_with_its_code() {
     let w = World::with_agent(
@@ -692,7 +728,7 @@ fn kill_escalates_on_an_agent_that_ignores_sigterm() {
     let r = w.run(["kill", &id, "--grace", "1s"]);
     r.ok();
     assert_eq!(r.stdout, format!("killed {id} (exit:-9)\n"));
-    assert_ended(&w, &id, "killed", -9);
+    assert_stopped(&w, &id, -9);
     // SIGKILL went to the whole group: not one sleep is left.
     let dir = w.dir(&id);
     wait_for("the agent's group to be gone", || {
@@ -708,8 +744,118 @@ fn kill_stops_a_normal_agent_with_sigterm_then_refuses_a_finished_job() {
     let r = w.run(["kill", &id]);
     r.ok();
     assert_eq!(r.stdout, format!("killed {id} (exit:-15)\n"));
-    assert_ended(&w, &id, "killed", -15);
+    assert_stopped(&w, &id, -15);
     w.run(["kill", &id]).refused(1, "already finished");
+}
+
+/// Claude Code, stopped, makes one more call and exits 0: still `killed`, everywhere, with the
+/// 0 kept, who asked, and a retry that works.
+#[test]
+fn kill_of_an_agent_that_tidies_up_and_exits_0_is_killed_everywhere() {
+    let w = World::new();
+    let ready = w.path("ready");
+    w.configure(
+        &[
+            "sh",
+            "-c",
+            r#"trap 'echo tidying up; exit 0' TERM; : > "$1"; while :; do sleep 0.1; done"#,
+            "sh",
+            s(&ready),
+        ],
+        4,
+    );
+    let id = w.start("tidy up when stopped");
+    wait_for("the agent to be ready", || ready.exists().then_some(()));
+    let mut cmd = w.luzia();
+    let out = cmd
+        .env("USER", "tester")
+        .args(["kill", &id])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("killed {id} (exit:0)\n"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let job = assert_stopped(&w, &id, 0);
+    assert!(
+        job["stop"]["requested_by"]
+            .as_str()
+            .is_some_and(|b| b.starts_with("tester@")),
+        "{job}"
+    );
+    assert!(
+        w.read_string(&id, "output.log")
+            .contains("tidying up\n\nexit:0\n")
+    );
+    // The list, `luzia status` and `luzia jobs ID` (facts and timeline) agree.
+    let listed: Vec<Value> = w
+        .jobs()
+        .into_iter()
+        .filter(|j| j["id"] == id.as_str())
+        .collect();
+    assert_eq!(listed, std::slice::from_ref(&job));
+    let report = w.path("status.json");
+    w.run(["status", "--export", "json", "--output", s(&report)])
+        .ok();
+    let status: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    assert_eq!(status["counts"]["killed"], 1, "{status}");
+    assert_eq!(status["counts"]["completed"], 0, "{status}");
+    let r = w.run(["jobs", &id]);
+    r.ok();
+    assert!(r.stdout.contains("killed"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("stopped:") && l.contains("tester@") && l.ends_with("(cli)")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("stop requested by tester@")
+            && r.stdout.contains("finished: killed (exit 0)"),
+        "{}",
+        r.stdout
+    );
+    w.run(["kill", &id]).refused(1, "already finished");
+    let again = w.started(w.run(["retry", &id]));
+    assert_eq!(w.meta(&again)["retry_of"], id.as_str());
+    assert!(
+        !w.dir(&again).join("stop.json").exists(),
+        "a retry starts afresh"
+    );
+}
+
+/// `luzia kill` records the request before it signals: an agent that dies with nobody left to
+/// write its exit line (as if `luzia kill` had crashed right after the signal) is `killed`,
+/// not `died`; a job directory without the request reads as before.
+#[test]
+fn a_recorded_stop_without_an_exit_line_is_a_kill_not_a_death() {
+    let w = World::new();
+    w.configure(&["true"], 4);
+    for (id, stop) in [("120000-stop", true), ("120000-gone", false)] {
+        let dir = w.dir(id);
+        fs::create_dir_all(&dir).unwrap();
+        let meta = serde_json::json!({"id": id, "project": "p", "task": "t",
+            "started": "2026-01-11T12:00:00Z", "pid": dead_pid()});
+        fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+        fs::write(dir.join("output.log"), "working\n").unwrap();
+        if stop {
+            fs::write(
+                dir.join("stop.json"),
+                r#"{"requested_by": "ana@host", "requested_at": "2026-01-11T12:05:00Z", "source": "tui"}"#,
+            )
+            .unwrap();
+        }
+    }
+    let killed = w.job("120000-stop");
+    assert_eq!(killed["status"], "killed", "{killed}");
+    assert_eq!(killed["exit_code"], Value::Null);
+    assert_eq!(killed["stop"]["requested_by"], "ana@host");
+    let died = w.job("120000-gone");
+    assert_eq!(died["status"], "died", "{died}");
+    assert_eq!(died["stop"], Value::Null);
 }
 
 // ---------------------------------------------------------------------------------------------

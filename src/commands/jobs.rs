@@ -93,6 +93,7 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> Value {
             "step_name": p.step_name,
         })),
         "waiting": job.waiting().map(|w| w.as_str()),
+        "stop": job.stop,
         "problems": job.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
     })
 }

@@ -12,6 +12,7 @@ use crate::cli::{
 use crate::config::Config;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::hitl::operator::{self, Outcome};
+use crate::jobs::model::stop::StopSource;
 use crate::jobs::run::queue::{self, Priority};
 use crate::jobs::run::{kill, supervise};
 use crate::jobs::text::sanitize::plain_text;
@@ -65,7 +66,7 @@ pub fn shorthand(cfg: &Config, words: &[String], out: &mut dyn Write) -> Result<
 
 pub fn kill(cfg: &Config, args: &KillArgs, out: &mut dyn Write) -> Result<u8> {
     let job = super::find_job(cfg, &args.id)?;
-    let code = kill::kill(&job, args.grace)?;
+    let code = kill::kill(&job, args.grace, StopSource::Cli)?;
     writeln!(out, "killed {} (exit:{code})", job.id)?;
     Ok(0)
 }

@@ -22,3 +22,6 @@ pub const GATE_FILE: &str = "approval.json";
 pub const DECISION_FILE: &str = "approved.json";
 /// Answered questions and decided gates, one JSON object a line.
 pub const HISTORY_FILE: &str = "history.jsonl";
+/// A requested stop: who asked for the agent to be stopped, and when (published before the
+/// signal is sent).
+pub const STOP_FILE: &str = "stop.json";

@@ -1,5 +1,5 @@
 //! What happened to a job, in order, derived from what is on disk (no daemon records anything):
-//! meta.json's start and end, progress milestones and answered questions and decided gates from
+//! meta.json's start and end, a requested stop, progress milestones and answered questions and decided gates from
 //! `history.jsonl`, the question pending now, known issues found in the log, and the alarms the
 //! rules raise. The global feed merges these for recent jobs with the notifications log.
 
@@ -26,6 +26,8 @@ pub enum EventKind {
     Answered,
     Issue,
     Alarm,
+    /// Someone asked for the agent to be stopped (`luzia kill`, the cockpit's kill).
+    Stop,
     Finished,
     /// A line of the notifications log about a job not (or no longer) on disk.
     Notification,
@@ -40,6 +42,7 @@ impl EventKind {
             EventKind::Answered => "answered",
             EventKind::Issue => "issue",
             EventKind::Alarm => "alarm",
+            EventKind::Stop => "stop",
             EventKind::Finished => "finished",
             EventKind::Notification => "notice",
         }
@@ -264,6 +267,13 @@ pub fn job_timeline(
             Some(a.since),
             EventKind::Alarm,
             format!("{}: {}", a.kind, a.detail),
+        ));
+    }
+    if let Some(stop) = &job.stop {
+        out.push(event(
+            stop.at(),
+            EventKind::Stop,
+            format!("stop requested by {}", stop.by()),
         ));
     }
     if let Some(finished) = job.finished {

@@ -85,6 +85,10 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
     }
     out.push(fact("started", when(job.started, now)));
     out.push(fact("finished", when(job.finished, now)));
+    if let Some(stop) = &job.stop {
+        // Killed on request: the agent's own exit code (above) is kept, and who asked is said.
+        out.push(fact("stopped", stop.who()));
+    }
     out.push(fact(
         "elapsed",
         job.elapsed_secs(now).map_or("-".into(), format_duration),

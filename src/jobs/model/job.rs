@@ -1,7 +1,9 @@
 //! One job read from its directory: everything the status table needs, and what could not be
 //! read, said per file so that one bad job never hides the others.
 
-use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROGRESS_FILE, PROMPT_FILE};
+use crate::jobs::fs::names::{
+    LOG_FILE, META_FILE, PID_FILE, PROGRESS_FILE, PROMPT_FILE, STOP_FILE,
+};
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use crate::jobs::model::id::JobId;
 use crate::jobs::model::meta::Meta;
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::status::{self, Evidence, Status};
+use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::model::waiting::{self, Gate, Question, Waiting};
 use crate::jobs::os::process::is_alive;
 
@@ -69,6 +72,8 @@ pub struct Job {
     pub log_mtime: Option<DateTime<Utc>>,
     /// For a queued task: its place in the queue (1 starts next).
     pub queue_position: Option<usize>,
+    /// Someone asked for the agent to be stopped: who, when, from where.
+    pub stop: Option<StopRequest>,
     pub problems: Vec<Problem>,
 }
 
@@ -157,12 +162,17 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         log_len: log.len,
         log_mtime: log.mtime,
         queue_position: None,
+        // What the supervisor recorded when the agent ended, else the request itself.
+        stop: meta
+            .as_ref()
+            .and_then(|m| m.stop.clone())
+            .or_else(|| r.stop()),
         problems: Vec::new(),
         meta,
     };
     if let Some(code) = log.exit_code {
         job.finished = job.finished.or(log.mtime);
-        job.status = Status::from_exit_code(code);
+        job.status = Status::ended(code, job.stop.is_some());
         if job.status != Status::NeedsInput {
             // Finished for good: no pid or question changes what is shown.
             job.problems = r.problems;
@@ -188,6 +198,7 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
             pid_alive: job.pid.map(is_alive),
             age_secs: born.map(|t| (now - t).num_seconds()),
             waiting,
+            stop_requested: job.stop.is_some(),
         });
     }
     if job.status == Status::Died {
@@ -272,6 +283,16 @@ impl DirReader<'_> {
             .ok()
     }
 
+    /// A requested stop. A file that exists but cannot be read or parsed still says a stop was
+    /// asked for (by someone unknown), and is noted.
+    fn stop(&mut self) -> Option<StopRequest> {
+        let (request, problem) = stop::read(self.dir)?;
+        if let Some(message) = problem {
+            self.problem(STOP_FILE, message);
+        }
+        Some(request)
+    }
+
     fn pid(&mut self) -> Option<u32> {
         let bytes = self.small(PID_FILE)?;
         let pid = std::str::from_utf8(&bytes)
@@ -304,4 +325,66 @@ pub fn read_prompt(job: &Job) -> Result<Option<String>, Problem> {
             path,
             message: e.to_string(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job directory with meta.json (`extra` merged in), output.log ending in `exit:code`,
+    /// and `stop.json` when given.
+    fn ended(meta_extra: &str, code: i32, stop: Option<&str>) -> (tempfile::TempDir, Job) {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("120000-abcd");
+        std::fs::create_dir(&dir).unwrap();
+        let meta = format!(r#"{{"id": "120000-abcd", "project": "p", "task": "t"{meta_extra}}}"#);
+        std::fs::write(dir.join(META_FILE), meta).unwrap();
+        std::fs::write(dir.join(LOG_FILE), format!("done\n\nexit:{code}\n")).unwrap();
+        if let Some(s) = stop {
+            std::fs::write(dir.join(STOP_FILE), s).unwrap();
+        }
+        let id = JobId::parse("120000-abcd").unwrap();
+        let job = read_job(root.path(), &id, Utc::now()).unwrap();
+        (root, job)
+    }
+
+    const ANA: &str =
+        r#"{"requested_by": "ana@host", "requested_at": "2026-01-11T14:31:02Z", "source": "cli"}"#;
+
+    #[test]
+    fn a_requested_stop_reads_as_killed_with_the_code_kept() {
+        let (_r, plain) = ended("", 0, None);
+        assert_eq!(
+            (plain.status, plain.stop.clone()),
+            (Status::Completed, None)
+        );
+        for code in [0, 1, 100, -15] {
+            let (_r, job) = ended("", code, Some(ANA));
+            assert_eq!(job.status, Status::Killed, "exit {code}");
+            assert_eq!(job.exit_code, Some(code));
+            assert_eq!(job.stop.as_ref().unwrap().requested_by, "ana@host");
+            assert!(job.is_settled() && job.problems.is_empty());
+        }
+    }
+
+    #[test]
+    fn meta_json_s_record_is_used_and_a_torn_request_still_counts() {
+        let recorded = r#", "exit_code": 0, "stop": {"requested_by": "bo@host", "source": "tui"}"#;
+        let (_r, job) = ended(recorded, 0, Some(ANA));
+        assert_eq!(
+            job.stop.unwrap().requested_by,
+            "bo@host",
+            "the supervisor's record"
+        );
+        let (_r, torn) = ended("", 0, Some("{\"requested_by"));
+        assert_eq!(torn.status, Status::Killed);
+        assert_eq!(torn.stop.as_ref().unwrap().who(), "someone");
+        assert!(
+            torn.problems[0]
+                .to_string()
+                .contains("stop.json is not a JSON object"),
+            "{:?}",
+            torn.problems
+        );
+    }
 }

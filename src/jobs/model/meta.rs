@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::parse_timestamp;
 
 /// What the dispatcher wrote. Every field is optional in practice; absent text is empty.
@@ -29,6 +30,8 @@ pub struct Meta {
     pub agent: String,
     /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
     pub supervised: bool,
+    /// A requested stop, as the supervisor recorded it when the agent ended.
+    pub stop: Option<StopRequest>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +69,10 @@ impl Meta {
             host: text(&raw, "host"),
             agent: text(&raw, "agent"),
             supervised: raw.get("argv").is_some_and(Value::is_array),
+            stop: raw
+                .get("stop")
+                .filter(|v| v.is_object())
+                .and_then(|v| serde_json::from_value(v.clone()).ok()),
         })
     }
 }
@@ -84,6 +91,13 @@ fn json_kind(v: &Value) -> &'static str {
 /// A string field, or a number rendered as text; anything else reads as empty.
 fn text(raw: &Map<String, Value>, key: &str) -> String {
     raw.get(key).and_then(scalar_text).unwrap_or_default()
+}
+
+/// For serde: a string field, or a number or boolean rendered as text; anything else (a list,
+/// an object, null) reads as empty instead of failing the whole record.
+pub fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    use serde::Deserialize;
+    Ok(scalar_text(&Value::deserialize(d)?).unwrap_or_default())
 }
 
 fn scalar_text(v: &Value) -> Option<String> {
@@ -173,6 +187,28 @@ mod tests {
             assert_eq!(m.exit_code, *exit, "{json}");
         }
         assert_eq!(Meta::parse(br#"{"project": 7}"#).unwrap().project, "7");
+    }
+
+    #[test]
+    fn a_recorded_stop_is_read_and_an_odd_one_is_none() {
+        let m = Meta::parse(
+            br#"{"exit_code": 0, "stop": {"requested_by": "bruno@host",
+                 "requested_at": "2026-01-11T14:31:02Z", "source": "tui"}}"#,
+        )
+        .unwrap();
+        let stop = m.stop.unwrap();
+        assert_eq!(
+            (stop.requested_by.as_str(), stop.source.as_str()),
+            ("bruno@host", "tui")
+        );
+        for odd in [
+            r#"{}"#,
+            r#"{"stop": null}"#,
+            r#"{"stop": "yes"}"#,
+            r#"{"stop": [1]}"#,
+        ] {
+            assert_eq!(Meta::parse(odd.as_bytes()).unwrap().stop, None, "{odd}");
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! What a job directory means: its id, meta.json, progress, the question or gate it waits on,
-//! the status derived from all of them, a scan of the whole root, and the `jobs ID` description.
+//! a requested stop, the status derived from all of them, a scan of the whole root, and the
+//! `jobs ID` description.
 
 pub mod describe;
 pub mod id;
@@ -8,5 +9,6 @@ pub mod meta;
 pub mod progress;
 pub mod scan;
 pub mod status;
+pub mod stop;
 pub mod time;
 pub mod waiting;

@@ -1,5 +1,5 @@
 //! The derived status of a job: protocol.md's status table as one pure function over what was
-//! read from disk. `status` in meta.json is advisory and plays no part.
+//! read from disk. `status` in meta.json is advisory and plays no part; a requested stop does.
 
 use std::fmt;
 use std::str::FromStr;
@@ -51,6 +51,16 @@ impl Status {
         matches!(self, Status::Queued | Status::Running | Status::Waiting)
     }
 
+    /// The status of a job whose agent has ended with an exit line: a requested stop makes it
+    /// `killed` whatever the agent's own code.
+    pub fn ended(code: i32, stop_requested: bool) -> Status {
+        if stop_requested {
+            Status::Killed
+        } else {
+            Status::from_exit_code(code)
+        }
+    }
+
     /// The status an exit line gives.
     pub fn from_exit_code(code: i32) -> Status {
         match code {
@@ -96,11 +106,13 @@ pub struct Evidence {
     /// Seconds since the job started, if known.
     pub age_secs: Option<i64>,
     pub waiting: Option<Waiting>,
+    /// Someone asked for the agent to be stopped (`stop.json`, or `stop` in meta.json).
+    pub stop_requested: bool,
 }
 
 pub fn derive(e: &Evidence) -> Status {
     if let Some(code) = e.exit_code {
-        return Status::from_exit_code(code);
+        return Status::ended(code, e.stop_requested);
     }
     if !e.has_meta && !e.has_log && e.pid_alive.is_none() {
         return Status::Unknown;
@@ -112,6 +124,8 @@ pub fn derive(e: &Evidence) -> Status {
     match (running, e.waiting) {
         (true, Some(_)) => Status::Waiting,
         (true, None) => Status::Running,
+        // Asked to stop and gone: a kill, even if nobody lived to write the exit line.
+        (false, _) if e.stop_requested => Status::Killed,
         (false, _) => Status::Died,
     }
 }
@@ -310,6 +324,64 @@ mod tests {
         for (name, evidence, want) in cases {
             assert_eq!(derive(evidence), *want, "{name}");
         }
+    }
+
+    /// Every exit code the table names (and none), with and without a requested stop: a stop
+    /// turns every ending into `killed` and changes nothing while the agent lives.
+    #[test]
+    fn every_exit_code_with_and_without_a_requested_stop() {
+        use Status::{Completed, Died, Failed, Killed, NeedsInput, Running, Unknown};
+        let base = Evidence {
+            has_meta: true,
+            has_log: true,
+            ..Evidence::default()
+        };
+        // (exit code, pid alive, waiting, without a stop, with a stop)
+        let q = Some(Waiting::Question);
+        let cases: &[(Option<i32>, Option<bool>, Option<Waiting>, Status, Status)] = &[
+            (Some(0), None, None, Completed, Killed),
+            (Some(1), None, None, Failed, Killed),
+            (Some(2), None, None, Failed, Killed),
+            (Some(-1), None, None, Failed, Killed),
+            (Some(127), None, None, Failed, Killed),
+            (Some(-9), None, None, Killed, Killed),
+            (Some(137), None, None, Killed, Killed),
+            (Some(143), None, None, Killed, Killed),
+            (Some(-15), None, None, Killed, Killed),
+            (Some(100), None, None, NeedsInput, Killed),
+            (Some(0), Some(true), None, Completed, Killed),
+            (None, Some(true), None, Running, Running),
+            (None, Some(true), q, Status::Waiting, Status::Waiting),
+            (None, Some(false), None, Died, Killed),
+            (None, Some(false), q, Died, Killed),
+            (None, None, None, Died, Killed),
+        ];
+        for &(exit_code, pid_alive, waiting, plain, stopped) in cases {
+            for (stop_requested, want) in [(false, plain), (true, stopped)] {
+                let e = Evidence {
+                    exit_code,
+                    pid_alive,
+                    waiting,
+                    stop_requested,
+                    ..base
+                };
+                assert_eq!(derive(&e), want, "{e:?}");
+                if let Some(code) = exit_code {
+                    assert_eq!(Status::ended(code, stop_requested), want, "{e:?}");
+                }
+            }
+        }
+        let young = Evidence {
+            age_secs: Some(1),
+            stop_requested: true,
+            ..base
+        };
+        assert_eq!(derive(&young), Running, "starting, not yet gone");
+        let nothing = Evidence {
+            stop_requested: true,
+            ..Evidence::default()
+        };
+        assert_eq!(derive(&nothing), Unknown);
     }
 
     #[test]

@@ -184,6 +184,7 @@ impl Queued {
             log_len: 0,
             log_mtime: None,
             queue_position: Some(position),
+            stop: None,
             problems: Vec::new(),
         })
     }

@@ -1,8 +1,9 @@
 //! The supervisor (`luzia supervise JOB_DIR`): runs the agent of a dispatched job with
 //! `prompt.txt` on stdin in the project's directory, appends its output to `output.log` as it
-//! comes, then the exit line, `finished`/`exit_code` into meta.json, and one line in the
-//! notifications log. A SIGTERM (from `luzia kill`, or a shutdown) is passed on to the agent's
-//! process group, followed by SIGKILL after a grace period; the exit line is written either way.
+//! comes, then the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
+//! one line in the notifications log. A SIGTERM (from `luzia kill`, or a shutdown) is passed on
+//! to the agent's process group, followed by SIGKILL after a grace period; the exit line is
+//! written either way.
 
 use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROMPT_FILE};
 use std::fs::{File, OpenOptions};
@@ -16,6 +17,8 @@ use chrono::{Local, Utc};
 use serde_json::Value;
 
 use crate::jobs::fs::publish::write_atomic;
+use crate::jobs::model::status::Status;
+use crate::jobs::model::stop::{self, StopRequest};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -123,9 +126,11 @@ pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, Superv
     // The exit line: an empty line, then exit:N, as the orchestrator writes it.
     writeln!(&log, "\nexit:{code}").map_err(io(log_path.clone()))?;
     let _ = log.sync_data();
-    record_finish(dir, code);
+    // Published before any signal was sent: if a stop was asked for, it is on disk by now.
+    let stop = stop::read(dir).map(|(request, _)| request);
+    record_finish(dir, code, stop.as_ref());
     if let Some(n) = notifications {
-        notify(n, &plan.id, code);
+        notify(n, &plan.id, code, stop.as_ref());
     }
     Ok(code)
 }
@@ -245,8 +250,9 @@ fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
     }
 }
 
-/// `finished` and `exit_code` into meta.json, keeping every other field as it was.
-fn record_finish(dir: &Path, code: i32) {
+/// `finished` and `exit_code` into meta.json, keeping every other field as it was; after a
+/// requested stop also `stop` and `status: killed`, which the exit code cannot say.
+fn record_finish(dir: &Path, code: i32, stop: Option<&StopRequest>) {
     let Ok(bytes) = std::fs::read(dir.join(META_FILE)) else {
         return;
     };
@@ -258,6 +264,10 @@ fn record_finish(dir: &Path, code: i32) {
         Value::String(Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
     );
     meta.insert("exit_code".into(), Value::from(code));
+    if let Some(s) = stop.and_then(|s| serde_json::to_value(s).ok()) {
+        meta.insert("status".into(), Value::from(Status::Killed.as_str()));
+        meta.insert("stop".into(), s);
+    }
     let _ = write_atomic(
         dir,
         META_FILE,
@@ -265,10 +275,12 @@ fn record_finish(dir: &Path, code: i32) {
     );
 }
 
-/// `[HH:MM:SS] Agent <job id> finished (exit <code>)`, one line, one write.
-fn notify(path: &Path, id: &str, code: i32) {
+/// `[HH:MM:SS] Agent <job id> finished (exit <code>)`, one line, one write; after a requested
+/// stop it goes on with `, killed by <user@host> (<cli|tui>)`.
+fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest>) {
+    let killed = stop.map_or(String::new(), |s| format!(", killed by {}", s.by()));
     let line = format!(
-        "[{}] Agent {id} finished (exit {code})\n",
+        "[{}] Agent {id} finished (exit {code}){killed}\n",
         Local::now().format("%H:%M:%S")
     );
     if let Some(parent) = path.parent() {
@@ -327,6 +339,49 @@ mod tests {
             log.contains("cannot start the agent") && log.ends_with("exit:127\n"),
             "{log}"
         );
+    }
+
+    #[test]
+    fn a_requested_stop_is_recorded_whatever_the_exit_code() {
+        // The request is on disk before the agent ends (as `luzia kill` publishes it before it
+        // signals); the agent ends with 0 all the same.
+        let (root, dir) = job(&["sh", "-c", "cat >/dev/null; exit 0"]);
+        let at = chrono::TimeZone::with_ymd_and_hms(&Utc, 2026, 1, 11, 14, 31, 2).unwrap();
+        let request = StopRequest::new("bruno@host", at, stop::StopSource::Tui);
+        std::fs::write(
+            dir.join(crate::jobs::fs::names::STOP_FILE),
+            request.to_json(),
+        )
+        .unwrap();
+        let notes = root.path().join("notifications.log");
+        assert_eq!(supervise(&dir, Some(&notes)).unwrap(), 0);
+        let meta: Value =
+            serde_json::from_slice(&std::fs::read(dir.join(META_FILE)).unwrap()).unwrap();
+        assert_eq!(meta["exit_code"], 0, "the agent's own code is kept");
+        assert_eq!(meta["status"], "killed");
+        assert_eq!(
+            meta["stop"],
+            serde_json::json!({"requested_by": "bruno@host",
+                "requested_at": "2026-01-11T14:31:02Z", "source": "tui"})
+        );
+        let line = std::fs::read_to_string(notes).unwrap();
+        assert!(
+            line.ends_with(" finished (exit 0), killed by bruno@host (tui)\n"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn without_a_request_meta_json_and_the_line_are_as_before() {
+        let (root, dir) = job(&["sh", "-c", "cat >/dev/null; exit 0"]);
+        let notes = root.path().join("notifications.log");
+        assert_eq!(supervise(&dir, Some(&notes)).unwrap(), 0);
+        let meta: Value =
+            serde_json::from_slice(&std::fs::read(dir.join(META_FILE)).unwrap()).unwrap();
+        assert_eq!(meta["status"], "running", "as dispatched: advisory");
+        assert!(meta.get("stop").is_none());
+        let line = std::fs::read_to_string(notes).unwrap();
+        assert!(line.ends_with(" finished (exit 0)\n"), "{line}");
     }
 
     #[test]

@@ -111,6 +111,7 @@ fn same_on_screen(a: &Job, b: &Job) -> bool {
         && a.started == b.started
         && a.finished == b.finished
         && a.problems == b.problems
+        && a.stop == b.stop
         && a.project() == b.project()
         && a.task() == b.task()
 }

@@ -18,6 +18,7 @@ use crate::jobs::insight::known_issues::PatternSet;
 use crate::jobs::insight::timeline::{read_history, read_notifications};
 use crate::jobs::model::job::read_prompt;
 use crate::jobs::model::scan::{list_ids, read_all};
+use crate::jobs::model::stop::StopSource;
 use crate::jobs::os::process::is_alive;
 use crate::jobs::run::{kill, queue};
 use crate::jobs::text::sanitize::plain_text;
@@ -224,7 +225,7 @@ impl Executor {
                 std::thread::spawn(move || {
                     let message = match read_job(&root, &id, chrono::Utc::now()) {
                         None => format!("job {id} is gone"),
-                        Some(job) => match kill::kill(&job, kill::DEFAULT_GRACE) {
+                        Some(job) => match kill::kill(&job, kill::DEFAULT_GRACE, StopSource::Tui) {
                             Ok(code) => format!("killed {id} (exit:{code})"),
                             Err(e) => e.to_string(),
                         },

@@ -29,6 +29,7 @@ fn job(status: Status) -> Job {
         log_len: 10,
         log_mtime: Some(t0()),
         queue_position: None,
+        stop: None,
         problems: Vec::new(),
     }
 }

@@ -32,6 +32,7 @@ fn job(id: &str, project: &str, status: Status, started_min: i64) -> Job {
         log_len: 0,
         log_mtime: Some(t0() + Ch::minutes(started_min)),
         queue_position: None,
+        stop: None,
         problems: Vec::new(),
     }
 }

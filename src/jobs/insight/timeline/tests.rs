@@ -35,6 +35,7 @@ fn finished_job() -> Job {
         log_len: 10,
         log_mtime: Some(t0() + Ch::minutes(20)),
         queue_position: None,
+        stop: None,
         problems: Vec::new(),
     }
 }
@@ -175,4 +176,32 @@ fn the_feed_is_newest_first_and_drops_notifications_about_jobs_it_already_shows(
             "over budget: 200% of its 10m00s budget"
         ]
     );
+}
+
+#[test]
+fn a_requested_stop_is_an_event_before_the_killed_end() {
+    let mut job = finished_job();
+    job.status = Status::Killed;
+    job.exit_code = Some(0);
+    job.stop = Some(crate::jobs::model::stop::StopRequest {
+        requested_by: "ana@host".into(),
+        requested_at: ts(19),
+        source: "tui".into(),
+    });
+    let events = job_timeline(&job, &[], None, &AlarmRules::default(), t0());
+    let tail: Vec<(EventKind, &str)> = events
+        .iter()
+        .rev()
+        .take(2)
+        .rev()
+        .map(|e| (e.kind, e.text.as_str()))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            (EventKind::Stop, "stop requested by ana@host (tui)"),
+            (EventKind::Finished, "finished: killed (exit 0)"),
+        ]
+    );
+    assert_eq!(events[events.len() - 2].at, Some(t0() + Ch::minutes(19)));
 }
