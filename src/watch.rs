@@ -138,6 +138,59 @@ impl JobWatcher {
     }
 }
 
+/// Watches the queue root (tasks queued, started or cancelled, from this machine's CLI or any
+/// other writer) and calls `sink` on every change there. `None` where it cannot be trusted or
+/// started (no queue root yet, a remote file system, `LUZIA_WATCH=poll`): the cockpit then
+/// lists the queue on its ticks. `sink` must only read the queue: what it reads raises no event
+/// (opens and reads are ignored), so nothing loops.
+pub struct QueueWatcher {
+    _inner: RecommendedWatcher,
+}
+
+impl QueueWatcher {
+    pub fn start(queue: &Path, sink: impl Fn() + Send + 'static) -> Option<QueueWatcher> {
+        if std::env::var("LUZIA_WATCH").is_ok_and(|v| v == "poll")
+            || remote_fs_name(queue).is_some()
+        {
+            return None;
+        }
+        let handler = move |res: notify::Result<notify::Event>| {
+            let wanted = res.as_ref().map_or(true, |ev| {
+                // Temporary files and the slot lock (dot names) come before or around a real
+                // change, which brings its own event.
+                !is_own_access(ev)
+                    && ev.paths.iter().any(|p| {
+                        p.file_name()
+                            .is_none_or(|n| !n.to_string_lossy().starts_with('.'))
+                    })
+            });
+            if wanted {
+                sink();
+            }
+        };
+        let mut inner = notify::recommended_watcher(handler).ok()?;
+        inner.watch(queue, RecursiveMode::Recursive).ok()?;
+        Some(QueueWatcher { _inner: inner })
+    }
+
+    /// Watches the queue and hands `sink` its rows (as `luzia queue` lists them) on every
+    /// change. With `create`, a missing queue root is made first, as `luzia run` makes it,
+    /// so that there is something to watch.
+    pub fn listing(
+        queue: &Path,
+        create: bool,
+        sink: impl Fn(Vec<crate::jobs::Job>) + Send + 'static,
+    ) -> Option<QueueWatcher> {
+        if create {
+            let _ = std::fs::create_dir_all(queue);
+        }
+        let dir = queue.to_owned();
+        QueueWatcher::start(queue, move || {
+            sink(crate::jobs::run::queue::listed_rows(&dir))
+        })
+    }
+}
+
 /// Maps one event to the jobs it touches. The cockpit's own reads cause open and close-nowrite
 /// events; those are ignored, or every read would cause another.
 pub fn classify(root: &Path, ev: &notify::Event) -> Option<Signal> {
@@ -268,6 +321,34 @@ mod tests {
     fn local_tmp_is_not_remote() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(remote_fs_name(dir.path()), None);
+    }
+
+    #[test]
+    fn a_task_queued_or_taken_is_noticed_and_reading_the_queue_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(QueueWatcher::start(&dir.path().join("none"), || {}).is_none());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _w = QueueWatcher::start(dir.path(), move || {
+            let _ = tx.send(());
+        })
+        .unwrap();
+        let q = crate::jobs::run::queue::enqueue(
+            dir.path(),
+            "p",
+            "t",
+            crate::jobs::run::queue::Priority::Normal,
+            "me",
+        )
+        .unwrap();
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("an event for a queued task");
+        // Let the burst of one enqueue end, then read: no event.
+        while rx.recv_timeout(Duration::from_millis(300)).is_ok() {}
+        assert_eq!(crate::jobs::run::queue::list(dir.path()).unwrap().len(), 1);
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        crate::jobs::run::queue::cancel(dir.path(), &q.id).unwrap();
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("an event for a cancelled task");
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
         // Killed on request: the agent's own exit code (above) is kept, and who asked is said.
         out.push(fact("stopped", stop.who()));
     }
+    if let Some(n) = job.queue_position {
+        out.push(fact("queue", format!("#{n} (1 starts next)")));
+    }
     out.push(fact(
         "elapsed",
         job.elapsed_secs(now).map_or("-".into(), format_duration),

@@ -6,10 +6,13 @@ use std::str::FromStr;
 /// Longest id the protocol allows (1 leading character + 127 more).
 pub const MAX_LEN: usize = 128;
 
-/// A validated job id: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`.
+/// A validated job id: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, or the key of a queued task's row
+/// (`queued:` and a queue id, or `queued:#` and its place; see [`JobId::queued`]).
 ///
 /// Holding a `JobId` proves the string cannot climb out of the jobs root (`..`, `/`, NUL and
-/// leading dots are all impossible), so paths are only ever built from this type.
+/// leading dots are all impossible), so paths are only ever built from this type. A queued key
+/// is one path component too, and names no job: the colon is outside the pattern, so no job
+/// directory luzia reads has that name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct JobId(String);
 
@@ -36,7 +39,26 @@ impl JobId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The row key of the queued task `queue_id`, distinct from every job id; `None` when the
+    /// queue id is not itself a valid id (see [`JobId::queued_at`]).
+    pub fn queued(queue_id: &str) -> Option<JobId> {
+        is_valid(queue_id).then(|| JobId(format!("{QUEUED}{queue_id}")))
+    }
+
+    /// The row key of the queued task at `place`, for an entry whose id cannot be a key.
+    pub fn queued_at(place: usize) -> JobId {
+        JobId(format!("{QUEUED}#{place}"))
+    }
+
+    /// A queued task's row, not a job directory.
+    pub fn is_queued(&self) -> bool {
+        self.0.starts_with(QUEUED)
+    }
 }
+
+/// What a queued task's row key starts with.
+const QUEUED: &str = "queued:";
 
 /// The protocol's pattern, checked by hand: a regex engine for eight lines is not worth it.
 pub fn is_valid(s: &str) -> bool {
@@ -98,6 +120,20 @@ mod tests {
             assert_eq!(is_valid(input), *ok, "{input:?}");
             assert_eq!(JobId::parse(input).is_ok(), *ok, "{input:?}");
         }
+    }
+
+    #[test]
+    fn queued_keys_never_equal_a_job_id_and_stay_one_component() {
+        let key = JobId::queued("00c885a0").unwrap();
+        assert_ne!(key, JobId::parse("00c885a0").unwrap());
+        assert!(key.is_queued() && !JobId::parse("00c885a0").unwrap().is_queued());
+        assert!(!is_valid(key.as_str()), "no job directory has this name");
+        assert!(JobId::parse(key.as_str()).is_err(), "nor can one be typed");
+        assert_eq!(JobId::queued("../../etc"), None);
+        assert_eq!(JobId::queued(""), None);
+        let at = JobId::queued_at(3);
+        assert!(at.is_queued() && !at.as_str().contains('/'));
+        assert_ne!(at, JobId::queued("3").unwrap());
     }
 
     #[test]

@@ -86,6 +86,15 @@ impl Job {
         self.meta.as_ref().map_or("", |m| m.task.as_str())
     }
 
+    /// The id a person knows it by: the job id, or for a queued task its queue id (what `luzia
+    /// queue` lists), as plain text.
+    pub fn shown_id(&self) -> String {
+        match (&self.meta, self.id.is_queued()) {
+            (Some(m), true) if !m.id.is_empty() => crate::jobs::text::sanitize::plain_text(&m.id),
+            _ => self.id.to_string(),
+        }
+    }
+
     /// What the job waits for, while it is `waiting`.
     pub fn waiting(&self) -> Option<Waiting> {
         if self.status != Status::Waiting {

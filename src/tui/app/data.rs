@@ -15,7 +15,9 @@ impl App {
         let newly_waiting = !first && s.read.iter().any(|j| self.starts_waiting(j));
         self.scan_error = s.error;
         let present: HashSet<&JobId> = s.present.iter().collect();
-        self.jobs.retain(|id, _| present.contains(id));
+        // Queued tasks are not in the root: the queue's own listing keeps their rows.
+        self.jobs
+            .retain(|id, _| id.is_queued() || present.contains(id));
         self.jobs
             .reserve(s.read.len().saturating_sub(self.jobs.len()));
         for job in s.read {
@@ -68,6 +70,26 @@ impl App {
             }
         }
         self.after_read(newly_waiting, Some(&ids))
+    }
+
+    /// The queue as listed: its rows replace the queued rows there were. The same queue as
+    /// before changes nothing (it is listed once a second while jobs are live).
+    pub(super) fn on_queue_listed(&mut self, queued: Vec<Job>) -> Vec<Effect> {
+        let mut before: Vec<&Job> = self.jobs.values().filter(|j| j.id.is_queued()).collect();
+        before.sort_by_key(|j| j.queue_position);
+        let same = before.len() == queued.len()
+            && before.iter().zip(&queued).all(|(a, b)| {
+                a.id == b.id && a.queue_position == b.queue_position && same_on_screen(a, b)
+            });
+        if same {
+            self.dirty = false;
+            return vec![];
+        }
+        self.jobs.retain(|id, _| !id.is_queued());
+        for job in queued {
+            self.jobs.insert(job.id.clone(), job);
+        }
+        self.refresh_view()
     }
 
     /// A job that was not waiting for a person and now is.

@@ -148,6 +148,8 @@ impl App {
         };
         if self.opts.read_only {
             self.message = Some("read-only: this cockpit cannot kill jobs".into());
+        } else if job.id.is_queued() {
+            self.message = Some(queued_note(job));
         } else if !job.status.is_active() || job.pid.is_none() {
             self.message = Some(format!("job {} is not running", job.id));
         } else {
@@ -175,6 +177,10 @@ impl App {
             self.message = Some("read-only: this cockpit cannot start jobs".into());
             return vec![];
         }
+        if job.id.is_queued() {
+            self.message = Some(queued_note(job));
+            return vec![];
+        }
         if job.status.is_active() {
             self.message = Some(format!(
                 "job {} is still {}: kill it first (K)",
@@ -198,4 +204,10 @@ impl App {
     fn answered_here(&self, id: &JobId) -> bool {
         self.answered.iter().any(|(j, _)| j == id)
     }
+}
+
+/// What a queued task's row says to kill and retry: it has no agent yet.
+fn queued_note(job: &crate::jobs::Job) -> String {
+    let id = job.shown_id();
+    format!("{id} is queued: no agent runs yet (`luzia queue cancel {id}` takes it off the queue)")
 }

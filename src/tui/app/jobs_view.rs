@@ -117,7 +117,10 @@ pub fn build(jobs: &HashMap<JobId, Job>, spec: &ViewSpec, now: DateTime<Utc>) ->
             SortKey::Project => a.project().cmp(b.project()),
             SortKey::Elapsed => b.elapsed_secs(now).cmp(&a.elapsed_secs(now)),
         };
-        primary.then_with(|| newest(a, b))
+        // Queued tasks in the order they will start.
+        primary
+            .then_with(|| a.queue_position.cmp(&b.queue_position))
+            .then_with(|| newest(a, b))
     });
     rows.into_iter().map(|j| j.id.clone()).collect()
 }

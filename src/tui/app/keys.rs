@@ -156,6 +156,12 @@ impl App {
         self.mode = Mode::Detail;
         self.detail_scroll = 0;
         self.insight.history = None;
+        if id.is_queued() {
+            // No job directory yet: no prompt.txt, no history.
+            self.prompt = Some((id.clone(), Ok(None)));
+            self.insight.history = Some((id, Ok(Vec::new())));
+            return vec![];
+        }
         vec![Effect::LoadPrompt(id.clone()), Effect::LoadHistory(id)]
     }
 

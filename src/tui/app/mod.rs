@@ -157,11 +157,14 @@ impl App {
         }
     }
 
-    /// What the cockpit must do first: read the whole root.
+    /// What the cockpit must do first: read the whole root, and the queue.
     pub fn start(&self) -> Vec<Effect> {
-        vec![Effect::Sync {
-            skip: HashSet::new(),
-        }]
+        vec![
+            Effect::Sync {
+                skip: HashSet::new(),
+            },
+            Effect::SyncQueue,
+        ]
     }
 
     pub fn areas(&self) -> Areas {
@@ -233,6 +236,8 @@ impl App {
                     skip: self.settled_ids(),
                 }];
                 effects.extend(self.log.job.clone().map(Effect::PollLog));
+                // Where the root is polled, the queue is not watched either.
+                effects.push(Effect::SyncQueue);
                 effects
             }
             Event::WatchMode(mode) => {
@@ -259,13 +264,7 @@ impl App {
                 self.message = Some(message);
                 vec![]
             }
-            Event::QueueListed(queued) => {
-                self.jobs.retain(|_, j| j.status != Status::Queued);
-                for job in queued {
-                    self.jobs.insert(job.id.clone(), job);
-                }
-                self.refresh_view()
-            }
+            Event::QueueListed(queued) => self.on_queue_listed(queued),
             Event::PromptLoaded { id, text } => {
                 self.prompt = Some((id, text));
                 vec![]

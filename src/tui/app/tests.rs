@@ -1078,21 +1078,18 @@ fn read_only_has_no_input_bar_kill_or_retry() {
 #[test]
 fn queued_tasks_show_as_rows_with_their_place() {
     let mut app = with_projects(false);
-    let q = |id: &str, pos: usize| {
-        crate::jobs::run::queue::Queued {
-            id: id.into(),
-            project: "musica".into(),
-            priority: crate::jobs::run::queue::Priority::Normal,
-            task: format!("queued {id}"),
-            enqueued_at: String::new(),
-            enqueued_by: String::new(),
-            path: std::path::PathBuf::from("/q").join(id),
-        }
-        .as_job(pos)
-        .unwrap()
+    let q = |id: &str| crate::jobs::run::queue::Queued {
+        id: id.into(),
+        project: "musica".into(),
+        priority: crate::jobs::run::queue::Priority::Normal,
+        task: format!("queued {id}"),
+        enqueued_at: String::new(),
+        enqueued_by: String::new(),
+        path: std::path::PathBuf::from("/q").join(id),
     };
+    let rows = crate::jobs::run::queue::rows;
     app.update(
-        Event::QueueListed(vec![q("aaaa0001", 1), q("aaaa0002", 2)]),
+        Event::QueueListed(rows(&[q("aaaa0001"), q("aaaa0002")])),
         now(),
     );
     assert_eq!(app.counts.get(&Status::Queued), Some(&2));
@@ -1101,9 +1098,67 @@ fn queued_tasks_show_as_rows_with_their_place() {
         app.update(Event::Tick, now()).contains(&Effect::SyncQueue),
         "the queue is watched while not empty"
     );
-    app.update(Event::QueueListed(vec![q("aaaa0002", 1)]), now());
+    app.update(Event::QueueListed(rows(&[q("aaaa0002")])), now());
     assert_eq!(app.counts.get(&Status::Queued), Some(&1));
-    assert_eq!(app.jobs[&id("aaaa0002")].queue_position, Some(1));
+    let key = JobId::queued("aaaa0002").unwrap();
+    assert_eq!(app.jobs[&key].queue_position, Some(1));
+}
+
+#[test]
+fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() {
+    let mut app = with_projects(false);
+    assert!(app.start().contains(&Effect::SyncQueue), "listed at start");
+    let q = |id: &str| crate::jobs::run::queue::Queued {
+        id: id.into(),
+        project: "musica".into(),
+        priority: crate::jobs::run::queue::Priority::Normal,
+        task: format!("queued {id}"),
+        enqueued_at: String::new(),
+        enqueued_by: String::new(),
+        path: std::path::PathBuf::from("/q").join(id),
+    };
+    // "bbbb" sorts before "aaaa" newest-first by id: the place decides, not the id.
+    let rows = crate::jobs::run::queue::rows(&[q("aaaa0001"), q("bbbb0002")]);
+    let (first, second) = (rows[0].id.clone(), rows[1].id.clone());
+    app.update(Event::QueueListed(rows.clone()), now());
+    let queued: Vec<&JobId> = app.view.iter().filter(|k| k.is_queued()).collect();
+    assert_eq!(queued, [&first, &second], "in the order they will start");
+    app.dirty = false;
+    assert!(app.update(Event::QueueListed(rows), now()).is_empty());
+    assert!(!app.dirty, "the same queue draws nothing");
+
+    // A listing of the root (where queued tasks are not) keeps them.
+    let present: Vec<JobId> = app
+        .jobs
+        .keys()
+        .filter(|k| !k.is_queued())
+        .cloned()
+        .collect();
+    let synced = Synced {
+        present,
+        read: vec![],
+        error: None,
+    };
+    app.update(Event::Synced(synced), now());
+    assert_eq!(app.counts.get(&Status::Queued), Some(&2));
+
+    app.selected = Some(second.clone());
+    for k in ['K', 'r'] {
+        assert!(press(&mut app, [ch(k)]).is_empty(), "{k}");
+        assert_eq!(app.mode, Mode::Normal, "{k}");
+        let note = app.message.clone().unwrap_or_default();
+        assert!(
+            note.contains("bbbb0002 is queued") && note.contains("luzia queue cancel bbbb0002"),
+            "{k}: {note}"
+        );
+    }
+    assert!(
+        press(&mut app, [key(KeyCode::Enter)]).is_empty(),
+        "no job directory to read"
+    );
+    assert_eq!(app.mode, Mode::Detail);
+    assert_eq!(app.prompt, Some((second.clone(), Ok(None))));
+    assert!(app.timeline(&app.jobs[&second]).is_some_and(|t| t.is_ok()));
 }
 
 #[test]

@@ -19,7 +19,9 @@ impl App {
         if !live.is_empty() {
             effects.push(Effect::CheckAlive(live));
         }
-        if self.jobs.values().any(|j| j.status == Status::Queued) {
+        // While agents run a slot may free up or a task be queued from elsewhere; the queue is
+        // also watched, but its directory may not have existed when the cockpit started.
+        if self.jobs.values().any(|j| j.status.is_active()) {
             effects.push(Effect::SyncQueue);
         }
         // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.

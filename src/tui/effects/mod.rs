@@ -23,7 +23,7 @@ use crate::jobs::os::process::is_alive;
 use crate::jobs::run::{kill, queue};
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, fs::files::open_nofollow, read_job};
-use crate::watch::{JobWatcher, Signal, WatchChange};
+use crate::watch::{JobWatcher, QueueWatcher, Signal, WatchChange};
 
 use super::effect::{Effect, FEED_EVENTS};
 use super::event::{Event, Synced};
@@ -43,6 +43,8 @@ pub struct Executor {
     /// Scans asked for before the first full frame: they wait for it, so reading 10,000 logs
     /// does not delay the screen (`None` once it is drawn).
     scans_held: Option<Vec<(JobId, PathBuf)>>,
+    /// Lists the queue whenever it changes.
+    queue_watcher: Option<QueueWatcher>,
 }
 
 impl Executor {
@@ -64,7 +66,8 @@ impl Executor {
         });
         let _ = tx.send(Event::WatchMode(watcher.mode().clone()));
         insight::start_probe(memory_percent, tx.clone());
-        Executor {
+        let mut executor = Executor {
+            queue_watcher: None,
             issues: insight::IssueWorker::start(patterns, known_issues, tx.clone()),
             scans_held: Some(Vec::new()),
             root,
@@ -73,6 +76,22 @@ impl Executor {
             follower: None,
             read_only,
             config,
+        };
+        executor.watch_queue();
+        executor
+    }
+
+    /// Lists the queue whenever it changes (tried again whenever it is listed, while its root
+    /// is not there to watch).
+    fn watch_queue(&mut self) {
+        if let Some(c) = self
+            .config
+            .as_ref()
+            .filter(|_| self.queue_watcher.is_none())
+        {
+            let sink = self.tx.clone();
+            let send = move |rows| drop(sink.send(Event::QueueListed(rows)));
+            self.queue_watcher = QueueWatcher::listing(&c.queue_dir, !self.read_only, send);
         }
     }
 
@@ -350,7 +369,8 @@ impl Executor {
     }
 
     /// Shows the queue as jobs, and starts queued tasks while slots are free.
-    fn sync_queue(&self) {
+    fn sync_queue(&mut self) {
+        self.watch_queue();
         let Some(cfg) = self.config.as_ref() else {
             return;
         };
@@ -360,13 +380,7 @@ impl Executor {
         {
             self.send(Event::Notice(format!("cannot start queued tasks: {e:#}")));
         }
-        let queued = queue::list(&cfg.queue_dir).unwrap_or_default();
-        let jobs = queued
-            .iter()
-            .enumerate()
-            .filter_map(|(i, q)| q.as_job(i + 1))
-            .collect();
-        self.send(Event::QueueListed(jobs));
+        self.send(Event::QueueListed(queue::listed_rows(&cfg.queue_dir)));
     }
 
     /// Up to 200 small files and the end of one log: off the loop all the same.

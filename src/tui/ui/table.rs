@@ -191,7 +191,7 @@ fn job_row<'a>(
     RowCells {
         cells: vec![
             Cell::from(Span::styled(status_label, theme.status(job.status))),
-            Cell::from(Span::styled(job.id.to_string(), id_style)),
+            Cell::from(Span::styled(job.shown_id(), id_style)),
             Cell::from(project),
             Cell::from(progress_cell(job, theme, now, progress_width)),
             Cell::from(elapsed),
