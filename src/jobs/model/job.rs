@@ -171,11 +171,7 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         log_len: log.len,
         log_mtime: log.mtime,
         queue_position: None,
-        // What the supervisor recorded when the agent ended, else the request itself.
-        stop: meta
-            .as_ref()
-            .and_then(|m| m.stop.clone())
-            .or_else(|| r.stop()),
+        stop: r.stop(meta.as_ref()),
         problems: Vec::new(),
         meta,
     };
@@ -292,9 +288,13 @@ impl DirReader<'_> {
             .ok()
     }
 
-    /// A requested stop. A file that exists but cannot be read or parsed still says a stop was
+    /// A requested stop: what the supervisor recorded in meta.json when the agent ended, else
+    /// the request itself. A file that exists but cannot be read or parsed still says a stop was
     /// asked for (by someone unknown), and is noted.
-    fn stop(&mut self) -> Option<StopRequest> {
+    fn stop(&mut self, meta: Option<&Meta>) -> Option<StopRequest> {
+        if let Some(recorded) = meta.and_then(|m| m.stop.clone()) {
+            return Some(recorded);
+        }
         let (request, problem) = stop::read(self.dir)?;
         if let Some(message) = problem {
             self.problem(STOP_FILE, message);

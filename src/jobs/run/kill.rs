@@ -70,39 +70,49 @@ pub fn kill_with(job: &Job, grace: Duration, request: &StopRequest) -> Result<i3
     }
     let p = Pid::from_raw(pid as i32).ok_or_else(|| KillError::NoPid(id.clone()))?;
     let ours = record(job, request)?;
-    // Nothing was signalled: a request we just made is withdrawn, so the job is not taken for
-    // killed when it ends by itself.
-    let signal_err = |e: rustix::io::Errno| {
+    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
+    // A supervisor passes SIGTERM on to the agent's group. Without one, the agent's group is
+    // signalled if it leads one, else the agent alone.
+    let term = |sig| match rustix::process::getpgid(Some(p)) {
+        Ok(g) if g == p && !supervised => kill_process_group(p, sig),
+        _ => kill_process(p, sig),
+    };
+    if let Err(e) = term(Signal::TERM) {
+        // Nothing was signalled: a request just made is withdrawn, so the job is not taken for
+        // killed when it ends by itself.
         if ours {
             let _ = std::fs::remove_file(job.dir.join(STOP_FILE));
         }
-        KillError::Signal {
-            id: id.clone(),
+        return Err(KillError::Signal {
+            id,
             pid,
             message: e.to_string(),
-        }
-    };
-    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
-    if supervised {
-        // The supervisor passes SIGTERM on; a second SIGTERM after our grace period makes it
-        // kill the agent's group at once. It writes the exit line either way.
-        kill_process(p, Signal::TERM).map_err(signal_err)?;
-        if let Some(code) = wait_for_exit_line(job, grace) {
-            return Ok(code);
-        }
-        let _ = kill_process(p, Signal::TERM);
-        let within = Duration::from_secs(5);
-        return wait_for_exit_line(job, within).ok_or(KillError::Stuck {
-            id,
-            secs: (grace + within).as_secs(),
         });
     }
-    // No supervisor: signal the agent's group if it leads one, else the agent alone.
-    let term = |sig| match rustix::process::getpgid(Some(p)) {
-        Ok(g) if g == p => kill_process_group(p, sig),
-        _ => kill_process(p, sig),
-    };
-    term(Signal::TERM).map_err(signal_err)?;
+    if !supervised {
+        return stop_unsupervised(job, pid, grace, term);
+    }
+    // A second SIGTERM after our grace period makes the supervisor kill the agent's group at
+    // once. It writes the exit line either way.
+    if let Some(code) = wait_for_exit_line(job, grace) {
+        return Ok(code);
+    }
+    let _ = kill_process(p, Signal::TERM);
+    let within = Duration::from_secs(5);
+    wait_for_exit_line(job, within).ok_or(KillError::Stuck {
+        id,
+        secs: (grace + within).as_secs(),
+    })
+}
+
+/// Waits for a job without a supervisor (signalled with SIGTERM by `term`) to end, kills it
+/// after the grace period, and writes its exit line.
+fn stop_unsupervised(
+    job: &Job,
+    pid: u32,
+    grace: Duration,
+    term: impl Fn(Signal) -> rustix::io::Result<()>,
+) -> Result<i32, KillError> {
     let deadline = Instant::now() + grace;
     let mut code = -15;
     while is_alive(pid) {
@@ -118,7 +128,7 @@ pub fn kill_with(job: &Job, grace: Duration, request: &StopRequest) -> Result<i3
         .append(true)
         .open(job.dir.join(LOG_FILE))
         .map_err(|e| KillError::Signal {
-            id: id.clone(),
+            id: job.id.to_string(),
             pid,
             message: format!("stopped, but cannot write the exit line: {e}"),
         })?;
