@@ -378,9 +378,7 @@ fn alarm_rules(
 }
 
 fn default_config_paths(env: &dyn Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
-    let xdg = env("XDG_CONFIG_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| env("HOME").map(|h| h.join(".config")));
+    let xdg = crate::xdg::config_home(env);
     let mut paths: Vec<PathBuf> = xdg
         .map(|x| x.join("luzia/config.toml"))
         .into_iter()
