@@ -7,6 +7,7 @@ pub mod logs;
 pub mod questions;
 pub mod run;
 pub mod status;
+pub mod table;
 pub mod tui;
 
 use std::io::IsTerminal;

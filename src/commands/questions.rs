@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs};
+use crate::commands::table::{Column, Span, Table, plain};
 use crate::config::Config;
 use crate::jobs::hitl::operator::{self, Outcome};
 use crate::jobs::model::job::Standing;
@@ -146,9 +147,27 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
             "Orphaned (the agent is gone; nobody will read an answer)",
         ),
     ];
+    // One table for every section, so that the columns line up from one section to the next.
+    let shown: Vec<&Item> = sections
+        .iter()
+        .flat_map(|(standing, _)| all.iter().filter(|i| i.job.standing() == *standing))
+        .collect();
+    let mut table = Table::new(vec![
+        Column::left().min(13).gap(1),
+        Column::left().min(10).gap(1),
+        Column::left().min(8).gap(1),
+        Column::right().min(7),
+        Column::left(),
+    ])
+    .indent("  ");
+    for i in &shown {
+        table.push(item_row(i, now));
+    }
+    let id_width = table.widths()[0];
+    let mut lines = table.lines().into_iter();
     let mut any = false;
     for (standing, title) in sections {
-        let these: Vec<&Item> = all
+        let these: Vec<&&Item> = shown
             .iter()
             .filter(|i| i.job.standing() == standing)
             .collect();
@@ -157,23 +176,8 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
         }
         any = true;
         writeln!(out, "{title}:")?;
-        for i in these {
-            let age = i
-                .since
-                .map_or("-".into(), |t| format_duration((now - t).num_seconds()));
-            let left = match i.deadline {
-                Some(d) if d > now => {
-                    format!("  [{} left]", format_duration((d - now).num_seconds()))
-                }
-                Some(_) => "  [timed out]".into(),
-                None => String::new(),
-            };
-            let project = plain_text(i.job.project());
-            writeln!(
-                out,
-                "  {:<13} {:<10} {:<8} {:>7}  {}{left}",
-                i.job.id, project, i.kind, age, i.text
-            )?;
+        for (i, line) in these.into_iter().zip(lines.by_ref()) {
+            writeln!(out, "{}", line.render(false, None))?;
             if let Some(note) = i
                 .job
                 .question
@@ -181,7 +185,7 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
                 .and_then(|q| q.note.as_ref())
                 .filter(|_| i.kind == "question")
             {
-                writeln!(out, "  {:<13} note: {note}", "")?;
+                writeln!(out, "  {:<id_width$} note: {note}", "")?;
             }
         }
     }
@@ -201,14 +205,44 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
             out,
             "Cannot be read (the agent may be waiting; fix or remove the file):"
         )?;
+        let mut table =
+            Table::new(vec![Column::left().min(13).gap(1), Column::left()]).indent("  ");
         for (job, p) in unreadable {
-            writeln!(out, "  {:<13} {}", job.id, plain_text(&p.to_string()))?;
+            table.push(vec![
+                plain(job.id.to_string()),
+                plain(plain_text(&p.to_string())),
+            ]);
+        }
+        for line in table.lines() {
+            writeln!(out, "{}", line.render(false, None))?;
         }
     }
     if !any {
         writeln!(out, "no pending questions or gates")?;
     }
     Ok(0)
+}
+
+/// One line of `luzia questions`: job, project, kind, how long it has waited, the text and
+/// the time left before the agent stops waiting.
+fn item_row(i: &Item, now: DateTime<Utc>) -> Vec<Span> {
+    let age = i
+        .since
+        .map_or("-".into(), |t| format_duration((now - t).num_seconds()));
+    let left = match i.deadline {
+        Some(d) if d > now => {
+            format!("  [{} left]", format_duration((d - now).num_seconds()))
+        }
+        Some(_) => "  [timed out]".into(),
+        None => String::new(),
+    };
+    vec![
+        plain(i.job.id.to_string()),
+        plain(plain_text(i.job.project())),
+        plain(i.kind),
+        plain(age),
+        plain(format!("{}{left}", i.text)),
+    ]
 }
 
 fn item_json(i: &Item, now: DateTime<Utc>) -> Value {

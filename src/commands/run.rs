@@ -9,6 +9,7 @@ use chrono::Utc;
 use crate::cli::{
     KillArgs, PriorityArg, QueueAction, QueueArgs, RetryArgs, RunArgs, SuperviseArgs,
 };
+use crate::commands::table::{Column, Table, plain};
 use crate::config::Config;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::hitl::operator::{self, Outcome};
@@ -130,16 +131,24 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
             if all.is_empty() {
                 writeln!(out, "the queue is empty")?;
             }
+            let mut table = Table::new(vec![
+                Column::right().min(3),
+                Column::left().min(8),
+                Column::left().min(6),
+                Column::left().min(12),
+                Column::left(),
+            ]);
             for (i, q) in all.iter().enumerate() {
-                writeln!(
-                    out,
-                    "{:>3}  {:<8}  {:<6}  {:<12}  {}",
-                    i + 1,
-                    q.id,
-                    q.priority.dir(),
-                    plain_text(&q.project),
-                    plain_text(&q.task)
-                )?;
+                table.push(vec![
+                    plain((i + 1).to_string()),
+                    plain(q.id.clone()),
+                    plain(q.priority.dir()),
+                    plain(plain_text(&q.project)),
+                    plain(plain_text(&q.task)),
+                ]);
+            }
+            for line in table.lines() {
+                writeln!(out, "{}", line.render(false, None))?;
             }
         }
     }
