@@ -161,7 +161,7 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     if let Ok(d) = Dispatcher::new(cfg)
         && let Err(e) = d.start_queued()
     {
-        eprintln!("luzia: cannot start queued tasks: {e:#}");
+        eprintln!("luzia: cannot start queued tasks: {}", super::describe(&e));
     }
     Ok(u8::try_from(code).unwrap_or(1))
 }

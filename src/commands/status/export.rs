@@ -87,7 +87,7 @@ fn system_json(r: &Report) -> Value {
         "cores": load.map(|l| l.cores),
         "memory_alert_percent": r.system.memory_percent,
         "alerts": alerts,
-        "error": r.system.load.as_ref().err(),
+        "error": r.system.load.as_ref().err().map(ToString::to_string),
     })
 }
 

@@ -164,7 +164,7 @@ impl<'a> Collector<'a> {
                 self.recent,
             )
         };
-        self.warn(problems);
+        self.warn(problems.iter().map(ToString::to_string));
         let report = report::build(Sources {
             jobs_root: root,
             project,

@@ -126,7 +126,7 @@ pub fn timestamp(now: DateTime<Utc>) -> String {
     now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
     #[error("job {0} has no pending question (`luzia questions` lists them)")]
     NoQuestion(String),
@@ -138,10 +138,26 @@ pub enum AnswerError {
     Orphaned(String),
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    NotAnAnswer(#[from] NotAnAnswer),
     #[error(
-        "cannot write the answer in {path}: {message} (check that the directory is writable and the disk not full)"
+        "cannot write the answer in {path}: {source} (check that the directory is writable and the disk not full)"
     )]
-    Io { path: String, message: String },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// An answer that does not fit its question.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NotAnAnswer {
+    #[error("'{input}' is not one of the options: {options}")]
+    NotAnOption { input: String, options: String },
+    #[error("'{0}' is not an answer to a yes/no question: answer yes or no")]
+    NotYesOrNo(String),
+    #[error("the answer is empty")]
+    Empty,
 }
 
 /// What came of answering.
@@ -154,7 +170,7 @@ pub enum Outcome<T> {
 
 /// The answer as it will be published: an option's text for a choice (given as itself or as its
 /// 1-based number), `yes`/`no` for a confirm, the text for free text.
-pub fn normalize(q: &Question, input: &str) -> Result<String, String> {
+pub fn normalize(q: &Question, input: &str) -> Result<String, NotAnAnswer> {
     let trimmed = input.trim();
     match q.kind {
         QuestionType::Choice => {
@@ -167,31 +183,27 @@ pub fn normalize(q: &Question, input: &str) -> Result<String, String> {
             }
             match trimmed.parse::<usize>() {
                 Ok(n) if (1..=q.options.len()).contains(&n) => Ok(q.options[n - 1].clone()),
-                _ => Err(format!(
-                    "'{}' is not one of the options: {}",
-                    plain_text(trimmed),
-                    list()
-                )),
+                _ => Err(NotAnAnswer::NotAnOption {
+                    input: plain_text(trimmed),
+                    options: list(),
+                }),
             }
         }
         QuestionType::Confirm => match trimmed.to_ascii_lowercase().as_str() {
             "y" | "yes" | "true" => Ok("yes".into()),
             "n" | "no" | "false" => Ok("no".into()),
-            _ => Err(format!(
-                "'{}' is not an answer to a yes/no question: answer yes or no",
-                plain_text(trimmed)
-            )),
+            _ => Err(NotAnAnswer::NotYesOrNo(plain_text(trimmed))),
         },
-        QuestionType::Text if trimmed.is_empty() => Err("the answer is empty".into()),
+        QuestionType::Text if trimmed.is_empty() => Err(NotAnAnswer::Empty),
         // Free text keeps its lines and spaces: it goes to the agent word for word.
         QuestionType::Text => Ok(input.to_owned()),
     }
 }
 
-fn io_error(job: &Job, e: std::io::Error) -> AnswerError {
+fn io_error(job: &Job, source: std::io::Error) -> AnswerError {
     AnswerError::Io {
         path: job.dir.display().to_string(),
-        message: e.to_string(),
+        source,
     }
 }
 
@@ -228,7 +240,7 @@ pub fn answer(
         };
     };
     check_standing(job)?;
-    let answer = normalize(q, input).map_err(AnswerError::Invalid)?;
+    let answer = normalize(q, input)?;
     let response = Response {
         question_id: q.id.clone(),
         answer,
@@ -452,9 +464,31 @@ mod tests {
         for (question, input, want) in cases {
             match (normalize(question, input), want) {
                 (Ok(got), Ok(w)) => assert_eq!(got, *w, "{input:?}"),
-                (Err(got), Err(w)) => assert!(got.contains(w), "{input:?}: {got}"),
+                (Err(got), Err(w)) => assert!(got.to_string().contains(w), "{input:?}: {got}"),
                 (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_failed_write_keeps_its_io_error() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("j1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+        std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q1", "question": "?"}"#).unwrap();
+        let id = crate::jobs::JobId::parse("j1").unwrap();
+        let job = crate::jobs::read_job(root.path(), &id, Utc::now()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        match answer(&job, "yes", "cli", "me", Utc::now()) {
+            Err(e @ AnswerError::Io { .. }) => {
+                let kind = std::error::Error::source(&e)
+                    .and_then(|s| s.downcast_ref::<std::io::Error>())
+                    .map(std::io::Error::kind);
+                assert_eq!(kind, Some(std::io::ErrorKind::NotFound), "{e}");
+                assert!(e.to_string().contains("cannot write the answer in"), "{e}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 

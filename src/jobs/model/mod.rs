@@ -2,6 +2,7 @@
 //! the status derived from all of them, a scan of the whole root, and the `jobs ID` description.
 
 pub mod describe;
+pub mod format;
 pub mod id;
 pub mod job;
 pub mod meta;

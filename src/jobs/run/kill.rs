@@ -13,7 +13,7 @@ use crate::jobs::fs::tail::exit_code;
 use crate::jobs::model::job::Job;
 use crate::jobs::os::process::is_alive;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum KillError {
     #[error("job {0} has already finished")]
     Finished(String),
@@ -21,11 +21,19 @@ pub enum KillError {
     NoPid(String),
     #[error("job {0} is not running (its process is gone)")]
     NotRunning(String),
-    #[error("cannot signal pid {pid} of job {id}: {message}")]
+    #[error("cannot signal pid {pid} of job {id}: {source}")]
     Signal {
         id: String,
         pid: u32,
-        message: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot signal pid {pid} of job {id}: stopped, but cannot write the exit line: {source}"
+    )]
+    ExitLine {
+        id: String,
+        pid: u32,
+        source: std::io::Error,
     },
     #[error("job {id} did not stop within {secs} s")]
     Stuck { id: String, secs: u64 },
@@ -48,7 +56,7 @@ pub fn kill(job: &Job, grace: Duration) -> Result<i32, KillError> {
     let signal_err = |e: rustix::io::Errno| KillError::Signal {
         id: id.clone(),
         pid,
-        message: e.to_string(),
+        source: e.into(),
     };
     let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
     if supervised {
@@ -85,10 +93,10 @@ pub fn kill(job: &Job, grace: Duration) -> Result<i32, KillError> {
         .create(true)
         .append(true)
         .open(job.dir.join(LOG_FILE))
-        .map_err(|e| KillError::Signal {
+        .map_err(|source| KillError::ExitLine {
             id: id.clone(),
             pid,
-            message: format!("stopped, but cannot write the exit line: {e}"),
+            source,
         })?;
     let _ = writeln!(log, "\nexit:{code}");
     Ok(code)
