@@ -100,3 +100,53 @@ pub fn progress(args: &ProgressArgs) -> Result<u8> {
     agent::report_progress(&args.dir.job_dir, &Value::Object(p))?;
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::JobDirArg;
+
+    fn args(dir: &std::path::Path) -> ProgressArgs {
+        ProgressArgs {
+            percent: None,
+            step: None,
+            of: None,
+            name: None,
+            eta: None,
+            dir: JobDirArg {
+                job_dir: dir.to_owned(),
+            },
+        }
+    }
+
+    /// `progress.json` as `luzia progress` writes it, byte for byte, its time aside.
+    #[test]
+    fn progress_keeps_its_fields_and_their_order() {
+        let at = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let written = || {
+            let text = std::fs::read_to_string(dir.path().join("progress.json")).unwrap();
+            at.replace_all(&text, "T").into_owned()
+        };
+        let all = ProgressArgs {
+            percent: Some(40.0),
+            step: Some(2),
+            of: Some(5),
+            name: Some("Running tests".into()),
+            eta: Some(std::time::Duration::from_secs(90)),
+            ..args(dir.path())
+        };
+        assert_eq!(progress(&all).unwrap(), 0);
+        assert_eq!(
+            written(),
+            r#"{"percent":40.0,"step":2,"total_steps":5,"step_name":"Running tests","eta_seconds":90,"updated_at":"T"}"#
+        );
+        let some = ProgressArgs {
+            percent: Some(7.5),
+            ..args(dir.path())
+        };
+        progress(&some).unwrap();
+        assert_eq!(written(), r#"{"percent":7.5,"updated_at":"T"}"#);
+        assert!(progress(&args(dir.path())).is_err(), "nothing to report");
+    }
+}

@@ -285,3 +285,22 @@ fn write_last_lines(job: &Job, n: usize, out: &mut dyn Write, colors: bool) -> R
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::fixtures;
+
+    /// Today's `jobs --json`, byte for byte (protocol.md's "Machine-readable CLI output").
+    const GOLDEN: &str = include_str!("../../tests/golden/jobs.json");
+
+    #[test]
+    fn the_json_keeps_its_fields_and_their_order() {
+        let list: Vec<_> = fixtures::jobs()
+            .iter()
+            .map(|j| job_json(j, fixtures::now()))
+            .collect();
+        let text = serde_json::to_string_pretty(&list).unwrap();
+        assert_eq!(format!("{text}\n"), GOLDEN);
+    }
+}

@@ -2,6 +2,8 @@
 
 pub mod agent;
 pub mod demo_agent;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod jobs;
 pub mod logs;
 pub mod questions;

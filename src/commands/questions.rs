@@ -272,3 +272,23 @@ fn item_json(i: &Item, now: DateTime<Utc>) -> Value {
         i.kind: content,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::fixtures;
+
+    /// Today's `questions --json`, byte for byte.
+    const GOLDEN: &str = include_str!("../../tests/golden/questions.json");
+
+    #[test]
+    fn the_json_keeps_its_fields_and_their_order() {
+        let jobs = fixtures::jobs();
+        let list: Vec<_> = items(&jobs)
+            .iter()
+            .map(|i| item_json(i, fixtures::now()))
+            .collect();
+        let text = serde_json::to_string_pretty(&list).unwrap();
+        assert_eq!(format!("{text}\n"), GOLDEN);
+    }
+}

@@ -191,6 +191,109 @@ pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jobs::JobId;
+    use crate::jobs::Waiting;
+    use crate::jobs::insight::known_issues::Severity;
+    use crate::jobs::insight::report::{AlarmRow, Counts, SystemSection};
+    use crate::jobs::insight::timeline::{EventKind, TimelineEvent};
+    use crate::jobs::model::status::Status;
+    use crate::jobs::os::system::{SystemError, SystemLoad};
+    use chrono::TimeZone;
+
+    /// A report with a row in every section, for the shape of the document.
+    fn sample() -> Report {
+        let t = Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap();
+        let id = |s: &str| JobId::parse(s).unwrap();
+        let alarm = Alarm {
+            kind: AlarmKind::Stalled,
+            since: t - chrono::Duration::minutes(12),
+            detail: "no output for 12m".into(),
+        };
+        let load = SystemLoad {
+            mem_total_kib: 1000,
+            mem_available_kib: 123,
+            load1: 5.25,
+            cores: 4,
+        };
+        Report {
+            generated_at: t,
+            jobs_root: "/srv/jobs".into(),
+            project: Some("musica".into()),
+            note: None,
+            alerts_only: false,
+            counts: Counts {
+                running: 1,
+                waiting: 1,
+                ..Counts::default()
+            },
+            jobs_with_problems: 1,
+            system: SystemSection::new(Ok(load), 80),
+            running: vec![RunningRow {
+                id: id("a1"),
+                project: "musica".into(),
+                elapsed_secs: Some(754),
+                percent: Some(33.333),
+                estimated: true,
+                step: "2/5 tests".into(),
+                issue: Some((Severity::Error, "oom".into())),
+                alarm: Some(alarm.clone()),
+            }],
+            waiting: vec![WaitingRow {
+                id: id("b2"),
+                project: "musica".into(),
+                kind: Some(Waiting::Question),
+                text: "Which database?".into(),
+                options: vec!["production".into(), "staging".into()],
+                since: Some(t - chrono::Duration::minutes(5)),
+                stopped: false,
+            }],
+            alarms: vec![AlarmRow {
+                id: id("a1"),
+                project: "musica".into(),
+                alarm,
+            }],
+            issues: vec![IssueRow {
+                id: id("a1"),
+                project: "musica".into(),
+                status: Status::Running,
+                severity: Severity::Error,
+                pattern: "oom".into(),
+                description: "out of memory".into(),
+                fix: "give it more memory".into(),
+                count: 3,
+                last_line: "Killed".into(),
+                seen_at: None,
+            }],
+            recent: vec![TimelineEvent {
+                at: Some(t),
+                job: Some(id("a1")),
+                kind: EventKind::Started,
+                text: "started: a task".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_document_keeps_its_fields_and_their_order() {
+        let text = serde_json::to_string_pretty(&json(&sample())).unwrap();
+        assert_eq!(format!("{text}\n"), GOLDEN_EXPORT);
+        let mut r = sample();
+        r.system = SystemSection::new(
+            Err(SystemError::Missing {
+                path: "/proc/loadavg".into(),
+                what: "a load average",
+            }),
+            80,
+        );
+        let text = serde_json::to_string(&json(&r)["system"]).unwrap();
+        assert_eq!(
+            text,
+            r#"{"memory_used_percent":null,"load1":null,"cores":null,"memory_alert_percent":80,"alerts":[],"error":"/proc/loadavg does not say a load average"}"#
+        );
+    }
+
+    /// Today's document, byte for byte (docs/status.md describes it).
+    const GOLDEN_EXPORT: &str = include_str!("../../../tests/golden/status-export.json");
 
     #[test]
     fn the_target_is_output_a_directory_in_it_or_the_current_directory() {

@@ -476,6 +476,74 @@ mod tests {
         ));
     }
 
+    /// The files as written today, byte for byte, times aside.
+    #[test]
+    fn files_keep_their_fields_and_their_order() {
+        let at = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").unwrap();
+        let (_root, dir) = job_dir();
+        let read = |name: &str| {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            at.replace_all(&text, "T").into_owned()
+        };
+        std::fs::write(
+            dir.join(RESPONSE_FILE),
+            r#"{"question_id": "q0", "answer": "x"}"#,
+        )
+        .unwrap();
+        let spec = Ask {
+            timeout: Some(Duration::from_millis(20)),
+            default: Some("staging".into()),
+            ..choice()
+        };
+        ask(&dir, &spec).unwrap();
+        let no_default = Ask {
+            kind: QuestionType::Text,
+            options: vec![],
+            default: None,
+            ..spec
+        };
+        ask(&dir, &no_default).unwrap();
+        let gate_spec = GateSpec {
+            gate: "deploy".into(),
+            description: "Deploy".into(),
+            context: "ctx".into(),
+            auto_approve_after: Some(Duration::from_millis(20)),
+        };
+        gate(&dir, &gate_spec).unwrap();
+        let progress = json!({"percent": 40.0, "step": 2, "total_steps": 5, "step_name": "x", "eta_seconds": 90});
+        report_progress(&dir, &progress).unwrap();
+        assert_eq!(read(HISTORY_FILE), GOLDEN_HISTORY);
+        assert_eq!(
+            read(PROGRESS_FILE),
+            r#"{"percent":40.0,"step":2,"total_steps":5,"step_name":"x","eta_seconds":90,"updated_at":"T"}"#
+        );
+        let r = Response {
+            question_id: "q2".into(),
+            answer: "yes".into(),
+            answered_by: "a@b".into(),
+            answered_at: "t1".into(),
+            source: "cli".into(),
+        };
+        // Still asked, or the answer is taken back.
+        std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q2", "question": "?"}"#).unwrap();
+        publish_response(&dir, &r).unwrap();
+        assert_eq!(read(RESPONSE_FILE), GOLDEN_RESPONSE);
+        let d = Decision {
+            gate: "deploy".into(),
+            approved: false,
+            reason: "not now".into(),
+            decided_by: "a@b".into(),
+            decided_at: "t2".into(),
+            source: "tui".into(),
+        };
+        publish_decision(&dir, &d).unwrap();
+        assert_eq!(read(DECISION_FILE), GOLDEN_DECISION);
+    }
+
+    const GOLDEN_HISTORY: &str = include_str!("../../../tests/golden/history.jsonl");
+    const GOLDEN_RESPONSE: &str = include_str!("../../../tests/golden/response.json");
+    const GOLDEN_DECISION: &str = include_str!("../../../tests/golden/approved.json");
+
     #[test]
     fn progress_milestones_reach_the_history_and_ticks_do_not() {
         let (_root, dir) = job_dir();
