@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use chrono::{DateTime, Local, Utc};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::cli::JobsArgs;
 use crate::commands::table::{Table, colored, cut, plain};
@@ -37,7 +37,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
             let now = Utc::now();
             let jobs = select(scan(root, now)?, args);
             if args.json {
-                let list: Vec<Value> = jobs.iter().map(|j| job_json(j, now)).collect();
+                let list: Vec<JobJson> = jobs.iter().map(|j| job_json(j, now)).collect();
                 writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
             } else {
                 let width = terminal_width();
@@ -69,33 +69,56 @@ pub fn select(jobs: Vec<Job>, args: &JobsArgs) -> Vec<Job> {
     selected
 }
 
-fn rfc3339(t: Option<DateTime<Utc>>) -> Value {
-    t.map_or(Value::Null, |t| {
-        Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-    })
+fn rfc3339(t: Option<DateTime<Utc>>) -> Option<String> {
+    t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
-/// protocol.md's "Machine-readable CLI output", plus `problems`.
-pub fn job_json(job: &Job, now: DateTime<Utc>) -> Value {
-    json!({
-        "id": job.id.as_str(),
-        "project": job.project(),
-        "task": job.task(),
-        "status": job.status.as_str(),
-        "exit_code": job.exit_code,
-        "pid": job.pid,
-        "started": rfc3339(job.started),
-        "finished": rfc3339(job.finished),
-        "elapsed_seconds": job.elapsed_secs(now),
-        "progress": job.progress.as_ref().map(|p| json!({
-            "percent": p.percent_done(),
-            "step": p.step,
-            "total_steps": p.total_steps,
-            "step_name": p.step_name,
-        })),
-        "waiting": job.waiting().map(|w| w.as_str()),
-        "problems": job.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-    })
+/// One element of `luzia jobs --json`: protocol.md's "Machine-readable CLI output", plus
+/// `problems`; the fields in this order.
+#[derive(Serialize)]
+pub struct JobJson<'a> {
+    id: &'a str,
+    project: &'a str,
+    task: &'a str,
+    status: &'static str,
+    exit_code: Option<i32>,
+    pid: Option<u32>,
+    started: Option<String>,
+    finished: Option<String>,
+    elapsed_seconds: Option<i64>,
+    progress: Option<ProgressJson<'a>>,
+    waiting: Option<&'static str>,
+    problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ProgressJson<'a> {
+    percent: Option<f64>,
+    step: Option<u64>,
+    total_steps: Option<u64>,
+    step_name: Option<&'a str>,
+}
+
+pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
+    JobJson {
+        id: job.id.as_str(),
+        project: job.project(),
+        task: job.task(),
+        status: job.status.as_str(),
+        exit_code: job.exit_code,
+        pid: job.pid,
+        started: rfc3339(job.started),
+        finished: rfc3339(job.finished),
+        elapsed_seconds: job.elapsed_secs(now),
+        progress: job.progress.as_ref().map(|p| ProgressJson {
+            percent: p.percent_done(),
+            step: p.step,
+            total_steps: p.total_steps,
+            step_name: p.step_name.as_deref(),
+        }),
+        waiting: job.waiting().map(|w| w.as_str()),
+        problems: job.problems.iter().map(|p| p.to_string()).collect(),
+    }
 }
 
 fn terminal_width() -> Option<usize> {
@@ -296,10 +319,8 @@ mod tests {
 
     #[test]
     fn the_json_keeps_its_fields_and_their_order() {
-        let list: Vec<_> = fixtures::jobs()
-            .iter()
-            .map(|j| job_json(j, fixtures::now()))
-            .collect();
+        let jobs = fixtures::jobs();
+        let list: Vec<_> = jobs.iter().map(|j| job_json(j, fixtures::now())).collect();
         let text = serde_json::to_string_pretty(&list).unwrap();
         assert_eq!(format!("{text}\n"), GOLDEN);
     }

@@ -77,7 +77,7 @@ fn export_to(
     let (dir, name) = export::target(output, format, now)?;
     let bytes = match format {
         ExportFormat::Json => {
-            let mut b = serde_json::to_vec_pretty(&export::json(report))?;
+            let mut b = serde_json::to_vec_pretty(&export::document(report))?;
             b.push(b'\n');
             b
         }

@@ -1,114 +1,22 @@
 //! The operator's side of a question or gate: checking an answer against the question, and
-//! publishing it exactly once (`response.json` / `approved.json`). The CLI and the cockpit both
-//! answer through here.
+//! publishing it exactly once (`response.json` / `approved.json`, whose form is
+//! [`published`](crate::jobs::hitl::published)'s). The CLI and the cockpit both answer through
+//! here.
 
 use crate::jobs::fs::names::{DECISION_FILE, HISTORY_FILE, QUESTION_FILE, RESPONSE_FILE};
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde::Deserialize;
 
 use std::path::Path;
 
 use crate::jobs::fs::files::read_small;
 use crate::jobs::fs::publish::{Published, publish_once};
+use crate::jobs::model::format::lenient;
 use crate::jobs::model::job::{Job, Standing};
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::text::sanitize::plain_text;
 
-/// A published answer (`response.json`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Response {
-    pub question_id: String,
-    pub answer: String,
-    pub answered_by: String,
-    pub answered_at: String,
-    /// `tui`, `cli` or `timeout`.
-    pub source: String,
-}
-
-impl Response {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "question_id": self.question_id, "answer": self.answer, "choice": self.answer,
-            "answered_by": self.answered_by, "answered_at": self.answered_at, "source": self.source,
-        })
-    }
-
-    /// Leniently: the older `{"choice": ...}` form (no id) answers question `q1`.
-    pub fn parse(bytes: &[u8]) -> Option<Response> {
-        let v: Value = serde_json::from_slice(bytes).ok()?;
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        Some(Response {
-            question_id: s("question_id").unwrap_or_else(|| "q1".into()),
-            answer: s("answer").or_else(|| s("choice"))?,
-            answered_by: s("answered_by").unwrap_or_default(),
-            answered_at: s("answered_at").unwrap_or_default(),
-            source: s("source").unwrap_or_default(),
-        })
-    }
-
-    /// "bruno@host at 2026-01-11T14:31:02Z (tui)"
-    pub fn who(&self) -> String {
-        who(&self.answered_by, &self.answered_at, &self.source)
-    }
-}
-
-/// A published decision at a gate (`approved.json`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub gate: String,
-    pub approved: bool,
-    pub reason: String,
-    pub decided_by: String,
-    pub decided_at: String,
-    /// `tui`, `cli` or `auto`.
-    pub source: String,
-}
-
-impl Decision {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "gate": self.gate, "approved": self.approved, "reason": self.reason,
-            "decided_by": self.decided_by, "decided_at": self.decided_at, "source": self.source,
-        })
-    }
-
-    pub fn parse(bytes: &[u8]) -> Option<Decision> {
-        let v: Value = serde_json::from_slice(bytes).ok()?;
-        let s = |k: &str| {
-            v.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_default()
-        };
-        Some(Decision {
-            gate: s("gate"),
-            approved: v.get("approved")?.as_bool()?,
-            reason: s("reason"),
-            decided_by: s("decided_by"),
-            decided_at: s("decided_at"),
-            source: s("source"),
-        })
-    }
-
-    pub fn who(&self) -> String {
-        who(&self.decided_by, &self.decided_at, &self.source)
-    }
-}
-
-fn who(by: &str, at: &str, source: &str) -> String {
-    let by = if by.is_empty() { "someone" } else { by };
-    let at = if at.is_empty() {
-        String::new()
-    } else {
-        format!(" at {at}")
-    };
-    let source = if source.is_empty() {
-        String::new()
-    } else {
-        format!(" ({source})")
-    };
-    plain_text(&format!("{by}{at}{source}"))
-}
+pub use crate::jobs::hitl::published::{Decision, Response};
 
 /// Who is answering: `$USER@hostname`.
 pub fn operator() -> String {
@@ -256,7 +164,7 @@ pub fn answer(
 /// an answer that lands after the question was archived is taken back and the loser told who
 /// settled it.
 pub fn publish_response(dir: &Path, r: &Response) -> std::io::Result<Outcome<Response>> {
-    let bytes = serde_json::to_vec_pretty(&r.to_json()).expect("JSON of strings");
+    let bytes = serde_json::to_vec_pretty(r).expect("JSON of strings");
     for _ in 0..3 {
         match publish_once(dir, RESPONSE_FILE, &bytes)? {
             Published::Won if still_asked(dir, &r.question_id) => {
@@ -346,6 +254,23 @@ pub fn settled(dir: &Path, id: Option<&str>) -> Option<Response> {
     archived(dir, id)
 }
 
+/// A `history.jsonl` line as far as the answer it archived goes.
+#[derive(Deserialize)]
+struct ArchivedAnswer {
+    response: Option<Response>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    archived_at: Option<String>,
+}
+
+impl ArchivedAnswer {
+    fn is_recent(&self) -> bool {
+        self.archived_at
+            .as_deref()
+            .and_then(crate::jobs::model::time::parse_timestamp)
+            .is_some_and(|t| Utc::now() - t < chrono::Duration::seconds(60))
+    }
+}
+
 /// The answer to question `id` (or the latest one, if recent) as archived in `history.jsonl`.
 pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
     let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
@@ -353,21 +278,11 @@ pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
     let len = file.metadata().ok()?.len();
     let recent = crate::jobs::fs::tail::last_lines(&file, len, 20).ok()?;
     recent.iter().rev().find_map(|line| {
-        let v: Value = serde_json::from_slice(&line.bytes).ok()?;
-        let r = Response::parse(serde_json::to_vec(v.get("response")?).ok()?.as_slice())?;
+        let record: ArchivedAnswer = serde_json::from_slice(&line.bytes).ok()?;
         // Only moments ago: an old exchange says nothing about a question asked now.
-        matches(&r)
-            .then_some(r)
-            .filter(|_| id.is_some() || recently(&v))
+        let fresh = id.is_some() || record.is_recent();
+        record.response.filter(|r| matches(r) && fresh)
     })
-}
-
-fn recently(record: &Value) -> bool {
-    record
-        .get("archived_at")
-        .and_then(Value::as_str)
-        .and_then(crate::jobs::model::time::parse_timestamp)
-        .is_some_and(|t| Utc::now() - t < chrono::Duration::seconds(60))
 }
 
 fn unreadable_response(r: &Response) -> Response {
@@ -412,7 +327,7 @@ pub fn decide(
 }
 
 pub fn publish_decision(dir: &Path, d: &Decision) -> std::io::Result<Outcome<Decision>> {
-    let bytes = serde_json::to_vec_pretty(&d.to_json()).expect("JSON of strings");
+    let bytes = serde_json::to_vec_pretty(d).expect("JSON of strings");
     Ok(match publish_once(dir, DECISION_FILE, &bytes)? {
         Published::Won => Outcome::Done(d.clone()),
         Published::Lost(existing) => {
@@ -501,7 +416,7 @@ mod tests {
             answered_at: "t".into(),
             source: "cli".into(),
         };
-        let bytes = serde_json::to_vec(&r.to_json()).unwrap();
+        let bytes = serde_json::to_vec(&r).unwrap();
         assert_eq!(Response::parse(&bytes), Some(r));
         let old = Response::parse(br#"{"choice": "staging"}"#).unwrap();
         assert_eq!(

@@ -1,6 +1,7 @@
 //! Why a job's small JSON file could not be read: the bytes are not the JSON object the file
 //! should hold, or the file itself could not be read (the `io::Error` is kept, so a caller can
-//! ask its kind).
+//! ask its kind). Also the field readers with which serde reads luzia's own files back as
+//! leniently as the orchestrator's.
 
 use std::io;
 use std::path::PathBuf;
@@ -44,5 +45,33 @@ impl ReadError {
     pub fn at(path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> ReadError {
         let path = path.into();
         move |source| ReadError { path, source }
+    }
+}
+
+/// Field readers for serde that take a field of the wrong JSON type as absent rather than
+/// refusing the whole file: luzia's own files are read back as leniently as the others.
+pub mod lenient {
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    /// A string, or `None` for anything else.
+    pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::String(s) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// A boolean, or `None` for anything else.
+    pub fn boolean<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    /// Whether the field is there at all, whatever it holds (`null` too).
+    pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| true)
     }
 }
