@@ -16,7 +16,7 @@ use crate::jobs::fs::files::read_small;
 use crate::jobs::fs::names::HISTORY_FILE;
 use crate::jobs::fs::publish::append_line;
 use crate::jobs::hitl::published::{Decision, Response};
-use crate::jobs::model::format::lenient;
+use crate::jobs::model::format::{from_object, lenient};
 
 /// `clarification.json` as the agent writes it.
 #[derive(Clone, Debug, Serialize)]
@@ -119,7 +119,7 @@ pub fn next_question_id(dir: &Path) -> String {
         .flatten()
         .map_or(0, |h| {
             h.split(|b| *b == b'\n')
-                .filter_map(|l| serde_json::from_slice::<Asked>(l).ok())
+                .filter_map(|l| from_object::<Asked>(l).ok())
                 .filter(|record| record.clarification)
                 .count()
         });

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::jobs::fs::files::read_small;
 use crate::jobs::fs::publish::{Published, publish_once};
-use crate::jobs::model::format::lenient;
+use crate::jobs::model::format::{from_object, lenient};
 use crate::jobs::model::job::{Job, Standing};
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::text::sanitize::plain_text;
@@ -278,7 +278,7 @@ pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
     let len = file.metadata().ok()?.len();
     let recent = crate::jobs::fs::tail::last_lines(&file, len, 20).ok()?;
     recent.iter().rev().find_map(|line| {
-        let record: ArchivedAnswer = serde_json::from_slice(&line.bytes).ok()?;
+        let record: ArchivedAnswer = from_object(&line.bytes).ok()?;
         // Only moments ago: an old exchange says nothing about a question asked now.
         let fresh = id.is_some() || record.is_recent();
         record.response.filter(|r| matches(r) && fresh)

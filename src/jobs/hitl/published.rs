@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::jobs::model::format::lenient;
+use crate::jobs::model::format::{from_object, lenient};
 use crate::jobs::text::sanitize::plain_text;
 
 /// A published answer (`response.json`). Read leniently: the older `{"choice": ...}` form (no
@@ -68,7 +68,7 @@ impl TryFrom<ResponseFile> for Response {
 
 impl Response {
     pub fn parse(bytes: &[u8]) -> Option<Response> {
-        serde_json::from_slice(bytes).ok()
+        from_object(bytes).ok()
     }
 
     /// "bruno@host at 2026-01-11T14:31:02Z (tui)"
@@ -138,7 +138,7 @@ impl TryFrom<DecisionFile> for Decision {
 
 impl Decision {
     pub fn parse(bytes: &[u8]) -> Option<Decision> {
-        serde_json::from_slice(bytes).ok()
+        from_object(bytes).ok()
     }
 
     pub fn who(&self) -> String {
@@ -172,7 +172,11 @@ mod tests {
         assert_eq!((r.answer.as_str(), r.answered_by.as_str()), ("y", ""));
         assert_eq!(r.question_id, "q1");
         assert_eq!(Response::parse(br#"{"answer": null}"#), None);
-        assert_eq!(Response::parse(b"[\"x\"]"), None);
+        assert_eq!(
+            Response::parse(br#"["q1", "x"]"#),
+            None,
+            "an array is no answer"
+        );
         assert_eq!(
             Decision::parse(br#"{"gate": "g", "approved": "yes"}"#),
             None,

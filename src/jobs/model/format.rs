@@ -24,6 +24,12 @@ pub fn object(bytes: &[u8]) -> Result<Map<String, Value>, FormatError> {
     }
 }
 
+/// The bytes as `T`, read from a JSON object only: a derived reader would also take an array
+/// for a struct, which no file of the protocol is.
+pub fn from_object<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, FormatError> {
+    Ok(T::deserialize(Value::Object(object(bytes)?))?)
+}
+
 /// A file that could not be read, or not as what it should hold.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
