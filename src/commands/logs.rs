@@ -137,11 +137,7 @@ fn follow(
             .poll()
             .with_context(|| format!("cannot read {}", job_dir.join("output.log").display()))?;
         if let Some(reset) = chunk.reset {
-            let what = match reset {
-                Reset::Truncated => "was truncated",
-                Reset::Replaced => "was replaced",
-            };
-            eprintln!("luzia: output.log {what}; following from its start");
+            say_reset(reset);
         }
         let grew = !chunk.lines.is_empty() || !follower.partial().is_empty();
         printer.print(&chunk.lines)?;
@@ -184,6 +180,15 @@ fn follow(
             }
         }
     }
+}
+
+/// What was shown no longer stands: say why the lines start again.
+fn say_reset(reset: Reset) {
+    let what = match reset {
+        Reset::Truncated => "was truncated",
+        Reset::Replaced => "was replaced",
+    };
+    eprintln!("luzia: output.log {what}; following from its start");
 }
 
 /// Why following must stop although no exit line came, if it must.
