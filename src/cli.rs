@@ -131,7 +131,7 @@ pub struct LogsArgs {
 }
 
 fn duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::jobs::model::time::parse_duration(s)
+    crate::jobs::model::time::parse_duration(s).map_err(|e| e.to_string())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -243,7 +243,7 @@ impl Config {
             message,
         };
         let alarms_file = file.alarms.take().unwrap_or_default();
-        let alarms = alarm_rules(&alarms_file, &file.projects).map_err(invalid)?;
+        let alarms = alarm_rules(&alarms_file, &file.projects, &invalid)?;
         // Beside the config file that was read, else where the user's config file would be.
         let known_issues = file.known_issues.take().unwrap_or_else(|| {
             path.as_deref()
@@ -330,15 +330,16 @@ impl Config {
 fn alarm_rules(
     file: &AlarmsFile,
     projects: &BTreeMap<String, Project>,
-) -> Result<AlarmRules, String> {
+    invalid: &dyn Fn(String) -> ConfigError,
+) -> Result<AlarmRules, ConfigError> {
     let mut rules = AlarmRules::default();
     let duration = |key: &str, v: &Option<String>, default: Duration| match v {
         None => Ok(default),
         Some(s) => parse_duration(s)
-            .map_err(|e| format!("[alarms] {key}: {e}"))
+            .map_err(|e| invalid(format!("[alarms] {key}: {e}")))
             .and_then(|d| {
                 if d.is_zero() {
-                    Err(format!("[alarms] {key} must be longer than 0s"))
+                    Err(invalid(format!("[alarms] {key} must be longer than 0s")))
                 } else {
                     Ok(d)
                 }
@@ -361,16 +362,17 @@ fn alarm_rules(
         match value {
             Some(v) if (1..=100).contains(&v) => *slot = v,
             Some(v) => {
-                return Err(format!(
+                return Err(invalid(format!(
                     "[alarms] {key} = {v}: give a percent from 1 to 100"
-                ));
+                )));
             }
             None => {}
         }
     }
     for (name, project) in projects {
         if let Some(b) = &project.budget {
-            let d = parse_duration(b).map_err(|e| format!("[projects.{name}] budget: {e}"))?;
+            let d =
+                parse_duration(b).map_err(|e| invalid(format!("[projects.{name}] budget: {e}")))?;
             rules.project_budgets.insert(name.clone(), d);
         }
     }
@@ -378,9 +380,7 @@ fn alarm_rules(
 }
 
 fn default_config_paths(env: &dyn Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
-    let xdg = env("XDG_CONFIG_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| env("HOME").map(|h| h.join(".config")));
+    let xdg = crate::xdg::config_home(env);
     let mut paths: Vec<PathBuf> = xdg
         .map(|x| x.join("luzia/config.toml"))
         .into_iter()

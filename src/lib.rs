@@ -12,3 +12,4 @@ pub mod dispatcher;
 pub mod jobs;
 pub mod tui;
 pub mod watch;
+pub mod xdg;

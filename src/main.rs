@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("luzia: error: {e:#}");
+            eprintln!("luzia: error: {}", commands::describe(&e));
             ExitCode::from(1)
         }
     }

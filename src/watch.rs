@@ -4,25 +4,19 @@
 //! the jobs root (jobs appearing and vanishing) and the directory of each job that can still
 //! change; finished jobs are not watched, so 10,000 old jobs cost no inotify watches. On a
 //! remote file system (NFS, CIFS, 9p, FUSE), where inotify misses other machines' writes, or
-//! when the watch limit runs out, it gives up and the cockpit polls instead.
+//! when the watch limit runs out, it gives up and the cockpit polls instead (the fallbacks are
+//! [`crate::jobs::fs::notify`]'s, shared with `luzia logs -f` and `ask`/`gate`; this layer adds
+//! which directories to watch and which jobs an event touches).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-use notify::event::{AccessKind, AccessMode, EventKind};
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::jobs::JobId;
+use crate::jobs::fs::notify::{self as changes, AddError, Backend, Change, FsWatcher};
 use crate::jobs::model::id::is_valid;
+use crate::jobs::run::queue::Priority;
 
-pub const POLL_EVERY: Duration = Duration::from_secs(2);
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WatchMode {
-    Inotify,
-    Polling { reason: String },
-}
+pub use crate::jobs::fs::notify::{POLL_EVERY, WatchMode};
 
 /// What the watcher tells its owner.
 #[derive(Debug, PartialEq, Eq)]
@@ -41,100 +35,61 @@ pub enum WatchChange {
 
 pub struct JobWatcher {
     root: PathBuf,
-    inner: Option<RecommendedWatcher>,
+    inner: FsWatcher,
     watched: HashSet<JobId>,
-    mode: WatchMode,
 }
 
 impl JobWatcher {
     /// Starts watching `root`; `sink` is called from the watcher's own thread.
     pub fn start(root: &Path, sink: impl Fn(Signal) + Send + 'static) -> JobWatcher {
-        let mut w = JobWatcher {
-            root: root.to_owned(),
-            inner: None,
-            watched: HashSet::new(),
-            mode: WatchMode::Inotify,
-        };
-        if std::env::var("LUZIA_WATCH").is_ok_and(|v| v == "poll") {
-            w.mode = WatchMode::Polling {
-                reason: "LUZIA_WATCH=poll".into(),
-            };
-            return w;
-        }
-        if let Some(fs) = remote_fs_name(root) {
-            w.mode = WatchMode::Polling {
-                reason: format!("{fs} file system"),
-            };
-            return w;
-        }
         let root_for_events = root.to_owned();
-        let handler = move |res: notify::Result<notify::Event>| match res {
-            Ok(ev) => {
-                if let Some(signal) = classify(&root_for_events, &ev) {
-                    sink(signal);
-                }
+        let inner = FsWatcher::start(root, Backend::from_env(), move |change| {
+            if let Some(signal) = jobs_of(&root_for_events, change) {
+                sink(signal);
             }
-            Err(e) => {
-                tracing::warn!("watcher error: {e}; rescanning");
-                sink(Signal::Rescan);
-            }
-        };
-        match notify::recommended_watcher(handler) {
-            Ok(mut inner) => match inner.watch(root, RecursiveMode::NonRecursive) {
-                Ok(()) => w.inner = Some(inner),
-                Err(e) => w.fall_back(&e),
-            },
-            Err(e) => w.fall_back(&e),
+        });
+        JobWatcher {
+            root: root.to_owned(),
+            inner,
+            watched: HashSet::new(),
         }
-        w
     }
 
     pub fn mode(&self) -> &WatchMode {
-        &self.mode
+        self.inner.mode()
     }
 
     pub fn is_polling(&self) -> bool {
-        matches!(self.mode, WatchMode::Polling { .. })
+        self.inner.is_polling()
     }
 
     /// Watches (or stops watching) one job's directory.
     pub fn set_watched(&mut self, id: &JobId, wanted: bool) -> WatchChange {
-        let Some(inner) = self.inner.as_mut() else {
+        if self.inner.is_polling() {
             return WatchChange::Unchanged;
-        };
+        }
         let dir = self.root.join(id.as_str());
         if wanted && !self.watched.contains(id) {
-            match inner.watch(&dir, RecursiveMode::NonRecursive) {
+            match self.inner.add(&dir) {
                 Ok(()) => {
                     self.watched.insert(id.clone());
                     return WatchChange::Added;
                 }
-                Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
-                    self.fall_back(&e);
+                Err(AddError::SwitchedToPolling) => {
+                    self.watched.clear();
                     return WatchChange::SwitchedToPolling;
                 }
                 // Gone already, or unreadable: the next read of the job will say so.
-                Err(e) => tracing::debug!("cannot watch {}: {e}", dir.display()),
+                Err(AddError::Failed(e)) => tracing::debug!("cannot watch {}: {e}", dir.display()),
             }
         } else if !wanted && self.watched.remove(id) {
-            let _ = inner.unwatch(&dir);
+            self.inner.remove(&dir);
         }
         WatchChange::Unchanged
     }
 
     pub fn watched_count(&self) -> usize {
         self.watched.len()
-    }
-
-    fn fall_back(&mut self, e: &notify::Error) {
-        let reason = match e.kind {
-            notify::ErrorKind::MaxFilesWatch => "inotify watch limit reached".to_string(),
-            _ => format!("file watching failed: {e}"),
-        };
-        tracing::warn!("polling every {}s: {reason}", POLL_EVERY.as_secs());
-        self.inner = None;
-        self.watched.clear();
-        self.mode = WatchMode::Polling { reason };
     }
 }
 
@@ -144,33 +99,39 @@ impl JobWatcher {
 /// lists the queue on its ticks. `sink` must only read the queue: what it reads raises no event
 /// (opens and reads are ignored), so nothing loops.
 pub struct QueueWatcher {
-    _inner: RecommendedWatcher,
+    _inner: FsWatcher,
 }
 
 impl QueueWatcher {
     pub fn start(queue: &Path, sink: impl Fn() + Send + 'static) -> Option<QueueWatcher> {
-        if std::env::var("LUZIA_WATCH").is_ok_and(|v| v == "poll")
-            || remote_fs_name(queue).is_some()
-        {
-            return None;
-        }
-        let handler = move |res: notify::Result<notify::Event>| {
-            let wanted = res.as_ref().map_or(true, |ev| {
+        let sink = move |change: Change| {
+            let wanted = match change {
+                Change::Rescan => true,
                 // Temporary files and the slot lock (dot names) come before or around a real
                 // change, which brings its own event.
-                !is_own_access(ev)
-                    && ev.paths.iter().any(|p| {
-                        p.file_name()
-                            .is_none_or(|n| !n.to_string_lossy().starts_with('.'))
-                    })
-            });
+                Change::Paths(paths) => paths.iter().any(|p| {
+                    p.file_name()
+                        .is_none_or(|n| !n.to_string_lossy().starts_with('.'))
+                }),
+            };
             if wanted {
                 sink();
             }
         };
-        let mut inner = notify::recommended_watcher(handler).ok()?;
-        inner.watch(queue, RecursiveMode::Recursive).ok()?;
-        Some(QueueWatcher { _inner: inner })
+        let dirs = queue_dirs(queue);
+        // A directory made later would bring no events for its files: without them all, the
+        // cockpit lists the queue on its ticks instead.
+        if !dirs.iter().all(|d| d.is_dir()) {
+            return None;
+        }
+        let mut inner = FsWatcher::start(queue, Backend::from_env(), sink);
+        // The queue is two levels deep (`pending/<priority>/`): each directory is watched.
+        for dir in &dirs[1..] {
+            if inner.add(dir).is_err() {
+                return None;
+            }
+        }
+        (!inner.is_polling()).then_some(QueueWatcher { _inner: inner })
     }
 
     /// Watches the queue and hands `sink` its rows (as `luzia queue` lists them) on every
@@ -182,7 +143,9 @@ impl QueueWatcher {
         sink: impl Fn(Vec<crate::jobs::Job>) + Send + 'static,
     ) -> Option<QueueWatcher> {
         if create {
-            let _ = std::fs::create_dir_all(queue);
+            for dir in queue_dirs(queue) {
+                let _ = std::fs::create_dir_all(dir);
+            }
         }
         let dir = queue.to_owned();
         QueueWatcher::start(queue, move || {
@@ -191,17 +154,28 @@ impl QueueWatcher {
     }
 }
 
+/// The queue root and the directories below it that hold tasks.
+fn queue_dirs(queue: &Path) -> Vec<PathBuf> {
+    let pending = queue.join("pending");
+    let mut dirs = vec![queue.to_owned(), pending.clone()];
+    dirs.extend([Priority::High, Priority::Normal].map(|p| pending.join(p.dir())));
+    dirs
+}
+
 /// Maps one event to the jobs it touches. The cockpit's own reads cause open and close-nowrite
 /// events; those are ignored, or every read would cause another.
-pub fn classify(root: &Path, ev: &notify::Event) -> Option<Signal> {
-    if ev.need_rescan() {
-        return Some(Signal::Rescan);
-    }
-    if is_own_access(ev) {
-        return None;
-    }
+pub fn classify(root: &Path, ev: &::notify::Event) -> Option<Signal> {
+    jobs_of(root, changes::change(ev)?)
+}
+
+/// The jobs a change touches: the first component below the root that is a job id.
+fn jobs_of(root: &Path, change: Change) -> Option<Signal> {
+    let paths = match change {
+        Change::Rescan => return Some(Signal::Rescan),
+        Change::Paths(paths) => paths,
+    };
     let mut ids: Vec<JobId> = Vec::new();
-    for path in &ev.paths {
+    for path in &paths {
         let Ok(rel) = path.strip_prefix(root) else {
             continue;
         };
@@ -210,51 +184,24 @@ pub fn classify(root: &Path, ev: &notify::Event) -> Option<Signal> {
             return Some(Signal::Rescan);
         };
         let name = first.as_os_str().to_string_lossy();
-        if is_valid(&name) {
-            let id = JobId::parse(&name).expect("checked");
-            if !ids.contains(&id) {
-                ids.push(id);
-            }
+        if is_valid(&name)
+            && let Ok(id) = JobId::parse(&name)
+            && !ids.contains(&id)
+        {
+            ids.push(id);
         }
     }
     (!ids.is_empty()).then_some(Signal::Changed(ids))
 }
 
-/// An open, read or close-without-write: what reading a file causes, not a change.
-pub fn is_own_access(ev: &notify::Event) -> bool {
-    match ev.kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
-        EventKind::Access(_) => true,
-        _ => false,
-    }
-}
-
-/// The name of a remote or FUSE file system under `path`, where inotify cannot be trusted.
-pub fn remote_fs_name(path: &Path) -> Option<&'static str> {
-    let st = rustix::fs::statfs(path).ok()?;
-    // Magic numbers from statfs(2); f_type's width differs between architectures.
-    #[allow(clippy::unnecessary_cast)]
-    match st.f_type as i64 as u32 {
-        0x6969 => Some("NFS"),
-        0xFF53_4D42 => Some("CIFS"),
-        0xFE53_4D42 => Some("SMB2"),
-        0x517B => Some("SMB"),
-        0x0102_1997 => Some("9p"),
-        0x6573_5546 => Some("FUSE"),
-        0x00C3_6400 => Some("Ceph"),
-        0x0BD0_0BD0 => Some("Lustre"),
-        0x7461_636F => Some("OCFS2"),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use notify::event::{CreateKind, ModifyKind};
+    use ::notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind};
+    use std::time::Duration;
 
-    fn event(kind: EventKind, paths: &[&str]) -> notify::Event {
-        let mut ev = notify::Event::new(kind);
+    fn event(kind: EventKind, paths: &[&str]) -> ::notify::Event {
+        let mut ev = ::notify::Event::new(kind);
         for p in paths {
             ev = ev.add_path(PathBuf::from(p));
         }
@@ -281,7 +228,7 @@ mod tests {
             ),
             (
                 event(
-                    EventKind::Access(AccessKind::Open(notify::event::AccessMode::Any)),
+                    EventKind::Access(AccessKind::Open(::notify::event::AccessMode::Any)),
                     &["/jobs/a1/meta.json"],
                 ),
                 None,
@@ -304,7 +251,7 @@ mod tests {
             (event(modify, &["/elsewhere/a1"]), None),
             (
                 event(
-                    EventKind::Remove(notify::event::RemoveKind::Folder),
+                    EventKind::Remove(::notify::event::RemoveKind::Folder),
                     &["/jobs"],
                 ),
                 Some(Signal::Rescan),
@@ -313,20 +260,22 @@ mod tests {
         for (ev, want) in cases {
             assert_eq!(classify(root, &ev), want, "{ev:?}");
         }
-        let overflow = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        let overflow =
+            ::notify::Event::new(EventKind::Other).set_flag(::notify::event::Flag::Rescan);
         assert_eq!(classify(root, &overflow), Some(Signal::Rescan));
-    }
-
-    #[test]
-    fn local_tmp_is_not_remote() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(remote_fs_name(dir.path()), None);
     }
 
     #[test]
     fn a_task_queued_or_taken_is_noticed_and_reading_the_queue_is_not() {
         let dir = tempfile::tempdir().unwrap();
         assert!(QueueWatcher::start(&dir.path().join("none"), || {}).is_none());
+        assert!(
+            QueueWatcher::start(dir.path(), || {}).is_none(),
+            "no pending/ yet"
+        );
+        for d in queue_dirs(dir.path()) {
+            std::fs::create_dir_all(d).unwrap();
+        }
         let (tx, rx) = std::sync::mpsc::channel();
         let _w = QueueWatcher::start(dir.path(), move || {
             let _ = tx.send(());

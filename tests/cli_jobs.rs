@@ -181,6 +181,46 @@ fn samples_table_lists_the_jobs_and_flags_unreadable_ones() {
     assert!(!text.contains("160500-link") && !text.contains("README"));
 }
 
+/// Where each of the first `n` whitespace-separated cells of `line` starts, in terminal columns.
+fn cell_columns(line: &str, n: usize) -> Vec<usize> {
+    use unicode_width::UnicodeWidthStr;
+    let mut out = Vec::new();
+    let mut rest = line;
+    let mut col = 0;
+    for cell in line.split_whitespace().take(n) {
+        let i = rest.find(cell).unwrap();
+        col += rest[..i].width();
+        out.push(col);
+        col += cell.width();
+        rest = &rest[i + cell.len()..];
+    }
+    out
+}
+
+#[test]
+fn wide_project_names_and_tasks_keep_the_columns_in_line() {
+    let sb = Sandbox::new();
+    for (id, project, task) in [
+        ("w1", "音楽", "ビルドを修正する"),
+        ("w2", "🚀rocket", "deploy 🚀 now"),
+        ("w3", "plain", "ascii task"),
+        ("w4", "日本語プロジェクト", "テスト"),
+    ] {
+        let meta = json!({"project": project, "task": task, "started": "2025-06-01T00:00:00Z"});
+        sb.write(id, "meta.json", meta.to_string());
+        sb.write(id, "output.log", "done\n\nexit:0\n");
+    }
+    let out = sb.luzia().arg("jobs").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    let header = cell_columns(lines[0], 6);
+    for line in &lines[1..] {
+        assert_eq!(cell_columns(line, 6), header, "{text}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. Every row of the status table, with real processes
 // ---------------------------------------------------------------------------------------------

@@ -176,6 +176,31 @@ echo exit:0 >> "$LOG"
     assert_eq!(writer.wait_within(HANG_GUARD, "the writer").code(), Some(0));
 }
 
+/// Where the native watcher cannot be used (here: turned off, as on a remote file system) `-f`
+/// looks again on its own timer and still prints every line.
+#[test]
+fn follow_keeps_following_when_polling() {
+    let sb = Sandbox::new();
+    let (mut writer, go) = follow_job(
+        &sb,
+        "pl",
+        r#"for l in 'one' 'two' 'three'; do echo "$l" >> "$LOG"; sleep 0.05; done
+echo >> "$LOG"
+echo exit:0 >> "$LOG"
+"#,
+    );
+    let mut follow = Follow::spawn_with_env(&sb, "pl", &[], &[("LUZIA_WATCH", "poll")]);
+    follow.wait_for_line("start");
+    touch(&go);
+    let (status, lines, stderr) = follow.finish();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(
+        lines,
+        expected(&["start", "one", "two", "three", "", "exit:0"])
+    );
+    assert_eq!(writer.wait_within(HANG_GUARD, "the writer").code(), Some(0));
+}
+
 #[test]
 fn follow_starts_over_after_truncation() {
     let sb = Sandbox::new();

@@ -4,10 +4,9 @@
 use std::io::Write;
 
 use anyhow::{Result, bail};
-use serde_json::{Map, Value, json};
 
 use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
-use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec, ProgressReport};
 use crate::jobs::model::waiting::QuestionType;
 
 /// Exit code when a question timed out with no default.
@@ -74,29 +73,75 @@ pub fn gate(args: &GateArgs) -> Result<u8> {
 }
 
 pub fn progress(args: &ProgressArgs) -> Result<u8> {
-    let mut p = Map::new();
+    let mut report = ProgressReport::default();
     if let Some(pct) = args.percent {
         if !(0.0..=100.0).contains(&pct) {
             bail!("percent must be between 0 and 100, not {pct}");
         }
-        p.insert("percent".into(), json!(pct));
+        report.percent = Some(pct);
     }
     if let (Some(k), Some(n)) = (args.step, args.of) {
         if n == 0 || k > n {
             bail!("--step {k} --of {n}: the step must be between 1 and the number of steps");
         }
-        p.insert("step".into(), json!(k));
-        p.insert("total_steps".into(), json!(n));
+        report.step = Some(k);
+        report.total_steps = Some(n);
     }
-    if let Some(name) = &args.name {
-        p.insert("step_name".into(), json!(name));
-    }
-    if let Some(eta) = args.eta {
-        p.insert("eta_seconds".into(), json!(eta.as_secs()));
-    }
-    if p.is_empty() {
+    report.step_name = args.name.clone();
+    report.eta_seconds = args.eta.map(|eta| eta.as_secs());
+    if report.is_empty() {
         bail!("nothing to report: give a PERCENT, --step K --of N, --name or --eta");
     }
-    agent::report_progress(&args.dir.job_dir, &Value::Object(p))?;
+    agent::report_progress(&args.dir.job_dir, &report)?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::JobDirArg;
+
+    fn args(dir: &std::path::Path) -> ProgressArgs {
+        ProgressArgs {
+            percent: None,
+            step: None,
+            of: None,
+            name: None,
+            eta: None,
+            dir: JobDirArg {
+                job_dir: dir.to_owned(),
+            },
+        }
+    }
+
+    /// `progress.json` as `luzia progress` writes it, byte for byte, its time aside.
+    #[test]
+    fn progress_keeps_its_fields_and_their_order() {
+        let at = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let written = || {
+            let text = std::fs::read_to_string(dir.path().join("progress.json")).unwrap();
+            at.replace_all(&text, "T").into_owned()
+        };
+        let all = ProgressArgs {
+            percent: Some(40.0),
+            step: Some(2),
+            of: Some(5),
+            name: Some("Running tests".into()),
+            eta: Some(std::time::Duration::from_secs(90)),
+            ..args(dir.path())
+        };
+        assert_eq!(progress(&all).unwrap(), 0);
+        assert_eq!(
+            written(),
+            r#"{"percent":40.0,"step":2,"total_steps":5,"step_name":"Running tests","eta_seconds":90,"updated_at":"T"}"#
+        );
+        let some = ProgressArgs {
+            percent: Some(7.5),
+            ..args(dir.path())
+        };
+        progress(&some).unwrap();
+        assert_eq!(written(), r#"{"percent":7.5,"updated_at":"T"}"#);
+        assert!(progress(&args(dir.path())).is_err(), "nothing to report");
+    }
 }

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::cli::DemoAgentArgs;
 use crate::jobs::fs::publish::write_atomic;
-use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec, ProgressReport};
 use crate::jobs::model::waiting::QuestionType;
 
 /// The scenario a task's words ask for, first match wins.
@@ -117,9 +117,26 @@ impl Demo {
         Ok(())
     }
 
-    fn progress(&self, value: serde_json::Value) -> Result<()> {
-        agent::report_progress(&self.dir, &value)?;
+    fn progress(&self, report: ProgressReport) -> Result<()> {
+        agent::report_progress(&self.dir, &report)?;
         Ok(())
+    }
+
+    /// Step `k` of `n`, called `name`.
+    fn step(k: usize, n: usize, name: &str) -> ProgressReport {
+        ProgressReport {
+            step: Some(k as u64),
+            total_steps: Some(n as u64),
+            step_name: Some(name.into()),
+            ..ProgressReport::default()
+        }
+    }
+
+    fn percent(p: usize) -> ProgressReport {
+        ProgressReport {
+            percent: Some(p as f64),
+            ..ProgressReport::default()
+        }
     }
 
     fn pause(ms: u64) {
@@ -135,7 +152,7 @@ impl Demo {
             "Writing the report",
         ];
         for (i, step) in steps.iter().enumerate() {
-            self.progress(json!({"step": i + 1, "total_steps": steps.len(), "step_name": step}))?;
+            self.progress(Self::step(i + 1, steps.len(), step))?;
             self.say(&format!("\x1b[1m==> {step}\x1b[0m"))?;
             for k in 0..6 {
                 self.say(&format!("  {step}: item {k} \x1b[32mok\x1b[0m"))?;
@@ -148,7 +165,10 @@ impl Demo {
 
     fn build(&self) -> Result<u8> {
         for pct in (0..=100).step_by(4) {
-            self.progress(json!({"percent": pct, "eta_seconds": (100 - pct) / 2}))?;
+            self.progress(ProgressReport {
+                eta_seconds: Some((100 - pct) as u64 / 2),
+                ..Self::percent(pct)
+            })?;
             self.say(&format!("\x1b[36mcompiling\x1b[0m crate {} of 25", pct / 4))?;
             Self::pause(2000);
         }
@@ -220,7 +240,7 @@ impl Demo {
     fn stream(&self) -> Result<u8> {
         for i in 0..2400 {
             if i % 40 == 0 {
-                self.progress(json!({"percent": i * 100 / 2400}))?;
+                self.progress(Self::percent(i * 100 / 2400))?;
             }
             let colour = 31 + (i % 6);
             self.say(&format!(
@@ -251,9 +271,7 @@ impl Demo {
 
     fn long(&self) -> Result<u8> {
         for i in 0..180 {
-            self.progress(
-                json!({"step": i + 1, "total_steps": 180, "step_name": "reading modules"}),
-            )?;
+            self.progress(Self::step(i + 1, 180, "reading modules"))?;
             self.say(&format!("reading module {i} of 180"))?;
             Self::pause(5000);
         }
@@ -267,7 +285,10 @@ impl Demo {
         Self::pause(500);
         self.say("Running Sphinx v7.2.6")?;
         self.say("loading pickled environment... done")?;
-        self.progress(json!({"percent": 12, "step_name": "reading sources"}))?;
+        self.progress(ProgressReport {
+            step_name: Some("reading sources".into()),
+            ..Self::percent(12)
+        })?;
         self.say("reading sources... [ 12%] api/importer")?;
         self.say("waiting for the lock on docs/_build/.doctrees (held by pid 4242)")?;
         for _ in 0..STALL_CAP_SECS {

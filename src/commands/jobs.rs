@@ -4,15 +4,17 @@ use std::io::Write;
 
 use anyhow::Result;
 use chrono::{DateTime, Local, Utc};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::cli::JobsArgs;
+use crate::commands::table::{Table, colored, cut, plain};
 use crate::config::Config;
 use crate::jobs::fs::tail::last_lines;
 use crate::jobs::insight::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
 use crate::jobs::insight::{alarms, timeline};
 use crate::jobs::model::describe::{self, Emphasis};
 use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Job, Status, fs::files::open_nofollow, scan};
@@ -36,7 +38,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
             let now = Utc::now();
             let jobs = select(scan(root, now)?, args);
             if args.json {
-                let list: Vec<Value> = jobs.iter().map(|j| job_json(j, now)).collect();
+                let list: Vec<JobJson> = jobs.iter().map(|j| job_json(j, now)).collect();
                 writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
             } else {
                 let width = terminal_width();
@@ -68,34 +70,58 @@ pub fn select(jobs: Vec<Job>, args: &JobsArgs) -> Vec<Job> {
     selected
 }
 
-fn rfc3339(t: Option<DateTime<Utc>>) -> Value {
-    t.map_or(Value::Null, |t| {
-        Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-    })
+fn rfc3339(t: Option<DateTime<Utc>>) -> Option<String> {
+    t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
 }
 
-/// protocol.md's "Machine-readable CLI output", plus `problems`.
-pub fn job_json(job: &Job, now: DateTime<Utc>) -> Value {
-    json!({
-        "id": job.id.as_str(),
-        "project": job.project(),
-        "task": job.task(),
-        "status": job.status.as_str(),
-        "exit_code": job.exit_code,
-        "pid": job.pid,
-        "started": rfc3339(job.started),
-        "finished": rfc3339(job.finished),
-        "elapsed_seconds": job.elapsed_secs(now),
-        "progress": job.progress.as_ref().map(|p| json!({
-            "percent": p.percent_done(),
-            "step": p.step,
-            "total_steps": p.total_steps,
-            "step_name": p.step_name,
-        })),
-        "waiting": job.waiting().map(|w| w.as_str()),
-        "stop": job.stop,
-        "problems": job.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-    })
+/// One element of `luzia jobs --json`: protocol.md's "Machine-readable CLI output", plus
+/// `problems`; the fields in this order.
+#[derive(Serialize)]
+pub struct JobJson<'a> {
+    id: &'a str,
+    project: &'a str,
+    task: &'a str,
+    status: &'static str,
+    exit_code: Option<i32>,
+    pid: Option<u32>,
+    started: Option<String>,
+    finished: Option<String>,
+    elapsed_seconds: Option<i64>,
+    progress: Option<ProgressJson<'a>>,
+    waiting: Option<&'static str>,
+    stop: Option<&'a StopRequest>,
+    problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ProgressJson<'a> {
+    percent: Option<f64>,
+    step: Option<u64>,
+    total_steps: Option<u64>,
+    step_name: Option<&'a str>,
+}
+
+pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
+    JobJson {
+        id: job.id.as_str(),
+        project: job.project(),
+        task: job.task(),
+        status: job.status.as_str(),
+        exit_code: job.exit_code,
+        pid: job.pid,
+        started: rfc3339(job.started),
+        finished: rfc3339(job.finished),
+        elapsed_seconds: job.elapsed_secs(now),
+        progress: job.progress.as_ref().map(|p| ProgressJson {
+            percent: p.percent_done(),
+            step: p.step,
+            total_steps: p.total_steps,
+            step_name: p.step_name.as_deref(),
+        }),
+        waiting: job.waiting().map(|w| w.as_str()),
+        stop: job.stop.as_ref(),
+        problems: job.problems.iter().map(|p| p.to_string()).collect(),
+    }
 }
 
 fn terminal_width() -> Option<usize> {
@@ -135,15 +161,6 @@ pub fn status_color(status: Status) -> &'static str {
     }
 }
 
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
-}
-
 fn local(t: Option<DateTime<Utc>>) -> String {
     t.map_or("-".into(), |t| {
         t.with_timezone(&Local)
@@ -160,77 +177,49 @@ fn write_table(
     colors: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let rows: Vec<Vec<String>> = jobs
-        .iter()
-        .map(|j| {
-            let mut status = j.status.as_str().to_owned();
-            if !j.problems.is_empty() {
-                status.push('!');
-            }
-            let mut row = vec![
-                j.id.to_string(),
-                truncate(&plain_text(j.project()), 16),
-                status,
-                truncate(&progress_text(j), 24),
-                j.elapsed_secs(now).map_or("-".into(), format_duration),
-            ];
-            if timing {
-                row.push(local(j.started));
-                row.push(local(j.finished));
-                let duration = match (j.started, j.finished) {
-                    (Some(s), Some(f)) => format_duration((f - s).num_seconds()),
-                    _ => "-".into(),
-                };
-                row.push(duration);
-            }
-            row.push(plain_text(j.task()));
-            row
-        })
-        .collect();
     let mut header = vec!["ID", "PROJECT", "STATUS", "PROGRESS", "ELAPSED"];
     if timing {
         header.extend(["STARTED", "FINISHED", "DURATION"]);
     }
     header.push("TASK");
-    let fixed = header.len() - 1;
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row.iter()).take(fixed) {
-            *w = (*w).max(cell.chars().count());
+    let mut table = Table::with_header(&header, None);
+    for j in jobs {
+        let mut status = j.status.as_str().to_owned();
+        if !j.problems.is_empty() {
+            status.push('!');
         }
+        let mut row = vec![
+            plain(j.id.to_string()),
+            plain(cut(&plain_text(j.project()), 16)),
+            if colors {
+                colored(status, status_color(j.status))
+            } else {
+                plain(status)
+            },
+            plain(cut(&progress_text(j), 24)),
+            plain(j.elapsed_secs(now).map_or("-".into(), format_duration)),
+        ];
+        if timing {
+            row.push(plain(local(j.started)));
+            row.push(plain(local(j.finished)));
+            let duration = match (j.started, j.finished) {
+                (Some(s), Some(f)) => format_duration((f - s).num_seconds()),
+                _ => "-".into(),
+            };
+            row.push(plain(duration));
+        }
+        row.push(plain(plain_text(j.task())));
+        table.push(row);
     }
-    let used: usize = widths[..fixed].iter().map(|w| w + 2).sum();
     // The task takes what is left of the terminal; piped output gets a readable 60.
-    let task_width = width.map_or(60, |w| w.saturating_sub(used).max(10));
-    let header_cells: Vec<String> = header.iter().map(|h| h.to_string()).collect();
-    write_row(out, &header_cells, &widths, task_width, None)?;
-    for (row, job) in rows.iter().zip(jobs) {
-        let color = colors.then(|| status_color(job.status));
-        write_row(out, row, &widths, task_width, color)?;
+    let used = table.last_column_start();
+    table.cut_last(width.map_or(60, |w| w.saturating_sub(used).max(10)));
+    for line in table.lines() {
+        writeln!(out, "{}", line.render(colors, None))?;
     }
     if jobs.is_empty() {
         writeln!(out, "(no jobs match)")?;
     }
-    Ok(())
-}
-
-fn write_row(
-    out: &mut dyn Write,
-    row: &[String],
-    widths: &[usize],
-    task_width: usize,
-    status_color: Option<&str>,
-) -> Result<()> {
-    let mut line = String::new();
-    for (i, (cell, w)) in row.iter().zip(widths).enumerate().take(row.len() - 1) {
-        let pad = " ".repeat(w - cell.chars().count() + 2);
-        match status_color {
-            Some(c) if i == 2 => line.push_str(&format!("{c}{cell}\x1b[0m{pad}")),
-            _ => line.push_str(&format!("{cell}{pad}")),
-        }
-    }
-    line.push_str(&truncate(row.last().map_or("", String::as_str), task_width));
-    writeln!(out, "{}", line.trim_end())?;
     Ok(())
 }
 
@@ -247,7 +236,7 @@ fn show_one(cfg: &Config, job: &Job, out: &mut dyn Write, colors: bool) -> Resul
     }
     if let Ok(Some(prompt)) = read_prompt(job) {
         let first = plain_text(prompt.lines().next().unwrap_or(""));
-        writeln!(out, "{:<10} {}", "prompt:", truncate(&first, 100))?;
+        writeln!(out, "{:<10} {}", "prompt:", cut(&first, 100))?;
     }
     write_insight(cfg, job, out)?;
     write_last_lines(job, 10, out, colors)
@@ -278,7 +267,7 @@ fn write_insight(cfg: &Config, job: &Job, out: &mut dyn Write) -> Result<()> {
             f.severity,
             p.name,
             f.count,
-            truncate(&f.last_line, 100)
+            cut(&f.last_line, 100)
         )?;
         writeln!(out, "{:<10} {}", "  fix:", plain_text(&p.fix))?;
     }
@@ -321,4 +310,21 @@ fn write_last_lines(job: &Job, n: usize, out: &mut dyn Write, colors: bool) -> R
         Err(e) => writeln!(out, "(cannot read it: {e})")?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::fixtures;
+
+    /// Today's `jobs --json`, byte for byte (protocol.md's "Machine-readable CLI output").
+    const GOLDEN: &str = include_str!("../../tests/golden/jobs.json");
+
+    #[test]
+    fn the_json_keeps_its_fields_and_their_order() {
+        let jobs = fixtures::jobs();
+        let list: Vec<_> = jobs.iter().map(|j| job_json(j, fixtures::now())).collect();
+        let text = serde_json::to_string_pretty(&list).unwrap();
+        assert_eq!(format!("{text}\n"), GOLDEN);
+    }
 }

@@ -3,16 +3,16 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use notify::{RecursiveMode, Watcher};
 
 use crate::cli::LogsArgs;
 use crate::config::Config;
 use crate::jobs::fs::follow::{Follower, Reset};
+use crate::jobs::fs::notify::Backend;
 use crate::jobs::fs::tail::{RawLine, exit_code, last_lines, parse_exit_line};
+use crate::jobs::fs::wait::DirWatch;
 use crate::jobs::text::sanitize::sanitize_line;
 use crate::jobs::{Status, fs::files::open_nofollow, read_job};
 
@@ -75,7 +75,10 @@ pub fn run(cfg: &Config, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
     if !job.status.is_active() && printer.ended_with_exit_line() {
         return Ok(());
     }
-    follow(cfg, &job.dir, follower, &mut printer)
+    let root = super::jobs_root(cfg)?;
+    // The directory, not the file: a replaced or newly created log is seen too.
+    let watch = DirWatch::with_backend(&job.dir, Backend::from_env());
+    follow(root, &job.dir, &watch, follower, &mut printer)
 }
 
 fn ends_with_newline(file: &std::fs::File, len: u64) -> std::io::Result<bool> {
@@ -117,15 +120,15 @@ impl Printer<'_> {
     }
 }
 
+/// Prints what is appended to the log until the exit line has stood for `EXIT_SETTLE`, or the
+/// job is gone. Woken by `watch`; where it polls, the liveness check's timeout is the poll.
 fn follow(
-    cfg: &Config,
+    root: &Path,
     job_dir: &Path,
+    watch: &DirWatch,
     mut follower: Follower,
     printer: &mut Printer,
 ) -> Result<()> {
-    // The directory, not the file: a replaced or newly created log is seen too.
-    let (_watcher, events) = watch_dir(job_dir)?;
-    let root = super::jobs_root(cfg)?.to_owned();
     let id = crate::jobs::JobId::parse(&job_dir.file_name().unwrap_or_default().to_string_lossy())?;
     let mut exit_seen_at: Option<Instant> = None;
     let mut last_liveness = Instant::now();
@@ -134,11 +137,7 @@ fn follow(
             .poll()
             .with_context(|| format!("cannot read {}", job_dir.join("output.log").display()))?;
         if let Some(reset) = chunk.reset {
-            let what = match reset {
-                Reset::Truncated => "was truncated",
-                Reset::Replaced => "was replaced",
-            };
-            eprintln!("luzia: output.log {what}; following from its start");
+            say_reset(reset);
         }
         let grew = !chunk.lines.is_empty() || !follower.partial().is_empty();
         printer.print(&chunk.lines)?;
@@ -166,17 +165,14 @@ fn follow(
         } else if grew {
             exit_seen_at = None;
         }
-        wait_for_change(
-            &events,
-            if exit_seen_at.is_some() {
-                EXIT_SETTLE
-            } else {
-                LIVENESS_EVERY
-            },
-        )?;
+        watch.wait(if exit_seen_at.is_some() {
+            EXIT_SETTLE
+        } else {
+            LIVENESS_EVERY
+        });
         if last_liveness.elapsed() >= LIVENESS_EVERY && exit_seen_at.is_none() {
             last_liveness = Instant::now();
-            if let Some(why) = gone_without_exit(&root, &id, job_dir)? {
+            if let Some(why) = gone_without_exit(root, &id, job_dir)? {
                 // Print what is left, then say why we stop.
                 printer.print(&follower.poll()?.lines)?;
                 eprintln!("luzia: job {id} {why}");
@@ -186,38 +182,13 @@ fn follow(
     }
 }
 
-type DirEvents = mpsc::Receiver<notify::Result<notify::Event>>;
-
-fn watch_dir(dir: &Path) -> Result<(notify::RecommendedWatcher, DirEvents)> {
-    let (tx, rx) = mpsc::channel();
-    let mut watcher = notify::recommended_watcher(move |event| {
-        let _ = tx.send(event);
-    })
-    .context("cannot start watching files (inotify)")?;
-    watcher
-        .watch(dir, RecursiveMode::NonRecursive)
-        .with_context(|| format!("cannot watch {}", dir.display()))?;
-    Ok((watcher, rx))
-}
-
-/// Sleeps until the directory changes or `timeout` passes. Our own reads cause open events;
-/// they are not changes and do not wake us.
-fn wait_for_change(events: &DirEvents, timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match events.recv_timeout(left) {
-            Ok(Ok(ev)) if crate::watch::is_own_access(&ev) => continue,
-            Ok(Ok(_)) | Err(mpsc::RecvTimeoutError::Timeout) => return Ok(()),
-            Ok(Err(e)) => {
-                eprintln!("luzia: file watching reported: {e}");
-                return Ok(());
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                bail!("file watching stopped unexpectedly")
-            }
-        }
-    }
+/// What was shown no longer stands: say why the lines start again.
+fn say_reset(reset: Reset) {
+    let what = match reset {
+        Reset::Truncated => "was truncated",
+        Reset::Replaced => "was replaced",
+    };
+    eprintln!("luzia: output.log {what}; following from its start");
 }
 
 /// Why following must stop although no exit line came, if it must.
@@ -244,4 +215,83 @@ fn past_grace(dir: &Path) -> bool {
     std::fs::metadata(dir)
         .and_then(|m| m.modified())
         .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > grace))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::fs::notify::{Handler, WatchMode};
+    use std::sync::{Arc, Mutex};
+
+    /// What inotify_init1 gives when the user's inotify instances are used up.
+    fn no_instances_left(_: Handler) -> notify::Result<Box<dyn notify::Watcher + Send>> {
+        Err(notify::Error::io(rustix::io::Errno::MFILE.into()))
+    }
+
+    /// Output the test reads while `follow` is still writing it.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        }
+    }
+
+    #[test]
+    fn follow_keeps_following_when_the_native_watcher_cannot_start() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("j1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("meta.json"), r#"{"project": "p", "task": "t"}"#).unwrap();
+        std::fs::write(dir.join("pid"), std::process::id().to_string()).unwrap();
+        let log = dir.join("output.log");
+        std::fs::write(&log, "start\n").unwrap();
+        let watch = DirWatch::with_backend(&dir, Backend::Native(no_instances_left));
+        assert!(
+            matches!(watch.mode(), WatchMode::Polling { reason } if reason.contains("file watching failed")),
+            "{:?}",
+            watch.mode()
+        );
+        let out = Shared::default();
+        // Appends only once `start` is out, so every line after it comes through a poll.
+        let writer = {
+            let (out, log) = (out.clone(), log.clone());
+            std::thread::spawn(move || {
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while !out.text().contains("start") {
+                    assert!(Instant::now() < deadline, "follow printed nothing");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+                f.write_all(b"line 1\nline 2\n\nexit:0\n").unwrap();
+            })
+        };
+        let mut sink = out.clone();
+        let mut printer = Printer {
+            out: &mut sink,
+            colors: false,
+            last_nonempty: None,
+        };
+        follow(
+            root.path(),
+            &dir,
+            &watch,
+            Follower::from_start(&log),
+            &mut printer,
+        )
+        .unwrap();
+        writer.join().unwrap();
+        assert_eq!(out.text(), "start\nline 1\nline 2\n\nexit:0\n");
+    }
 }

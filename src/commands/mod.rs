@@ -2,11 +2,14 @@
 
 pub mod agent;
 pub mod demo_agent;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod jobs;
 pub mod logs;
 pub mod questions;
 pub mod run;
 pub mod status;
+pub mod table;
 pub mod tui;
 
 use std::io::IsTerminal;
@@ -16,6 +19,25 @@ use anyhow::{Result, bail};
 
 use crate::config::Config;
 use crate::jobs::{Job, JobId, read_job};
+
+/// An error as a person reads it: the message and its causes, `: `-separated (what `{:#}`
+/// prints), leaving out a cause the message already states. The domain's typed errors name
+/// their `io::Error` in their message and also keep it as their source, so that a caller can
+/// still ask its kind; it is said once.
+pub fn describe(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if part.is_empty() || (!text.is_empty() && text.contains(&part)) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
 
 /// Whether to colour stdout: a terminal, and NO_COLOR unset (https://no-color.org).
 pub fn stdout_colors() -> bool {
@@ -52,5 +74,31 @@ pub fn find_job(cfg: &Config, id: &JobId) -> Result<Job> {
             "no job '{id}' under {} (run `luzia jobs` to list the jobs there)",
             root.display()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot write in /j: {source}")]
+    struct Typed {
+        source: std::io::Error,
+    }
+
+    #[test]
+    fn a_cause_is_said_once() {
+        let io = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let typed = anyhow::Error::new(Typed { source: io() });
+        assert_eq!(describe(&typed), format!("cannot write in /j: {}", io()));
+        let kind = typed
+            .chain()
+            .find_map(|c| c.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(kind, Some(std::io::ErrorKind::PermissionDenied));
+        let context = anyhow::Error::new(io()).context("cannot open /x");
+        assert_eq!(describe(&context), format!("{context:#}"));
+        assert_eq!(describe(&context), format!("cannot open /x: {}", io()));
     }
 }

@@ -5,9 +5,10 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs};
+use crate::commands::table::{Column, Span, Table, plain};
 use crate::config::Config;
 use crate::jobs::hitl::operator::{self, Outcome};
 use crate::jobs::model::job::Standing;
@@ -122,6 +123,19 @@ fn items(jobs: &[Job]) -> Vec<Item<'_>> {
     items
 }
 
+/// The sections of `luzia questions`, in the order they are printed.
+const SECTIONS: [(Standing, &str); 3] = [
+    (Standing::Pending, "Waiting for you"),
+    (
+        Standing::AnswerThenRetry,
+        "Stopped for an answer (answer, then retry)",
+    ),
+    (
+        Standing::Orphaned,
+        "Orphaned (the agent is gone; nobody will read an answer)",
+    ),
+];
+
 pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u8> {
     let root = super::jobs_root(cfg)?;
     let now = Utc::now();
@@ -131,49 +145,49 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
         .collect();
     let all = items(&jobs);
     if args.json {
-        let list: Vec<Value> = all.iter().map(|i| item_json(i, now)).collect();
+        let list: Vec<ItemJson> = all.iter().map(|i| item_json(i, now)).collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
         return Ok(0);
     }
-    let sections = [
-        (Standing::Pending, "Waiting for you"),
-        (
-            Standing::AnswerThenRetry,
-            "Stopped for an answer (answer, then retry)",
-        ),
-        (
-            Standing::Orphaned,
-            "Orphaned (the agent is gone; nobody will read an answer)",
-        ),
-    ];
-    let mut any = false;
-    for (standing, title) in sections {
-        let these: Vec<&Item> = all
+    let any_pending = write_sections(&all, now, out)?;
+    let any_unreadable = write_unreadable(&jobs, out)?;
+    if !any_pending && !any_unreadable {
+        writeln!(out, "no pending questions or gates")?;
+    }
+    Ok(0)
+}
+
+/// The questions and gates by section, in one table so that the columns line up from one
+/// section to the next. Returns whether there was any.
+fn write_sections(all: &[Item], now: DateTime<Utc>, out: &mut dyn Write) -> Result<bool> {
+    let shown: Vec<&Item> = SECTIONS
+        .iter()
+        .flat_map(|(standing, _)| all.iter().filter(|i| i.job.standing() == *standing))
+        .collect();
+    let mut table = Table::new(vec![
+        Column::left().min(13).gap(1),
+        Column::left().min(10).gap(1),
+        Column::left().min(8).gap(1),
+        Column::right().min(7),
+        Column::left(),
+    ])
+    .indent("  ");
+    for i in &shown {
+        table.push(item_row(i, now));
+    }
+    let id_width = table.widths()[0];
+    let mut lines = table.lines().into_iter();
+    for (standing, title) in SECTIONS {
+        let these: Vec<&&Item> = shown
             .iter()
             .filter(|i| i.job.standing() == standing)
             .collect();
         if these.is_empty() {
             continue;
         }
-        any = true;
         writeln!(out, "{title}:")?;
-        for i in these {
-            let age = i
-                .since
-                .map_or("-".into(), |t| format_duration((now - t).num_seconds()));
-            let left = match i.deadline {
-                Some(d) if d > now => {
-                    format!("  [{} left]", format_duration((d - now).num_seconds()))
-                }
-                Some(_) => "  [timed out]".into(),
-                None => String::new(),
-            };
-            let project = plain_text(i.job.project());
-            writeln!(
-                out,
-                "  {:<13} {:<10} {:<8} {:>7}  {}{left}",
-                i.job.id, project, i.kind, age, i.text
-            )?;
+        for (i, line) in these.into_iter().zip(lines.by_ref()) {
+            writeln!(out, "{}", line.render(false, None))?;
             if let Some(note) = i
                 .job
                 .question
@@ -181,11 +195,16 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
                 .and_then(|q| q.note.as_ref())
                 .filter(|_| i.kind == "question")
             {
-                writeln!(out, "  {:<13} note: {note}", "")?;
+                writeln!(out, "  {:<id_width$} note: {note}", "")?;
             }
         }
     }
-    // An agent may be waiting on a file nobody can read: say so, with the path and the error.
+    Ok(!shown.is_empty())
+}
+
+/// An agent may be waiting on a file nobody can read: say so, with the path and the error.
+/// Returns whether there was any.
+fn write_unreadable(jobs: &[Job], out: &mut dyn Write) -> Result<bool> {
     let unreadable: Vec<_> = jobs
         .iter()
         .flat_map(|j| j.problems.iter().map(move |p| (j, p)))
@@ -195,46 +214,152 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
                 .any(|f| p.path.ends_with(f))
         })
         .collect();
-    if !unreadable.is_empty() {
-        any = true;
-        writeln!(
-            out,
-            "Cannot be read (the agent may be waiting; fix or remove the file):"
-        )?;
-        for (job, p) in unreadable {
-            writeln!(out, "  {:<13} {}", job.id, plain_text(&p.to_string()))?;
-        }
+    if unreadable.is_empty() {
+        return Ok(false);
     }
-    if !any {
-        writeln!(out, "no pending questions or gates")?;
+    writeln!(
+        out,
+        "Cannot be read (the agent may be waiting; fix or remove the file):"
+    )?;
+    let mut table = Table::new(vec![Column::left().min(13).gap(1), Column::left()]).indent("  ");
+    for (job, p) in unreadable {
+        table.push(vec![
+            plain(job.id.to_string()),
+            plain(plain_text(&p.to_string())),
+        ]);
     }
-    Ok(0)
+    for line in table.lines() {
+        writeln!(out, "{}", line.render(false, None))?;
+    }
+    Ok(true)
 }
 
-fn item_json(i: &Item, now: DateTime<Utc>) -> Value {
+/// One line of `luzia questions`: job, project, kind, how long it has waited, the text and
+/// the time left before the agent stops waiting.
+fn item_row(i: &Item, now: DateTime<Utc>) -> Vec<Span> {
+    let age = i
+        .since
+        .map_or("-".into(), |t| format_duration((now - t).num_seconds()));
+    let left = match i.deadline {
+        Some(d) if d > now => {
+            format!("  [{} left]", format_duration((d - now).num_seconds()))
+        }
+        Some(_) => "  [timed out]".into(),
+        None => String::new(),
+    };
+    vec![
+        plain(i.job.id.to_string()),
+        plain(plain_text(i.job.project())),
+        plain(i.kind),
+        plain(age),
+        plain(format!("{}{left}", i.text)),
+    ]
+}
+
+/// One element of `luzia questions --json`; the fields in this order, the content last under
+/// its kind (`question` or `approval`).
+#[derive(Serialize)]
+struct ItemJson<'a> {
+    job_id: &'a str,
+    project: &'a str,
+    status: &'static str,
+    kind: &'static str,
+    standing: &'static str,
+    waiting_seconds: Option<i64>,
+    seconds_left: Option<i64>,
+    #[serde(flatten)]
+    content: Content<'a>,
+}
+
+#[derive(Serialize)]
+enum Content<'a> {
+    #[serde(rename = "question")]
+    Question(Option<QuestionJson<'a>>),
+    #[serde(rename = "approval")]
+    Approval(Option<GateJson<'a>>),
+}
+
+#[derive(Serialize)]
+struct QuestionJson<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    question: &'a str,
+    options: &'a [String],
+    context: &'a str,
+    asked_at: Option<String>,
+    timeout_minutes: Option<f64>,
+    default_if_timeout: Option<&'a str>,
+    note: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct GateJson<'a> {
+    gate: &'a str,
+    description: &'a str,
+    context: &'a str,
+    awaiting_since: Option<String>,
+    auto_approve_after_minutes: Option<f64>,
+}
+
+fn rfc3339(t: Option<DateTime<Utc>>) -> Option<String> {
+    t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+fn item_json<'a>(i: &Item<'a>, now: DateTime<Utc>) -> ItemJson<'a> {
     let standing = match i.job.standing() {
         Standing::Pending => "pending",
         Standing::AnswerThenRetry => "answer_then_retry",
         Standing::Orphaned => "orphaned",
     };
-    let rfc =
-        |t: Option<DateTime<Utc>>| t.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
     let content = match i.kind {
-        "question" => i.job.question.as_ref().map(|q| json!({
-            "id": q.id, "type": q.kind.as_str(), "question": q.question, "options": q.options,
-            "context": q.context, "asked_at": rfc(q.asked_at), "timeout_minutes": q.timeout_minutes,
-            "default_if_timeout": q.default_if_timeout, "note": q.note,
+        "question" => Content::Question(i.job.question.as_ref().map(|q| QuestionJson {
+            id: &q.id,
+            kind: q.kind.as_str(),
+            question: &q.question,
+            options: &q.options,
+            context: &q.context,
+            asked_at: rfc3339(q.asked_at),
+            timeout_minutes: q.timeout_minutes,
+            default_if_timeout: q.default_if_timeout.as_deref(),
+            note: q.note.as_deref(),
         })),
-        _ => i.job.gate.as_ref().map(|g| json!({
-            "gate": g.gate, "description": g.description, "context": g.context,
-            "awaiting_since": rfc(g.awaiting_since), "auto_approve_after_minutes": g.auto_approve_after_minutes,
+        _ => Content::Approval(i.job.gate.as_ref().map(|g| GateJson {
+            gate: &g.gate,
+            description: &g.description,
+            context: &g.context,
+            awaiting_since: rfc3339(g.awaiting_since),
+            auto_approve_after_minutes: g.auto_approve_after_minutes,
         })),
     };
-    json!({
-        "job_id": i.job.id.as_str(), "project": i.job.project(), "status": i.job.status.as_str(),
-        "kind": i.kind, "standing": standing,
-        "waiting_seconds": i.since.map(|t| (now - t).num_seconds()),
-        "seconds_left": i.deadline.map(|d| (d - now).num_seconds().max(0)),
-        i.kind: content,
-    })
+    ItemJson {
+        job_id: i.job.id.as_str(),
+        project: i.job.project(),
+        status: i.job.status.as_str(),
+        kind: i.kind,
+        standing,
+        waiting_seconds: i.since.map(|t| (now - t).num_seconds()),
+        seconds_left: i.deadline.map(|d| (d - now).num_seconds().max(0)),
+        content,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::fixtures;
+
+    /// Today's `questions --json`, byte for byte.
+    const GOLDEN: &str = include_str!("../../tests/golden/questions.json");
+
+    #[test]
+    fn the_json_keeps_its_fields_and_their_order() {
+        let jobs = fixtures::jobs();
+        let list: Vec<_> = items(&jobs)
+            .iter()
+            .map(|i| item_json(i, fixtures::now()))
+            .collect();
+        let text = serde_json::to_string_pretty(&list).unwrap();
+        assert_eq!(format!("{text}\n"), GOLDEN);
+    }
 }

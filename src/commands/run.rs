@@ -9,6 +9,7 @@ use chrono::Utc;
 use crate::cli::{
     KillArgs, PriorityArg, QueueAction, QueueArgs, RetryArgs, RunArgs, SuperviseArgs,
 };
+use crate::commands::table::{Column, Table, plain};
 use crate::config::Config;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::hitl::operator::{self, Outcome};
@@ -131,16 +132,24 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
             if all.is_empty() {
                 writeln!(out, "the queue is empty")?;
             }
+            let mut table = Table::new(vec![
+                Column::right().min(3),
+                Column::left().min(8),
+                Column::left().min(6),
+                Column::left().min(12),
+                Column::left(),
+            ]);
             for (i, q) in all.iter().enumerate() {
-                writeln!(
-                    out,
-                    "{:>3}  {:<8}  {:<6}  {:<12}  {}",
-                    i + 1,
-                    q.id,
-                    q.priority.dir(),
-                    plain_text(&q.project),
-                    plain_text(&q.task)
-                )?;
+                table.push(vec![
+                    plain((i + 1).to_string()),
+                    plain(q.id.clone()),
+                    plain(q.priority.dir()),
+                    plain(plain_text(&q.project)),
+                    plain(plain_text(&q.task)),
+                ]);
+            }
+            for line in table.lines() {
+                writeln!(out, "{}", line.render(false, None))?;
             }
         }
     }
@@ -153,7 +162,7 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     if let Ok(d) = Dispatcher::new(cfg)
         && let Err(e) = d.start_queued()
     {
-        eprintln!("luzia: cannot start queued tasks: {e:#}");
+        eprintln!("luzia: cannot start queued tasks: {}", super::describe(&e));
     }
     Ok(u8::try_from(code).unwrap_or(1))
 }

@@ -1,8 +1,6 @@
 //! `luzia tui`: checks what can be checked before the screen is taken, sets up the cockpit's
 //! own log (never the screen, and nothing at all when read-only), then runs the cockpit.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, Result};
 
 use crate::cli::TuiArgs;
@@ -75,10 +73,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
 
 /// `$XDG_STATE_HOME/luzia/cockpit.log` (else `~/.local/state/luzia/`); level from `LUZIA_LOG`.
 fn init_logging() -> Result<()> {
-    let dir = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+    let dir = crate::xdg::state_home(&crate::xdg::process_env)
         .map(|d| d.join("luzia"))
         .context("neither XDG_STATE_HOME nor HOME is set: cannot place the cockpit's log file")?;
     std::fs::create_dir_all(&dir)

@@ -263,8 +263,14 @@ pub struct Follow {
 
 impl Follow {
     pub fn spawn(sb: &Sandbox, id: &str, extra: &[&str]) -> Follow {
+        Follow::spawn_with_env(sb, id, extra, &[])
+    }
+
+    /// The same, with more environment variables set.
+    pub fn spawn_with_env(sb: &Sandbox, id: &str, extra: &[&str], env: &[(&str, &str)]) -> Follow {
         let mut child = sb
             .luzia_std()
+            .envs(env.iter().copied())
             .arg("logs")
             .arg(id)
             .arg("-f")

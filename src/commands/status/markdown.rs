@@ -96,7 +96,7 @@ fn md_system(r: &Report, out: &mut String) {
             );
         }
         Err(e) => {
-            let _ = writeln!(out, "Unavailable: {}\n", md_escape(e));
+            let _ = writeln!(out, "Unavailable: {}\n", md_escape(&e.to_string()));
         }
     }
     for a in &r.system.alerts {

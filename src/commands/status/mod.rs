@@ -77,7 +77,7 @@ fn export_to(
     let (dir, name) = export::target(output, format, now)?;
     let bytes = match format {
         ExportFormat::Json => {
-            let mut b = serde_json::to_vec_pretty(&export::json(report))?;
+            let mut b = serde_json::to_vec_pretty(&export::document(report))?;
             b.push(b'\n');
             b
         }
@@ -164,7 +164,7 @@ impl<'a> Collector<'a> {
                 self.recent,
             )
         };
-        self.warn(problems);
+        self.warn(problems.iter().map(ToString::to_string));
         let report = report::build(Sources {
             jobs_root: root,
             project,

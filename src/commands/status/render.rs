@@ -3,9 +3,7 @@
 
 use chrono::{DateTime, Local, Utc};
 
-use super::text::{
-    BOLD, BOLD_RED, DIM, Line, RED, Span, YELLOW, colored, plain, table, truncate, wrap,
-};
+use super::text::{BOLD, BOLD_RED, DIM, Line, RED, Span, YELLOW, colored, cut, plain, table, wrap};
 use crate::commands::jobs::status_color;
 use crate::jobs::insight::alarms::{Alarm, AlarmKind};
 use crate::jobs::insight::known_issues::Severity;
@@ -16,10 +14,10 @@ use crate::jobs::{Status, Waiting};
 
 /// Issue rows shown in the terminal; an export lists them all.
 const ISSUES_SHOWN: usize = 10;
-/// Characters of a step name shown beside its bar.
-const STEP_CHARS: usize = 32;
-/// Characters of a question or a log line shown (the terminal's width may cut them further).
-const TEXT_CHARS: usize = 160;
+/// Columns of a step name shown beside its bar.
+const STEP_COLS: usize = 32;
+/// Columns of a question or a log line shown (the terminal's width may cut them further).
+const TEXT_COLS: usize = 160;
 
 fn heading(title: &str, n: usize) -> Line {
     Line(vec![colored(format!("{title} ({n})"), BOLD)])
@@ -188,14 +186,14 @@ fn running(rows: &[RunningRow]) -> Vec<Line> {
         .map(|r| {
             vec![
                 plain(r.id.as_str()),
-                plain(or_dash(&truncate(&r.project, 16))),
+                plain(or_dash(&cut(&r.project, 16))),
                 plain(r.elapsed_secs.map_or("-".into(), format_duration)),
                 plain(bar(r.percent, r.estimated)),
                 alarm_cell(r.alarm.as_ref()),
                 r.issue.as_ref().map_or(plain("-"), |(sev, name)| {
                     colored(name.clone(), severity_color(*sev))
                 }),
-                plain(or_dash(&truncate(&r.step, STEP_CHARS))),
+                plain(or_dash(&cut(&r.step, STEP_COLS))),
             ]
         })
         .collect();
@@ -230,7 +228,7 @@ fn waiting_text(w: &WaitingRow) -> String {
             .collect();
         text.push_str(&format!(" [{}]", numbered.join(" ")));
     }
-    truncate(&text, TEXT_CHARS)
+    cut(&text, TEXT_COLS)
 }
 
 fn waiting(rows: &[WaitingRow], now: DateTime<Utc>) -> Vec<Line> {
@@ -244,7 +242,7 @@ fn waiting(rows: &[WaitingRow], now: DateTime<Utc>) -> Vec<Line> {
         .map(|w| {
             vec![
                 plain(w.id.as_str()),
-                plain(or_dash(&truncate(&w.project, 16))),
+                plain(or_dash(&cut(&w.project, 16))),
                 plain(
                     w.since
                         .map_or("-".into(), |t| format_duration((now - t).num_seconds())),
@@ -319,7 +317,7 @@ fn issues(rows: &[IssueRow]) -> Vec<Line> {
         out.push(line);
         out.push(Line(vec![
             plain("      "),
-            colored(truncate(&issue.last_line, TEXT_CHARS), DIM),
+            colored(cut(&issue.last_line, TEXT_COLS), DIM),
         ]));
         if !issue.fix.is_empty() {
             out.push(Line(vec![plain(format!("      fix: {}", issue.fix))]));

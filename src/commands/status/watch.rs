@@ -114,7 +114,7 @@ fn frame(collector: &mut Collector, tty: bool, footer: &str) -> String {
 
 fn render_error(e: &anyhow::Error) -> Span {
     colored(
-        format!("luzia: error: {}", plain_text(&format!("{e:#}"))),
+        format!("luzia: error: {}", plain_text(&super::super::describe(e))),
         RED,
     )
 }

@@ -1,9 +1,11 @@
 //! How job files are touched: safe reads (no links, capped), publish-once and atomic writes,
-//! reading a log's tail, following it as it grows, and waiting for a directory to change.
+//! reading a log's tail, following it as it grows, being told of changes (native watcher or
+//! polling), and waiting for a directory to change.
 
 pub mod files;
 pub mod follow;
 pub mod names;
+pub mod notify;
 pub mod publish;
 pub mod tail;
 pub mod wait;

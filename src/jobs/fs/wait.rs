@@ -1,37 +1,52 @@
-//! Waiting for a file to appear in a job directory without busy polling: inotify wakes us at
-//! once; a slow poll covers what inotify cannot see (a remote file system, a full watch table).
+//! Waiting for something to change in a job directory without busy polling: the file-system
+//! watcher wakes us at once; a timed look covers what it cannot see (a remote file system, a
+//! full watch table, a watcher that could not start).
 
 use std::path::Path;
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use crate::jobs::fs::notify::{Backend, FsWatcher, WatchMode};
 
 /// The fallback poll: slow on purpose, events do the real work.
 pub const SLOW_POLL: Duration = Duration::from_secs(2);
 
 pub struct DirWatch {
-    _watcher: Option<RecommendedWatcher>,
+    watcher: FsWatcher,
     rx: Receiver<()>,
+    /// Keeps the channel open while polling, when no watcher holds the other end: waiting is
+    /// then a plain timeout, never a closed channel.
+    _tx: Sender<()>,
 }
 
 impl DirWatch {
+    /// Watches `dir` with the native watcher where it can be trusted.
     pub fn new(dir: &Path) -> DirWatch {
+        DirWatch::with_backend(dir, Backend::default())
+    }
+
+    pub fn with_backend(dir: &Path, backend: Backend) -> DirWatch {
         let (tx, rx) = mpsc::channel();
-        let watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-            let real_change = match &ev {
-                Ok(e) => !crate::watch::is_own_access(e),
-                Err(_) => true,
-            };
-            if real_change {
-                let _ = tx.send(());
-            }
-        })
-        .and_then(|mut w| w.watch(dir, RecursiveMode::NonRecursive).map(|()| w));
+        let wake = tx.clone();
+        let watcher = FsWatcher::start(dir, backend, move |_| {
+            let _ = wake.send(());
+        });
         DirWatch {
-            _watcher: watcher.ok(),
+            watcher,
             rx,
+            _tx: tx,
         }
+    }
+
+    pub fn mode(&self) -> &WatchMode {
+        self.watcher.mode()
+    }
+
+    /// Sleeps until something in the directory changes or `timeout` passes. A burst of events
+    /// is one wake-up: one look covers it.
+    pub fn wait(&self, timeout: Duration) {
+        let _ = self.rx.recv_timeout(timeout);
+        while self.rx.try_recv().is_ok() {}
     }
 
     /// Returns the first `Some` that `check` gives, looking again on every change in the
@@ -51,9 +66,7 @@ impl DirWatch {
                 Some(d) => (d - now).min(SLOW_POLL),
                 None => SLOW_POLL,
             };
-            let _ = self.rx.recv_timeout(wait);
-            // Drain a burst: one look covers it.
-            while self.rx.try_recv().is_ok() {}
+            self.wait(wait);
         }
     }
 }

@@ -1,24 +1,27 @@
 //! The agent's side of the conversation: asking a question or stopping at a gate, waiting for
 //! the operator, taking the default or auto-approval when the time comes (by the same
-//! exactly-once rule as an operator, so a late operator is told), and archiving the exchange to
-//! `history.jsonl` so the next question can be asked.
+//! exactly-once rule as an operator, so a late operator is told), and reporting progress. The
+//! exchange is archived to `history.jsonl` ([`archive`](crate::jobs::hitl::archive)) so the next
+//! question can be asked.
 
-use crate::jobs::fs::names::{
-    DECISION_FILE, GATE_FILE, HISTORY_FILE, PROGRESS_FILE, QUESTION_FILE, RESPONSE_FILE,
-};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::jobs::fs::files::read_small;
-use crate::jobs::fs::publish::{append_line, write_atomic};
+use crate::jobs::fs::names::{
+    DECISION_FILE, GATE_FILE, PROGRESS_FILE, QUESTION_FILE, RESPONSE_FILE,
+};
+use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::fs::wait::DirWatch;
+use crate::jobs::hitl::archive::{self, Approval, Clarification, GateRecord, QuestionRecord};
 use crate::jobs::hitl::operator::{
     Decision, Outcome, Response, publish_decision, publish_response, timestamp,
 };
 use crate::jobs::model::progress::Progress;
+use crate::jobs::model::time::format_duration;
 use crate::jobs::model::waiting::{QuestionType, read_pending};
 
 #[derive(Clone, Debug)]
@@ -56,6 +59,38 @@ pub enum GateResult {
     AutoApproved(Decision),
 }
 
+/// What `luzia progress` reports (`progress.json`). Every field is optional and an absent one
+/// is not written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProgressReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_steps: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta_seconds: Option<u64>,
+    /// Stamped when written; a milestone in the history goes without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+}
+
+impl ProgressReport {
+    pub fn is_empty(&self) -> bool {
+        *self == ProgressReport::default()
+    }
+}
+
+/// A progress milestone in `history.jsonl`.
+#[derive(Serialize)]
+struct Milestone<'a> {
+    progress: &'a ProgressReport,
+    at: &'a str,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     #[error("{0} does not exist: run inside a job (LUZIA_JOB_DIR) or pass --job-dir DIR")]
@@ -80,22 +115,13 @@ fn io(dir: &Path) -> impl FnOnce(std::io::Error) -> AgentError + '_ {
     }
 }
 
-fn minutes(d: Option<Duration>) -> Value {
-    d.map_or(Value::Null, |d| json!(d.as_secs_f64() / 60.0))
+fn minutes(d: Option<Duration>) -> Option<f64> {
+    d.map(|d| d.as_secs_f64() / 60.0)
 }
 
-/// The next question id: one more than the questions already archived.
-fn next_question_id(dir: &Path) -> String {
-    let asked = read_small(&dir.join(HISTORY_FILE))
-        .ok()
-        .flatten()
-        .map_or(0, |h| {
-            h.split(|b| *b == b'\n')
-                .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
-                .filter(|record| record.get("clarification").is_some())
-                .count()
-        });
-    format!("q{}", asked + 1)
+/// A request file as the agent writes it: pretty, for the person who opens it.
+fn pretty(value: &impl Serialize) -> Vec<u8> {
+    serde_json::to_vec_pretty(value).expect("JSON of strings and numbers")
 }
 
 fn check_dir(dir: &Path) -> Result<(), AgentError> {
@@ -106,81 +132,81 @@ fn check_dir(dir: &Path) -> Result<(), AgentError> {
     }
 }
 
-/// Asks, waits, archives. Returns how it ended.
-pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
-    check_dir(dir)?;
+fn check_ask(spec: &Ask) -> Result<(), AgentError> {
     if spec.kind == QuestionType::Choice && spec.options.is_empty() {
         return Err(AgentError::Invalid(
             "a choice needs --option (at least one)".into(),
         ));
     }
-    if let Some(d) = &spec.default
-        && spec.kind == QuestionType::Choice
-        && !spec.options.contains(d)
-    {
-        return Err(AgentError::Invalid(format!(
-            "the default '{d}' is not one of the options"
-        )));
+    match &spec.default {
+        Some(d) if spec.kind == QuestionType::Choice && !spec.options.contains(d) => Err(
+            AgentError::Invalid(format!("the default '{d}' is not one of the options")),
+        ),
+        _ => Ok(()),
     }
+}
+
+/// Asks, waits, archives. Returns how it ended.
+pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
+    check_dir(dir)?;
+    check_ask(spec)?;
     if read_pending(dir).question.is_some() {
         return Err(AgentError::QuestionPending(dir.display().to_string()));
     }
     // An answer left from an earlier, unfinished exchange would make every new answer fail to
     // publish (the name is taken): it is stale by now, so it goes to the history.
-    archive_stale(dir, RESPONSE_FILE)?;
-    let id = next_question_id(dir);
-    let clarification = json!({
-        "id": id, "type": spec.kind.as_str(), "question": spec.question, "options": spec.options,
-        "context": spec.context, "asked_at": timestamp(Utc::now()),
-        "timeout_minutes": minutes(spec.timeout), "default_if_timeout": spec.default,
-    });
-    write_atomic(
-        dir,
-        QUESTION_FILE,
-        &serde_json::to_vec_pretty(&clarification).expect("JSON"),
-    )
-    .map_err(io(dir))?;
+    archive::archive_stale(dir, RESPONSE_FILE, &timestamp(Utc::now())).map_err(io(dir))?;
+    let clarification = Clarification {
+        id: archive::next_question_id(dir),
+        kind: spec.kind.as_str(),
+        question: &spec.question,
+        options: &spec.options,
+        context: &spec.context,
+        asked_at: timestamp(Utc::now()),
+        timeout_minutes: minutes(spec.timeout),
+        default_if_timeout: spec.default.as_deref(),
+    };
+    write_atomic(dir, QUESTION_FILE, &pretty(&clarification)).map_err(io(dir))?;
+    let result = wait_for_answer(dir, &clarification.id, spec)?;
+    let response = match &result {
+        AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r),
+        AskResult::TimedOut => None,
+    };
+    let record = QuestionRecord {
+        clarification: &clarification,
+        response,
+        archived_at: timestamp(Utc::now()),
+    };
+    archive::archive(dir, &record, [QUESTION_FILE, RESPONSE_FILE]).map_err(io(dir))?;
+    Ok(result)
+}
 
+/// The operator's answer to question `id`, or the default once the time is up (published by
+/// the same exactly-once rule: an operator who got there first wins).
+fn wait_for_answer(dir: &Path, id: &str, spec: &Ask) -> Result<AskResult, AgentError> {
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let read_answer = || {
         let bytes = read_small(&dir.join(RESPONSE_FILE)).ok()??;
         Response::parse(&bytes).filter(|r| r.question_id == id)
     };
-    let watch = DirWatch::new(dir);
-    let result = match watch.until(deadline, read_answer) {
-        Some(r) => AskResult::Answered(r),
-        None => match &spec.default {
-            None => AskResult::TimedOut,
-            Some(default) => {
-                let ours = Response {
-                    question_id: id.clone(),
-                    answer: default.clone(),
-                    answered_by: "timeout".into(),
-                    answered_at: timestamp(Utc::now()),
-                    source: "timeout".into(),
-                };
-                match publish_response(dir, &ours).map_err(io(dir))? {
-                    Outcome::Done(r) => AskResult::TimedOutDefault(r),
-                    // An operator got there first: theirs stands.
-                    Outcome::Already(r) => AskResult::Answered(r),
-                }
-            }
-        },
+    if let Some(r) = DirWatch::new(dir).until(deadline, read_answer) {
+        return Ok(AskResult::Answered(r));
+    }
+    let Some(default) = &spec.default else {
+        return Ok(AskResult::TimedOut);
     };
-    let response = match &result {
-        AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r.to_json()),
-        AskResult::TimedOut => None,
+    let ours = Response {
+        question_id: id.to_owned(),
+        answer: default.clone(),
+        answered_by: "timeout".into(),
+        answered_at: timestamp(Utc::now()),
+        source: "timeout".into(),
     };
-    archive(
-        dir,
-        "clarification",
-        clarification,
-        "response",
-        response,
-        QUESTION_FILE,
-        RESPONSE_FILE,
-    )?;
-    Ok(result)
+    Ok(match publish_response(dir, &ours).map_err(io(dir))? {
+        Outcome::Done(r) => AskResult::TimedOutDefault(r),
+        // An operator got there first: theirs stands.
+        Outcome::Already(r) => AskResult::Answered(r),
+    })
 }
 
 /// Stops at a gate, waits for the decision (or auto-approves when asked to), archives.
@@ -189,113 +215,75 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
     if read_pending(dir).gate.is_some() {
         return Err(AgentError::GatePending(dir.display().to_string()));
     }
-    archive_stale(dir, DECISION_FILE)?;
-    let approval = json!({
-        "gate": spec.gate, "description": spec.description, "context": spec.context,
-        "awaiting_since": timestamp(Utc::now()), "auto_approve_after_minutes": minutes(spec.auto_approve_after),
-    });
-    write_atomic(
-        dir,
-        GATE_FILE,
-        &serde_json::to_vec_pretty(&approval).expect("JSON"),
-    )
-    .map_err(io(dir))?;
+    archive::archive_stale(dir, DECISION_FILE, &timestamp(Utc::now())).map_err(io(dir))?;
+    let approval = Approval {
+        gate: &spec.gate,
+        description: &spec.description,
+        context: &spec.context,
+        awaiting_since: timestamp(Utc::now()),
+        auto_approve_after_minutes: minutes(spec.auto_approve_after),
+    };
+    write_atomic(dir, GATE_FILE, &pretty(&approval)).map_err(io(dir))?;
+    let result = wait_for_decision(dir, spec)?;
+    let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
+    let record = GateRecord {
+        approval: &approval,
+        decision,
+        archived_at: timestamp(Utc::now()),
+    };
+    archive::archive(dir, &record, [GATE_FILE, DECISION_FILE]).map_err(io(dir))?;
+    Ok(result)
+}
+
+/// The operator's decision at the gate, or the approval once `auto_approve_after` has passed.
+fn wait_for_decision(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
     let deadline = spec.auto_approve_after.map(|t| Instant::now() + t);
     let read_decision = || {
         let bytes = read_small(&dir.join(DECISION_FILE)).ok()??;
         Decision::parse(&bytes).filter(|d| d.gate.is_empty() || d.gate == spec.gate)
     };
-    let watch = DirWatch::new(dir);
-    let result = match watch.until(deadline, read_decision) {
-        Some(d) => GateResult::Decided(d),
-        None => {
-            // Only reachable with a deadline: without auto-approval a gate waits for a person.
-            let after = spec.auto_approve_after.map_or(0, |d| d.as_secs());
-            let ours = Decision {
-                gate: spec.gate.clone(),
-                approved: true,
-                reason: format!(
-                    "approved automatically after {}",
-                    crate::jobs::model::time::format_duration(after as i64)
-                ),
-                decided_by: "auto".into(),
-                decided_at: timestamp(Utc::now()),
-                source: "auto".into(),
-            };
-            match publish_decision(dir, &ours).map_err(io(dir))? {
-                Outcome::Done(d) => GateResult::AutoApproved(d),
-                Outcome::Already(d) => GateResult::Decided(d),
-            }
-        }
-    };
-    let decision = match &result {
-        GateResult::Decided(d) | GateResult::AutoApproved(d) => d.to_json(),
-    };
-    archive(
-        dir,
-        "approval",
-        approval,
-        "decision",
-        Some(decision),
-        GATE_FILE,
-        DECISION_FILE,
-    )?;
-    Ok(result)
-}
-
-/// Appends the exchange to `history.jsonl`, then removes the request and the answer (request
-/// first: a cockpit must never see the request without its answer and think it pending again).
-fn archive(
-    dir: &Path,
-    request_key: &str,
-    request: Value,
-    answer_key: &str,
-    answer: Option<Value>,
-    request_file: &str,
-    answer_file: &str,
-) -> Result<(), AgentError> {
-    let mut record = serde_json::Map::new();
-    record.insert(request_key.into(), request);
-    record.insert(answer_key.into(), answer.unwrap_or(Value::Null));
-    record.insert("archived_at".into(), json!(timestamp(Utc::now())));
-    append_line(dir, HISTORY_FILE, &Value::Object(record).to_string()).map_err(io(dir))?;
-    for name in [request_file, answer_file] {
-        match std::fs::remove_file(dir.join(name)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io(dir)(e)),
-        }
+    if let Some(d) = DirWatch::new(dir).until(deadline, read_decision) {
+        return Ok(GateResult::Decided(d));
     }
-    Ok(())
-}
-
-fn archive_stale(dir: &Path, name: &str) -> Result<(), AgentError> {
-    let Some(bytes) = read_small(&dir.join(name)).map_err(io(dir))? else {
-        return Ok(());
+    // Only reachable with a deadline: without auto-approval a gate waits for a person.
+    let after = spec.auto_approve_after.map_or(0, |d| d.as_secs());
+    let ours = Decision {
+        gate: spec.gate.clone(),
+        approved: true,
+        reason: format!(
+            "approved automatically after {}",
+            format_duration(after as i64)
+        ),
+        decided_by: "auto".into(),
+        decided_at: timestamp(Utc::now()),
+        source: "auto".into(),
     };
-    let stale: Value =
-        serde_json::from_slice(&bytes).unwrap_or_else(|_| json!(String::from_utf8_lossy(&bytes)));
-    let record = json!({"stale": stale, "file": name, "archived_at": timestamp(Utc::now())});
-    append_line(dir, HISTORY_FILE, &record.to_string()).map_err(io(dir))?;
-    std::fs::remove_file(dir.join(name)).map_err(io(dir))
+    Ok(match publish_decision(dir, &ours).map_err(io(dir))? {
+        Outcome::Done(d) => GateResult::AutoApproved(d),
+        Outcome::Already(d) => GateResult::Decided(d),
+    })
 }
 
 /// Replaces `progress.json` atomically; a milestone (a new step, or a quarter of the way
 /// passed) is also appended to `history.jsonl`, so the job's timeline can show it later.
-pub fn report_progress(dir: &Path, progress: &Value) -> Result<(), AgentError> {
+pub fn report_progress(dir: &Path, progress: &ProgressReport) -> Result<(), AgentError> {
     check_dir(dir)?;
     let previous = read_small(&dir.join(PROGRESS_FILE))
         .ok()
         .flatten()
         .and_then(|b| Progress::parse(&b).ok());
     let now = timestamp(Utc::now());
-    let mut p = progress.clone();
-    p["updated_at"] = json!(now);
-    write_atomic(dir, PROGRESS_FILE, &serde_json::to_vec(&p).expect("JSON")).map_err(io(dir))?;
-    let current = Progress::parse(&serde_json::to_vec(progress).expect("JSON")).unwrap_or_default();
+    let stamped = ProgressReport {
+        updated_at: Some(now.clone()),
+        ..progress.clone()
+    };
+    let bytes = serde_json::to_vec(&stamped).expect("JSON of strings and numbers");
+    write_atomic(dir, PROGRESS_FILE, &bytes).map_err(io(dir))?;
+    // Read back by the rule every reader uses.
+    let current = Progress::parse(&serde_json::to_vec(progress).expect("JSON of strings"))
+        .unwrap_or_default();
     if is_milestone(previous.as_ref(), &current) {
-        let record = json!({"progress": progress, "at": now});
-        append_line(dir, HISTORY_FILE, &record.to_string()).map_err(io(dir))?;
+        archive::append(dir, &Milestone { progress, at: &now }).map_err(io(dir))?;
     }
     Ok(())
 }
@@ -311,197 +299,4 @@ fn is_milestone(previous: Option<&Progress>, current: &Progress) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jobs::hitl::operator::{answer, decide, operator};
-    use crate::jobs::{JobId, read_job};
-
-    fn job_dir() -> (tempfile::TempDir, std::path::PathBuf) {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("j1");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
-        std::fs::write(dir.join("meta.json"), r#"{"project": "p", "task": "t"}"#).unwrap();
-        (root, dir)
-    }
-
-    fn choice() -> Ask {
-        Ask {
-            question: "Which database?".into(),
-            kind: QuestionType::Choice,
-            options: vec!["production".into(), "staging".into()],
-            context: "migration".into(),
-            timeout: None,
-            default: None,
-        }
-    }
-
-    #[test]
-    fn an_operator_answer_reaches_the_agent_and_is_archived() {
-        let (root, dir) = job_dir();
-        let asker = {
-            let dir = dir.clone();
-            std::thread::spawn(move || ask(&dir, &choice()).unwrap())
-        };
-        let id = JobId::parse("j1").unwrap();
-        let job = loop {
-            let j = read_job(root.path(), &id, Utc::now()).unwrap();
-            if j.question.is_some() {
-                break j;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        assert_eq!(job.status, crate::jobs::Status::Waiting);
-        let out = answer(&job, "2", "cli", &operator(), Utc::now()).unwrap();
-        assert!(matches!(out, Outcome::Done(ref r) if r.answer == "staging"));
-        let got = asker.join().unwrap();
-        assert!(
-            matches!(got, AskResult::Answered(ref r) if r.answer == "staging" && r.source == "cli")
-        );
-        assert!(!dir.join(QUESTION_FILE).exists() && !dir.join(RESPONSE_FILE).exists());
-        let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
-        assert_eq!(history.lines().count(), 1);
-        assert!(history.contains("\"staging\"") && history.contains("\"clarification\""));
-        // The next question gets the next id.
-        assert_eq!(next_question_id(&dir), "q2");
-    }
-
-    #[test]
-    fn the_default_is_published_on_timeout_and_a_stale_answer_is_ignored() {
-        let (_root, dir) = job_dir();
-        std::fs::write(
-            dir.join(RESPONSE_FILE),
-            r#"{"question_id": "q0", "answer": "production"}"#,
-        )
-        .unwrap();
-        let spec = Ask {
-            timeout: Some(Duration::from_millis(200)),
-            default: Some("staging".into()),
-            ..choice()
-        };
-        let got = ask(&dir, &spec).unwrap();
-        assert!(
-            matches!(got, AskResult::TimedOutDefault(ref r) if r.answer == "staging" && r.source == "timeout")
-        );
-        let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
-        assert!(history.lines().next().unwrap().contains("\"stale\""));
-        let no_default = Ask {
-            timeout: Some(Duration::from_millis(50)),
-            ..choice()
-        };
-        assert_eq!(ask(&dir, &no_default).unwrap(), AskResult::TimedOut);
-        assert!(
-            !dir.join(QUESTION_FILE).exists(),
-            "a question nobody will read is not left pending"
-        );
-    }
-
-    #[test]
-    fn gates_deny_with_the_reason_and_auto_approve_only_when_asked() {
-        let (root, dir) = job_dir();
-        let spec = GateSpec {
-            gate: "deploy".into(),
-            description: "Deploy".into(),
-            context: String::new(),
-            auto_approve_after: None,
-        };
-        let waiter = {
-            let dir = dir.clone();
-            let spec = spec.clone();
-            std::thread::spawn(move || gate(&dir, &spec).unwrap())
-        };
-        let id = JobId::parse("j1").unwrap();
-        let job = loop {
-            let j = read_job(root.path(), &id, Utc::now()).unwrap();
-            if j.gate.is_some() {
-                break j;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        assert!(
-            decide(&job, false, "  ", "cli", "me", Utc::now()).is_err(),
-            "a denial needs a reason"
-        );
-        decide(
-            &job,
-            false,
-            "not during business hours",
-            "cli",
-            "me",
-            Utc::now(),
-        )
-        .unwrap();
-        let got = waiter.join().unwrap();
-        assert!(
-            matches!(got, GateResult::Decided(ref d) if !d.approved && d.reason == "not during business hours")
-        );
-
-        let auto = GateSpec {
-            auto_approve_after: Some(Duration::from_millis(100)),
-            ..spec
-        };
-        let got = gate(&dir, &auto).unwrap();
-        assert!(matches!(got, GateResult::AutoApproved(ref d) if d.approved && d.source == "auto"));
-        assert!(!dir.join(GATE_FILE).exists() && !dir.join(DECISION_FILE).exists());
-    }
-
-    #[test]
-    fn one_question_at_a_time_and_bad_specs_are_refused() {
-        let (_root, dir) = job_dir();
-        std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q1", "question": "?"}"#).unwrap();
-        assert!(matches!(
-            ask(&dir, &choice()),
-            Err(AgentError::QuestionPending(_))
-        ));
-        std::fs::remove_file(dir.join(QUESTION_FILE)).unwrap();
-        let no_options = Ask {
-            options: vec![],
-            ..choice()
-        };
-        assert!(matches!(
-            ask(&dir, &no_options),
-            Err(AgentError::Invalid(_))
-        ));
-        let bad_default = Ask {
-            default: Some("dev".into()),
-            ..choice()
-        };
-        assert!(matches!(
-            ask(&dir, &bad_default),
-            Err(AgentError::Invalid(_))
-        ));
-        assert!(matches!(
-            ask(&dir.join("nope"), &choice()),
-            Err(AgentError::NoJobDir(_))
-        ));
-    }
-
-    #[test]
-    fn progress_milestones_reach_the_history_and_ticks_do_not() {
-        let (_root, dir) = job_dir();
-        for p in [
-            json!({"percent": 5}),
-            json!({"percent": 10}),
-            json!({"percent": 24}),
-            json!({"percent": 26}),
-            json!({"percent": 30, "step_name": "testing"}),
-            json!({"percent": 31, "step_name": "testing"}),
-            json!({"percent": 100, "step_name": "testing"}),
-        ] {
-            report_progress(&dir, &p).unwrap();
-        }
-        let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
-        let percents: Vec<i64> = history
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).unwrap()["progress"]["percent"]
-                    .as_i64()
-                    .unwrap()
-            })
-            .collect();
-        assert_eq!(percents, [5, 26, 30, 100]);
-        // A step named like a question does not make the next question's id skip.
-        report_progress(&dir, &json!({"step_name": "\"clarification\""})).unwrap();
-        assert_eq!(next_question_id(&dir), "q1");
-    }
-}
+mod tests;

@@ -1,5 +1,9 @@
 //! Questions and approval gates: the agent's side (`ask`, `gate`, `progress`, waiting for the
-//! answer) and the operator's side (answering and deciding exactly once).
+//! answer), what the agent side archives to `history.jsonl`, and the operator's side
+//! (answering and deciding exactly once) with the answer and decision files both read. The agent
+//! side uses the operator's; never the reverse.
 
 pub mod agent;
+pub mod archive;
 pub mod operator;
+pub mod published;

@@ -1,114 +1,22 @@
 //! The operator's side of a question or gate: checking an answer against the question, and
-//! publishing it exactly once (`response.json` / `approved.json`). The CLI and the cockpit both
-//! answer through here.
+//! publishing it exactly once (`response.json` / `approved.json`, whose form is
+//! [`published`](crate::jobs::hitl::published)'s). The CLI and the cockpit both answer through
+//! here.
 
 use crate::jobs::fs::names::{DECISION_FILE, HISTORY_FILE, QUESTION_FILE, RESPONSE_FILE};
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde::Deserialize;
 
 use std::path::Path;
 
 use crate::jobs::fs::files::read_small;
 use crate::jobs::fs::publish::{Published, publish_once};
+use crate::jobs::model::format::{from_object, lenient};
 use crate::jobs::model::job::{Job, Standing};
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::text::sanitize::plain_text;
 
-/// A published answer (`response.json`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Response {
-    pub question_id: String,
-    pub answer: String,
-    pub answered_by: String,
-    pub answered_at: String,
-    /// `tui`, `cli` or `timeout`.
-    pub source: String,
-}
-
-impl Response {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "question_id": self.question_id, "answer": self.answer, "choice": self.answer,
-            "answered_by": self.answered_by, "answered_at": self.answered_at, "source": self.source,
-        })
-    }
-
-    /// Leniently: the older `{"choice": ...}` form (no id) answers question `q1`.
-    pub fn parse(bytes: &[u8]) -> Option<Response> {
-        let v: Value = serde_json::from_slice(bytes).ok()?;
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        Some(Response {
-            question_id: s("question_id").unwrap_or_else(|| "q1".into()),
-            answer: s("answer").or_else(|| s("choice"))?,
-            answered_by: s("answered_by").unwrap_or_default(),
-            answered_at: s("answered_at").unwrap_or_default(),
-            source: s("source").unwrap_or_default(),
-        })
-    }
-
-    /// "bruno@host at 2026-01-11T14:31:02Z (tui)"
-    pub fn who(&self) -> String {
-        who(&self.answered_by, &self.answered_at, &self.source)
-    }
-}
-
-/// A published decision at a gate (`approved.json`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub gate: String,
-    pub approved: bool,
-    pub reason: String,
-    pub decided_by: String,
-    pub decided_at: String,
-    /// `tui`, `cli` or `auto`.
-    pub source: String,
-}
-
-impl Decision {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "gate": self.gate, "approved": self.approved, "reason": self.reason,
-            "decided_by": self.decided_by, "decided_at": self.decided_at, "source": self.source,
-        })
-    }
-
-    pub fn parse(bytes: &[u8]) -> Option<Decision> {
-        let v: Value = serde_json::from_slice(bytes).ok()?;
-        let s = |k: &str| {
-            v.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_default()
-        };
-        Some(Decision {
-            gate: s("gate"),
-            approved: v.get("approved")?.as_bool()?,
-            reason: s("reason"),
-            decided_by: s("decided_by"),
-            decided_at: s("decided_at"),
-            source: s("source"),
-        })
-    }
-
-    pub fn who(&self) -> String {
-        who(&self.decided_by, &self.decided_at, &self.source)
-    }
-}
-
-fn who(by: &str, at: &str, source: &str) -> String {
-    let by = if by.is_empty() { "someone" } else { by };
-    let at = if at.is_empty() {
-        String::new()
-    } else {
-        format!(" at {at}")
-    };
-    let source = if source.is_empty() {
-        String::new()
-    } else {
-        format!(" ({source})")
-    };
-    plain_text(&format!("{by}{at}{source}"))
-}
+pub use crate::jobs::hitl::published::{Decision, Response};
 
 /// Who is answering: `$USER@hostname`.
 pub fn operator() -> String {
@@ -126,7 +34,7 @@ pub fn timestamp(now: DateTime<Utc>) -> String {
     now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
     #[error("job {0} has no pending question (`luzia questions` lists them)")]
     NoQuestion(String),
@@ -138,10 +46,26 @@ pub enum AnswerError {
     Orphaned(String),
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    NotAnAnswer(#[from] NotAnAnswer),
     #[error(
-        "cannot write the answer in {path}: {message} (check that the directory is writable and the disk not full)"
+        "cannot write the answer in {path}: {source} (check that the directory is writable and the disk not full)"
     )]
-    Io { path: String, message: String },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// An answer that does not fit its question.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NotAnAnswer {
+    #[error("'{input}' is not one of the options: {options}")]
+    NotAnOption { input: String, options: String },
+    #[error("'{0}' is not an answer to a yes/no question: answer yes or no")]
+    NotYesOrNo(String),
+    #[error("the answer is empty")]
+    Empty,
 }
 
 /// What came of answering.
@@ -154,7 +78,7 @@ pub enum Outcome<T> {
 
 /// The answer as it will be published: an option's text for a choice (given as itself or as its
 /// 1-based number), `yes`/`no` for a confirm, the text for free text.
-pub fn normalize(q: &Question, input: &str) -> Result<String, String> {
+pub fn normalize(q: &Question, input: &str) -> Result<String, NotAnAnswer> {
     let trimmed = input.trim();
     match q.kind {
         QuestionType::Choice => {
@@ -167,31 +91,27 @@ pub fn normalize(q: &Question, input: &str) -> Result<String, String> {
             }
             match trimmed.parse::<usize>() {
                 Ok(n) if (1..=q.options.len()).contains(&n) => Ok(q.options[n - 1].clone()),
-                _ => Err(format!(
-                    "'{}' is not one of the options: {}",
-                    plain_text(trimmed),
-                    list()
-                )),
+                _ => Err(NotAnAnswer::NotAnOption {
+                    input: plain_text(trimmed),
+                    options: list(),
+                }),
             }
         }
         QuestionType::Confirm => match trimmed.to_ascii_lowercase().as_str() {
             "y" | "yes" | "true" => Ok("yes".into()),
             "n" | "no" | "false" => Ok("no".into()),
-            _ => Err(format!(
-                "'{}' is not an answer to a yes/no question: answer yes or no",
-                plain_text(trimmed)
-            )),
+            _ => Err(NotAnAnswer::NotYesOrNo(plain_text(trimmed))),
         },
-        QuestionType::Text if trimmed.is_empty() => Err("the answer is empty".into()),
+        QuestionType::Text if trimmed.is_empty() => Err(NotAnAnswer::Empty),
         // Free text keeps its lines and spaces: it goes to the agent word for word.
         QuestionType::Text => Ok(input.to_owned()),
     }
 }
 
-fn io_error(job: &Job, e: std::io::Error) -> AnswerError {
+fn io_error(job: &Job, source: std::io::Error) -> AnswerError {
     AnswerError::Io {
         path: job.dir.display().to_string(),
-        message: e.to_string(),
+        source,
     }
 }
 
@@ -228,7 +148,7 @@ pub fn answer(
         };
     };
     check_standing(job)?;
-    let answer = normalize(q, input).map_err(AnswerError::Invalid)?;
+    let answer = normalize(q, input)?;
     let response = Response {
         question_id: q.id.clone(),
         answer,
@@ -244,7 +164,7 @@ pub fn answer(
 /// an answer that lands after the question was archived is taken back and the loser told who
 /// settled it.
 pub fn publish_response(dir: &Path, r: &Response) -> std::io::Result<Outcome<Response>> {
-    let bytes = serde_json::to_vec_pretty(&r.to_json()).expect("JSON of strings");
+    let bytes = serde_json::to_vec_pretty(r).expect("JSON of strings");
     for _ in 0..3 {
         match publish_once(dir, RESPONSE_FILE, &bytes)? {
             Published::Won if still_asked(dir, &r.question_id) => {
@@ -334,6 +254,23 @@ pub fn settled(dir: &Path, id: Option<&str>) -> Option<Response> {
     archived(dir, id)
 }
 
+/// A `history.jsonl` line as far as the answer it archived goes.
+#[derive(Deserialize)]
+struct ArchivedAnswer {
+    response: Option<Response>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    archived_at: Option<String>,
+}
+
+impl ArchivedAnswer {
+    fn is_recent(&self) -> bool {
+        self.archived_at
+            .as_deref()
+            .and_then(crate::jobs::model::time::parse_timestamp)
+            .is_some_and(|t| Utc::now() - t < chrono::Duration::seconds(60))
+    }
+}
+
 /// The answer to question `id` (or the latest one, if recent) as archived in `history.jsonl`.
 pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
     let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
@@ -341,21 +278,11 @@ pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
     let len = file.metadata().ok()?.len();
     let recent = crate::jobs::fs::tail::last_lines(&file, len, 20).ok()?;
     recent.iter().rev().find_map(|line| {
-        let v: Value = serde_json::from_slice(&line.bytes).ok()?;
-        let r = Response::parse(serde_json::to_vec(v.get("response")?).ok()?.as_slice())?;
+        let record: ArchivedAnswer = from_object(&line.bytes).ok()?;
         // Only moments ago: an old exchange says nothing about a question asked now.
-        matches(&r)
-            .then_some(r)
-            .filter(|_| id.is_some() || recently(&v))
+        let fresh = id.is_some() || record.is_recent();
+        record.response.filter(|r| matches(r) && fresh)
     })
-}
-
-fn recently(record: &Value) -> bool {
-    record
-        .get("archived_at")
-        .and_then(Value::as_str)
-        .and_then(crate::jobs::model::time::parse_timestamp)
-        .is_some_and(|t| Utc::now() - t < chrono::Duration::seconds(60))
 }
 
 fn unreadable_response(r: &Response) -> Response {
@@ -400,7 +327,7 @@ pub fn decide(
 }
 
 pub fn publish_decision(dir: &Path, d: &Decision) -> std::io::Result<Outcome<Decision>> {
-    let bytes = serde_json::to_vec_pretty(&d.to_json()).expect("JSON of strings");
+    let bytes = serde_json::to_vec_pretty(d).expect("JSON of strings");
     Ok(match publish_once(dir, DECISION_FILE, &bytes)? {
         Published::Won => Outcome::Done(d.clone()),
         Published::Lost(existing) => {
@@ -452,9 +379,31 @@ mod tests {
         for (question, input, want) in cases {
             match (normalize(question, input), want) {
                 (Ok(got), Ok(w)) => assert_eq!(got, *w, "{input:?}"),
-                (Err(got), Err(w)) => assert!(got.contains(w), "{input:?}: {got}"),
+                (Err(got), Err(w)) => assert!(got.to_string().contains(w), "{input:?}: {got}"),
                 (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_failed_write_keeps_its_io_error() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("j1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+        std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q1", "question": "?"}"#).unwrap();
+        let id = crate::jobs::JobId::parse("j1").unwrap();
+        let job = crate::jobs::read_job(root.path(), &id, Utc::now()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        match answer(&job, "yes", "cli", "me", Utc::now()) {
+            Err(e @ AnswerError::Io { .. }) => {
+                let kind = std::error::Error::source(&e)
+                    .and_then(|s| s.downcast_ref::<std::io::Error>())
+                    .map(std::io::Error::kind);
+                assert_eq!(kind, Some(std::io::ErrorKind::NotFound), "{e}");
+                assert!(e.to_string().contains("cannot write the answer in"), "{e}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 
@@ -467,7 +416,7 @@ mod tests {
             answered_at: "t".into(),
             source: "cli".into(),
         };
-        let bytes = serde_json::to_vec(&r.to_json()).unwrap();
+        let bytes = serde_json::to_vec(&r).unwrap();
         assert_eq!(Response::parse(&bytes), Some(r));
         let old = Response::parse(br#"{"choice": "staging"}"#).unwrap();
         assert_eq!(

@@ -16,7 +16,7 @@ use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::Job;
 use crate::jobs::model::status::Status;
 use crate::jobs::model::waiting::Waiting;
-use crate::jobs::os::system::{self, SystemAlert, SystemLoad};
+use crate::jobs::os::system::{self, SystemAlert, SystemError, SystemLoad};
 use crate::jobs::text::sanitize::plain_text;
 
 /// A job with an agent still alive, or one stopped until someone answers it.
@@ -84,14 +84,14 @@ impl Counts {
 /// Memory and load, or why they could not be read, and the alerts they raise.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SystemSection {
-    pub load: Result<SystemLoad, String>,
+    pub load: Result<SystemLoad, SystemError>,
     pub alerts: Vec<SystemAlert>,
     /// The `[alarms] memory_percent` the memory alert is raised above.
     pub memory_percent: u8,
 }
 
 impl SystemSection {
-    pub fn new(load: Result<SystemLoad, String>, memory_percent: u8) -> SystemSection {
+    pub fn new(load: Result<SystemLoad, SystemError>, memory_percent: u8) -> SystemSection {
         let alerts = load
             .as_ref()
             .map(|l| system::alerts(l, memory_percent))
@@ -256,7 +256,7 @@ pub struct Sources<'a> {
     pub cache: &'a IssueCache,
     pub set: &'a PatternSet,
     pub rules: &'a AlarmRules,
-    pub system: Result<SystemLoad, String>,
+    pub system: Result<SystemLoad, SystemError>,
     pub recent: Vec<TimelineEvent>,
     pub now: DateTime<Utc>,
 }

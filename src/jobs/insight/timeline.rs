@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::jobs::fs::files::read_capped;
 use crate::jobs::insight::alarms::{self, AlarmRules};
 use crate::jobs::insight::known_issues::{Findings, PatternSet};
+use crate::jobs::model::format::ReadError;
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::{Job, Standing};
 use crate::jobs::model::status::Status;
@@ -65,10 +66,10 @@ const HISTORY_CAP: u64 = 4 * 1024 * 1024;
 
 /// The records of `history.jsonl` (none when it does not exist). Lines that are not JSON
 /// objects are skipped: one torn line must not hide the rest.
-pub fn read_history(dir: &Path) -> Result<Vec<Value>, String> {
+pub fn read_history(dir: &Path) -> Result<Vec<Value>, ReadError> {
     let path = dir.join(HISTORY_FILE);
     let bytes = read_capped(&path, HISTORY_CAP)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .map_err(ReadError::at(&path))?
         .unwrap_or_default();
     Ok(bytes
         .split(|b| *b == b'\n')
@@ -298,17 +299,14 @@ const NOTIFICATIONS_CAP: usize = 500;
 /// The last lines of the notifications log (`[HH:MM:SS] text`), with dates inferred: the last
 /// line is on the day the file was last written, and each step back in time past midnight is a
 /// day earlier. A missing log is no events.
-pub fn read_notifications(path: &Path, n: usize) -> Result<Vec<TimelineEvent>, String> {
-    let file = match crate::jobs::fs::files::open_nofollow(path) {
-        Ok(Some(f)) => f,
-        Ok(None) => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+pub fn read_notifications(path: &Path, n: usize) -> Result<Vec<TimelineEvent>, ReadError> {
+    let Some(file) = crate::jobs::fs::files::open_nofollow(path).map_err(ReadError::at(path))?
+    else {
+        return Ok(Vec::new());
     };
-    let md = file
-        .metadata()
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let md = file.metadata().map_err(ReadError::at(path))?;
     let lines = crate::jobs::fs::tail::last_lines(&file, md.len(), n.min(NOTIFICATIONS_CAP))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(ReadError::at(path))?;
     let written: DateTime<Local> = md
         .modified()
         .map(DateTime::<Local>::from)
@@ -420,7 +418,7 @@ pub fn feed(
     notifications_log: Option<&Path>,
     now: DateTime<Utc>,
     n: usize,
-) -> (Vec<TimelineEvent>, Vec<String>) {
+) -> (Vec<TimelineEvent>, Vec<ReadError>) {
     let mut problems = Vec::new();
     let timelines = feed_jobs(jobs)
         .into_iter()

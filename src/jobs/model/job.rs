@@ -284,7 +284,7 @@ impl DirReader<'_> {
     fn progress(&mut self) -> Option<Progress> {
         let bytes = self.small(PROGRESS_FILE)?;
         Progress::parse(&bytes)
-            .map_err(|e| self.problem(PROGRESS_FILE, e))
+            .map_err(|e| self.problem(PROGRESS_FILE, e.to_string()))
             .ok()
     }
 
@@ -318,8 +318,8 @@ impl DirReader<'_> {
 
     fn pending(&mut self) -> waiting::PendingRead {
         let mut pending = waiting::read_pending(self.dir);
-        for (name, message) in std::mem::take(&mut pending.problems) {
-            self.problem(name, message);
+        for (name, error) in std::mem::take(&mut pending.problems) {
+            self.problem(name, error.to_string());
         }
         pending
     }

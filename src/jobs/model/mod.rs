@@ -3,6 +3,7 @@
 //! `jobs ID` description.
 
 pub mod describe;
+pub mod format;
 pub mod id;
 pub mod job;
 pub mod meta;

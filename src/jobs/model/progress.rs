@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::jobs::model::format::{FormatError, object};
 use crate::jobs::model::time::parse_timestamp;
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -17,12 +18,8 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn parse(bytes: &[u8]) -> Result<Progress, String> {
-        let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| format!("is not valid JSON ({e})"))?;
-        let Value::Object(map) = value else {
-            return Err("is not a JSON object".into());
-        };
+    pub fn parse(bytes: &[u8]) -> Result<Progress, FormatError> {
+        let map = object(bytes)?;
         let number = |k: &str| match map.get(k)? {
             Value::Number(n) => n.as_f64(),
             Value::String(s) => s.trim().trim_end_matches('%').parse().ok(),

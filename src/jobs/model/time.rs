@@ -21,10 +21,14 @@ pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     })
 }
 
+/// A duration written without a unit, or not at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not a duration: write it with a unit, like 90s, 30m, 2h or 1h30m")]
+pub struct DurationError(pub String);
+
 /// `90s`, `30m`, `2h`, `1h30m`, `1d`, `500ms`. A bare number is refused: minutes or seconds?
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let err =
-        || format!("'{s}' is not a duration: write it with a unit, like 90s, 30m, 2h or 1h30m");
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, DurationError> {
+    let err = || DurationError(s.to_owned());
     let t = s.trim();
     if t.is_empty() {
         return Err(err());

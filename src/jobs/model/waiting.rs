@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::jobs::fs::files::read_small;
+use crate::jobs::model::format::{FileError, FormatError, object};
 use crate::jobs::model::time::parse_timestamp;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,14 +67,6 @@ impl Waiting {
     }
 }
 
-fn object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
-    match serde_json::from_slice(bytes) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err("is not a JSON object".into()),
-        Err(e) => Err(format!("is not valid JSON ({e})")),
-    }
-}
-
 fn text(m: &Map<String, Value>, k: &str) -> String {
     match m.get(k) {
         Some(Value::String(s)) => s.clone(),
@@ -93,7 +86,7 @@ fn minutes(m: &Map<String, Value>, k: &str) -> Option<f64> {
 
 impl Question {
     /// `mtime` stands in for a missing `asked_at`, as the protocol says.
-    pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Question, String> {
+    pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Question, FormatError> {
         let m = object(bytes)?;
         let options: Vec<String> = match m.get("options") {
             Some(Value::Array(items)) => items
@@ -177,7 +170,7 @@ impl Gate {
         deadline(self.awaiting_since, self.auto_approve_after_minutes)
     }
 
-    pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Gate, String> {
+    pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Gate, FormatError> {
         let m = object(bytes)?;
         Ok(Gate {
             gate: text(&m, "gate"),
@@ -199,7 +192,7 @@ impl Gate {
 pub struct PendingRead {
     pub question: Option<Question>,
     pub gate: Option<Gate>,
-    pub problems: Vec<(&'static str, String)>,
+    pub problems: Vec<(&'static str, FileError)>,
 }
 
 pub fn read_pending(dir: &Path) -> PendingRead {
@@ -208,7 +201,7 @@ pub fn read_pending(dir: &Path) -> PendingRead {
         Ok(None) => {}
         Err(e) => out.problems.push((QUESTION_FILE, e)),
         Ok(Some((bytes, mtime))) => match Question::parse(&bytes, mtime) {
-            Err(e) => out.problems.push((QUESTION_FILE, e)),
+            Err(e) => out.problems.push((QUESTION_FILE, e.into())),
             Ok(q) => match answered_id(dir) {
                 Ok(Some(ref answered)) if *answered == q.id => {}
                 Ok(_) => out.question = Some(q),
@@ -223,7 +216,7 @@ pub fn read_pending(dir: &Path) -> PendingRead {
         Ok(None) => {}
         Err(e) => out.problems.push((GATE_FILE, e)),
         Ok(Some((bytes, mtime))) => match Gate::parse(&bytes, mtime) {
-            Err(e) => out.problems.push((GATE_FILE, e)),
+            Err(e) => out.problems.push((GATE_FILE, e.into())),
             Ok(g) => match decided_gate(dir) {
                 // A decision names its gate; one for another gate is stale.
                 Ok(Some(ref decided)) if decided.is_empty() || *decided == g.gate => {}
@@ -241,9 +234,9 @@ pub fn read_pending(dir: &Path) -> PendingRead {
 /// A small file's bytes and its modification time.
 type FileRead = (Vec<u8>, Option<DateTime<Utc>>);
 
-fn read_with_mtime(dir: &Path, name: &str) -> Result<Option<FileRead>, String> {
+fn read_with_mtime(dir: &Path, name: &str) -> Result<Option<FileRead>, FileError> {
     let path = dir.join(name);
-    let Some(bytes) = read_small(&path).map_err(|e| e.to_string())? else {
+    let Some(bytes) = read_small(&path)? else {
         return Ok(None);
     };
     let mtime = std::fs::symlink_metadata(&path)
@@ -255,8 +248,8 @@ fn read_with_mtime(dir: &Path, name: &str) -> Result<Option<FileRead>, String> {
 
 /// The question id a `response.json` answers. The older `{"choice": ...}` form names none
 /// and answers whatever is asked: that is what agents written against it expect.
-fn answered_id(dir: &Path) -> Result<Option<String>, String> {
-    let Some(bytes) = read_small(&dir.join(RESPONSE_FILE)).map_err(|e| e.to_string())? else {
+fn answered_id(dir: &Path) -> Result<Option<String>, FileError> {
+    let Some(bytes) = read_small(&dir.join(RESPONSE_FILE))? else {
         return Ok(None);
     };
     let m = object(&bytes)?;
@@ -267,8 +260,8 @@ fn answered_id(dir: &Path) -> Result<Option<String>, String> {
 }
 
 /// The gate name an `approved.json` decides (empty when it names none).
-fn decided_gate(dir: &Path) -> Result<Option<String>, String> {
-    let Some(bytes) = read_small(&dir.join(DECISION_FILE)).map_err(|e| e.to_string())? else {
+fn decided_gate(dir: &Path) -> Result<Option<String>, FileError> {
+    let Some(bytes) = read_small(&dir.join(DECISION_FILE))? else {
         return Ok(None);
     };
     Ok(Some(text(&object(&bytes)?, "gate")))

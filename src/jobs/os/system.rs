@@ -3,7 +3,8 @@
 //! cores, the two reasons a fleet of agents suddenly slows down or dies.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Memory and load as /proc tells them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,11 +41,41 @@ impl fmt::Display for SystemAlert {
     }
 }
 
+/// Why memory and load could not be read. Clone and comparable, like the report that holds it:
+/// the `io::Error` is shared.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum SystemError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: Arc<std::io::Error>,
+    },
+    #[error("{} does not say {what}", path.display())]
+    Missing { path: PathBuf, what: &'static str },
+}
+
+impl PartialEq for SystemError {
+    fn eq(&self, other: &SystemError) -> bool {
+        match (self, other) {
+            (SystemError::Read { path, source }, SystemError::Read { path: p, source: s }) => {
+                path == p && source.kind() == s.kind()
+            }
+            (SystemError::Missing { path, what }, SystemError::Missing { path: p, what: w }) => {
+                path == p && what == w
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Reads `<proc>/meminfo`, `<proc>/loadavg` and `<proc>/stat`. The error names the file.
-pub fn read(proc_root: &Path) -> Result<SystemLoad, String> {
+pub fn read(proc_root: &Path) -> Result<SystemLoad, SystemError> {
     let file = |name: &str| {
         let path = proc_root.join(name);
-        std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+        std::fs::read_to_string(&path).map_err(|e| SystemError::Read {
+            path,
+            source: Arc::new(e),
+        })
     };
     let meminfo = file("meminfo")?;
     let field = |key: &str| {
@@ -53,8 +84,10 @@ pub fn read(proc_root: &Path) -> Result<SystemLoad, String> {
             rest.split_whitespace().next()?.parse::<u64>().ok()
         })
     };
-    let bad =
-        |name: &str, what: &str| format!("{} does not say {what}", proc_root.join(name).display());
+    let bad = |name: &str, what: &'static str| SystemError::Missing {
+        path: proc_root.join(name),
+        what,
+    };
     let mem_total_kib = field("MemTotal").ok_or_else(|| bad("meminfo", "MemTotal"))?;
     // Kernels before 3.14 have no MemAvailable: free + page cache is what it estimates.
     let mem_available_kib = field("MemAvailable")
@@ -152,12 +185,17 @@ mod tests {
     #[test]
     fn unreadable_or_garbled_files_are_named() {
         let proc = fake_proc("nonsense\n", "x\n", 1);
-        let e = read(proc.path()).unwrap_err();
+        let e = read(proc.path()).unwrap_err().to_string();
         assert!(e.contains("meminfo") && e.contains("MemTotal"), "{e}");
         let proc = fake_proc(MEM_OK, "not a number\n", 1);
-        let e = read(proc.path()).unwrap_err();
+        let e = read(proc.path()).unwrap_err().to_string();
         assert!(e.contains("loadavg"), "{e}");
-        let e = read(Path::new("/nonexistent/proc")).unwrap_err();
+        let err = read(Path::new("/nonexistent/proc")).unwrap_err();
+        assert!(
+            matches!(&err, SystemError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
+            "the io::Error is kept: {err:?}"
+        );
+        let e = err.to_string();
         assert!(e.contains("/nonexistent/proc/meminfo"), "{e}");
     }
 

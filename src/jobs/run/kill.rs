@@ -20,7 +20,7 @@ use crate::jobs::model::job::Job;
 use crate::jobs::model::stop::{StopRequest, StopSource};
 use crate::jobs::os::process::is_alive;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum KillError {
     #[error("job {0} has already finished")]
     Finished(String),
@@ -28,22 +28,31 @@ pub enum KillError {
     NoPid(String),
     #[error("job {0} is not running (its process is gone)")]
     NotRunning(String),
-    #[error("cannot signal pid {pid} of job {id}: {message}")]
+    #[error("cannot signal pid {pid} of job {id}: {source}")]
     Signal {
         id: String,
         pid: u32,
-        message: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "cannot signal pid {pid} of job {id}: stopped, but cannot write the exit line: {source}"
+    )]
+    ExitLine {
+        id: String,
+        pid: u32,
+        source: std::io::Error,
     },
     #[error("job {id} did not stop within {secs} s")]
     Stuck { id: String, secs: u64 },
     #[error(
-        "cannot record the stop of job {id} in {path}: {message}; nothing was signalled \
+        "cannot record the stop of job {id} in {path}: {source}; nothing was signalled \
          (run this as a user who may write in the job directory)"
     )]
     Record {
         id: String,
         path: PathBuf,
-        message: String,
+        #[source]
+        source: std::io::Error,
     },
 }
 
@@ -86,7 +95,7 @@ pub fn kill_with(job: &Job, grace: Duration, request: &StopRequest) -> Result<i3
         return Err(KillError::Signal {
             id,
             pid,
-            message: e.to_string(),
+            source: e.into(),
         });
     }
     if !supervised {
@@ -127,10 +136,10 @@ fn stop_unsupervised(
         .create(true)
         .append(true)
         .open(job.dir.join(LOG_FILE))
-        .map_err(|e| KillError::Signal {
+        .map_err(|source| KillError::ExitLine {
             id: job.id.to_string(),
             pid,
-            message: format!("stopped, but cannot write the exit line: {e}"),
+            source,
         })?;
     let _ = writeln!(log, "\nexit:{code}");
     Ok(code)
@@ -146,7 +155,7 @@ fn record(job: &Job, request: &StopRequest) -> Result<bool, KillError> {
         Err(e) => Err(KillError::Record {
             id: job.id.to_string(),
             path: job.dir.join(STOP_FILE),
-            message: e.to_string(),
+            source: e,
         }),
     }
 }
@@ -215,15 +224,18 @@ mod tests {
         let job = orchestrator_job(root.path(), &child);
         assert_eq!(job.status, Status::Running);
         let reaper = std::thread::spawn(move || child.wait());
-        assert_eq!(kill_with(&job, Duration::from_secs(5), &ana()), Ok(-15));
+        assert_eq!(
+            kill_with(&job, Duration::from_secs(5), &ana()).ok(),
+            Some(-15)
+        );
         let _ = reaper.join();
         let after = read_job(root.path(), &job.id, Utc::now()).unwrap();
         assert_eq!(after.status, Status::Killed);
         assert_eq!(after.stop, Some(ana()));
-        assert_eq!(
+        assert!(matches!(
             kill_with(&after, DEFAULT_GRACE, &ana()),
-            Err(KillError::Finished("120000-orch".into()))
-        );
+            Err(KillError::Finished(id)) if id == "120000-orch"
+        ));
     }
 
     #[test]
@@ -253,8 +265,8 @@ mod tests {
             requested_by: "bo@host".into(),
             ..ana()
         };
-        assert_eq!(record(&job, &first), Ok(true));
-        assert_eq!(record(&job, &second), Ok(false));
+        assert_eq!(record(&job, &first).ok(), Some(true));
+        assert_eq!(record(&job, &second).ok(), Some(false));
         let read = read_job(d.path(), &job.id, Utc::now()).unwrap();
         assert_eq!(read.stop, Some(first));
         let _ = child.kill();

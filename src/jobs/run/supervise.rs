@@ -27,6 +27,16 @@ pub const KILL_GRACE: Duration = Duration::from_secs(10);
 pub enum SuperviseError {
     #[error("{path}: {message}")]
     Job { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: is not valid JSON ({source})")]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
     #[error("cannot write in {path}: {source}")]
     Io {
         path: PathBuf,
@@ -48,9 +58,14 @@ fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
         path: path.clone(),
         message,
     };
-    let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
-    let meta: Value =
-        serde_json::from_slice(&bytes).map_err(|e| bad(format!("is not valid JSON ({e})")))?;
+    let bytes = std::fs::read(&path).map_err(|source| SuperviseError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let meta: Value = serde_json::from_slice(&bytes).map_err(|source| SuperviseError::Json {
+        path: path.clone(),
+        source,
+    })?;
     let argv: Vec<String> = meta["argv"]
         .as_array()
         .map(|a| {
@@ -135,22 +150,32 @@ pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, Superv
     Ok(code)
 }
 
-fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Child, String> {
-    let stdin =
-        File::open(dir.join(PROMPT_FILE)).map_err(|e| format!("cannot read prompt.txt: {e}"))?;
+/// Why the agent could not be started (written to its log, where a person reads it).
+#[derive(Debug, thiserror::Error)]
+enum SpawnError {
+    #[error("cannot read prompt.txt: {0}")]
+    Prompt(std::io::Error),
+    #[error("no user '{0}' on this machine")]
+    NoUser(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Child, SpawnError> {
+    let stdin = File::open(dir.join(PROMPT_FILE)).map_err(SpawnError::Prompt)?;
     let mut cmd = std::process::Command::new(&plan.argv[0]);
     cmd.args(&plan.argv[1..])
         .current_dir(&plan.cwd)
         .stdin(Stdio::from(stdin))
-        .stdout(log.try_clone().map_err(|e| e.to_string())?)
-        .stderr(log.try_clone().map_err(|e| e.to_string())?)
+        .stdout(log.try_clone()?)
+        .stderr(log.try_clone()?)
         .env("LUZIA_JOB_DIR", dir)
         .env("LUZIA_JOB_ID", &plan.id)
         // Its own process group: a kill reaches everything the agent started.
         .process_group(0);
     if !plan.user.is_empty() && rustix::process::geteuid().is_root() {
-        let (uid, gid, home) = lookup_user(&plan.user)
-            .ok_or_else(|| format!("no user '{}' on this machine", plan.user))?;
+        let (uid, gid, home) =
+            lookup_user(&plan.user).ok_or_else(|| SpawnError::NoUser(plan.user.clone()))?;
         cmd.uid(uid)
             .gid(gid)
             .env("HOME", home)
@@ -159,7 +184,7 @@ fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Ch
     tokio::process::Command::from(cmd)
         .kill_on_drop(false)
         .spawn()
-        .map_err(|e| e.to_string())
+        .map_err(SpawnError::Io)
 }
 
 /// Waits for the agent, passing SIGTERM/SIGINT/SIGHUP on to its group (then SIGKILL after the

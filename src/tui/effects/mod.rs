@@ -182,7 +182,7 @@ impl Executor {
             },
             Effect::ForgetIssues(gone) => self.issues.forget(gone),
             Effect::LoadHistory(id) => {
-                let history = read_history(&self.root.join(id.as_str()));
+                let history = read_history(&self.root.join(id.as_str())).map_err(|e| e.to_string());
                 self.send(Event::HistoryLoaded { id, history });
             }
             Effect::LoadFeed(ids) => self.load_feed(ids),
@@ -394,7 +394,7 @@ impl Executor {
                 .into_iter()
                 .map(|id| {
                     let h = read_history(&root.join(id.as_str())).unwrap_or_else(|e| {
-                        problems.push(e);
+                        problems.push(e.to_string());
                         Vec::new()
                     });
                     (id, h)
@@ -403,7 +403,7 @@ impl Executor {
             let notifications = notes
                 .map(|path| {
                     read_notifications(&path, FEED_EVENTS).unwrap_or_else(|e| {
-                        problems.push(e);
+                        problems.push(e.to_string());
                         Vec::new()
                     })
                 })

@@ -1,0 +1,91 @@
+//! Jobs built in memory for the commands' tests: one of each kind the machine-readable output
+//! describes (a question, a gate, progress, a problem, finished, stopped for an answer).
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+
+use crate::jobs::model::job::Problem;
+use crate::jobs::{Gate, Job, JobId, Meta, Progress, Question, QuestionType, Status};
+
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap()
+}
+
+fn job(id: &str, status: Status, started_min: i64) -> Job {
+    let started = now() - Duration::minutes(started_min);
+    Job {
+        id: JobId::parse(id).unwrap(),
+        dir: format!("/srv/jobs/{id}").into(),
+        meta: Some(Meta {
+            project: "musica".into(),
+            task: format!("task of {id}"),
+            ..Meta::default()
+        }),
+        status,
+        exit_code: None,
+        pid: Some(4242),
+        progress: None,
+        question: None,
+        gate: None,
+        started: Some(started),
+        finished: None,
+        log_len: 10,
+        log_mtime: Some(started),
+        queue_position: None,
+        stop: None,
+        problems: Vec::new(),
+    }
+}
+
+fn question(kind: QuestionType, options: &[&str]) -> Question {
+    Question {
+        id: "q1".into(),
+        kind,
+        question: "Which database?".into(),
+        options: options.iter().map(|o| o.to_string()).collect(),
+        context: "migration".into(),
+        asked_at: Some(now() - Duration::minutes(3)),
+        timeout_minutes: Some(30.0),
+        default_if_timeout: Some("staging".into()),
+        note: None,
+    }
+}
+
+pub fn jobs() -> Vec<Job> {
+    let mut asking = job("w1", Status::Waiting, 10);
+    asking.question = Some(question(QuestionType::Choice, &["production", "staging"]));
+    asking.progress = Some(Progress {
+        percent: Some(40.0),
+        step: Some(2),
+        total_steps: Some(5),
+        step_name: Some("Running tests".into()),
+        ..Progress::default()
+    });
+    asking.problems.push(Problem {
+        path: "/srv/jobs/w1/progress.json".into(),
+        message: "is not valid JSON (EOF)".into(),
+    });
+    let mut gated = job("g2", Status::Waiting, 20);
+    gated.gate = Some(Gate {
+        gate: "deploy".into(),
+        description: "Deploy to staging".into(),
+        context: String::new(),
+        awaiting_since: Some(now() - Duration::minutes(1)),
+        auto_approve_after_minutes: Some(5.0),
+    });
+    let mut done = job("d3", Status::Completed, 60);
+    done.exit_code = Some(0);
+    done.finished = Some(now() - Duration::minutes(30));
+    done.progress = Some(Progress {
+        percent: Some(12.5),
+        ..Progress::default()
+    });
+    let mut stopped = job("n4", Status::NeedsInput, 40);
+    stopped.exit_code = Some(100);
+    stopped.finished = Some(now() - Duration::minutes(35));
+    let mut q = question(QuestionType::Text, &[]);
+    q.timeout_minutes = None;
+    q.default_if_timeout = None;
+    q.note = Some("a choice with no options: answer in free text".into());
+    stopped.question = Some(q);
+    vec![asking, gated, done, stopped]
+}

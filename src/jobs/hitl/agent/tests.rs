@@ -1,0 +1,285 @@
+use super::*;
+use crate::jobs::fs::names::HISTORY_FILE;
+use crate::jobs::hitl::archive::next_question_id;
+use crate::jobs::hitl::operator::{answer, decide, operator};
+use crate::jobs::{JobId, read_job};
+use serde_json::Value;
+
+fn percent(p: f64) -> ProgressReport {
+    ProgressReport {
+        percent: Some(p),
+        ..ProgressReport::default()
+    }
+}
+
+fn job_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("j1");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+    std::fs::write(dir.join("meta.json"), r#"{"project": "p", "task": "t"}"#).unwrap();
+    (root, dir)
+}
+
+fn choice() -> Ask {
+    Ask {
+        question: "Which database?".into(),
+        kind: QuestionType::Choice,
+        options: vec!["production".into(), "staging".into()],
+        context: "migration".into(),
+        timeout: None,
+        default: None,
+    }
+}
+
+#[test]
+fn an_operator_answer_reaches_the_agent_and_is_archived() {
+    let (root, dir) = job_dir();
+    let asker = {
+        let dir = dir.clone();
+        std::thread::spawn(move || ask(&dir, &choice()).unwrap())
+    };
+    let id = JobId::parse("j1").unwrap();
+    let job = loop {
+        let j = read_job(root.path(), &id, Utc::now()).unwrap();
+        if j.question.is_some() {
+            break j;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(job.status, crate::jobs::Status::Waiting);
+    let out = answer(&job, "2", "cli", &operator(), Utc::now()).unwrap();
+    assert!(matches!(out, Outcome::Done(ref r) if r.answer == "staging"));
+    let got = asker.join().unwrap();
+    assert!(
+        matches!(got, AskResult::Answered(ref r) if r.answer == "staging" && r.source == "cli")
+    );
+    assert!(!dir.join(QUESTION_FILE).exists() && !dir.join(RESPONSE_FILE).exists());
+    let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
+    assert_eq!(history.lines().count(), 1);
+    assert!(history.contains("\"staging\"") && history.contains("\"clarification\""));
+    // The next question gets the next id.
+    assert_eq!(next_question_id(&dir), "q2");
+}
+
+#[test]
+fn the_default_is_published_on_timeout_and_a_stale_answer_is_ignored() {
+    let (_root, dir) = job_dir();
+    std::fs::write(
+        dir.join(RESPONSE_FILE),
+        r#"{"question_id": "q0", "answer": "production"}"#,
+    )
+    .unwrap();
+    let spec = Ask {
+        timeout: Some(Duration::from_millis(200)),
+        default: Some("staging".into()),
+        ..choice()
+    };
+    let got = ask(&dir, &spec).unwrap();
+    assert!(
+        matches!(got, AskResult::TimedOutDefault(ref r) if r.answer == "staging" && r.source == "timeout")
+    );
+    let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
+    assert!(history.lines().next().unwrap().contains("\"stale\""));
+    let no_default = Ask {
+        timeout: Some(Duration::from_millis(50)),
+        ..choice()
+    };
+    assert_eq!(ask(&dir, &no_default).unwrap(), AskResult::TimedOut);
+    assert!(
+        !dir.join(QUESTION_FILE).exists(),
+        "a question nobody will read is not left pending"
+    );
+}
+
+#[test]
+fn gates_deny_with_the_reason_and_auto_approve_only_when_asked() {
+    let (root, dir) = job_dir();
+    let spec = GateSpec {
+        gate: "deploy".into(),
+        description: "Deploy".into(),
+        context: String::new(),
+        auto_approve_after: None,
+    };
+    let waiter = {
+        let dir = dir.clone();
+        let spec = spec.clone();
+        std::thread::spawn(move || gate(&dir, &spec).unwrap())
+    };
+    let id = JobId::parse("j1").unwrap();
+    let job = loop {
+        let j = read_job(root.path(), &id, Utc::now()).unwrap();
+        if j.gate.is_some() {
+            break j;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(
+        decide(&job, false, "  ", "cli", "me", Utc::now()).is_err(),
+        "a denial needs a reason"
+    );
+    decide(
+        &job,
+        false,
+        "not during business hours",
+        "cli",
+        "me",
+        Utc::now(),
+    )
+    .unwrap();
+    let got = waiter.join().unwrap();
+    assert!(
+        matches!(got, GateResult::Decided(ref d) if !d.approved && d.reason == "not during business hours")
+    );
+
+    let auto = GateSpec {
+        auto_approve_after: Some(Duration::from_millis(100)),
+        ..spec
+    };
+    let got = gate(&dir, &auto).unwrap();
+    assert!(matches!(got, GateResult::AutoApproved(ref d) if d.approved && d.source == "auto"));
+    assert!(!dir.join(GATE_FILE).exists() && !dir.join(DECISION_FILE).exists());
+}
+
+#[test]
+fn one_question_at_a_time_and_bad_specs_are_refused() {
+    let (_root, dir) = job_dir();
+    std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q1", "question": "?"}"#).unwrap();
+    assert!(matches!(
+        ask(&dir, &choice()),
+        Err(AgentError::QuestionPending(_))
+    ));
+    std::fs::remove_file(dir.join(QUESTION_FILE)).unwrap();
+    let no_options = Ask {
+        options: vec![],
+        ..choice()
+    };
+    assert!(matches!(
+        ask(&dir, &no_options),
+        Err(AgentError::Invalid(_))
+    ));
+    let bad_default = Ask {
+        default: Some("dev".into()),
+        ..choice()
+    };
+    assert!(matches!(
+        ask(&dir, &bad_default),
+        Err(AgentError::Invalid(_))
+    ));
+    assert!(matches!(
+        ask(&dir.join("nope"), &choice()),
+        Err(AgentError::NoJobDir(_))
+    ));
+}
+
+/// The files as written today, byte for byte, times aside.
+#[test]
+fn files_keep_their_fields_and_their_order() {
+    let at = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").unwrap();
+    let (_root, dir) = job_dir();
+    let read = |name: &str| {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        at.replace_all(&text, "T").into_owned()
+    };
+    std::fs::write(
+        dir.join(RESPONSE_FILE),
+        r#"{"question_id": "q0", "answer": "x"}"#,
+    )
+    .unwrap();
+    let spec = Ask {
+        timeout: Some(Duration::from_millis(20)),
+        default: Some("staging".into()),
+        ..choice()
+    };
+    ask(&dir, &spec).unwrap();
+    let no_default = Ask {
+        kind: QuestionType::Text,
+        options: vec![],
+        default: None,
+        ..spec
+    };
+    ask(&dir, &no_default).unwrap();
+    let gate_spec = GateSpec {
+        gate: "deploy".into(),
+        description: "Deploy".into(),
+        context: "ctx".into(),
+        auto_approve_after: Some(Duration::from_millis(20)),
+    };
+    gate(&dir, &gate_spec).unwrap();
+    let progress = ProgressReport {
+        percent: Some(40.0),
+        step: Some(2),
+        total_steps: Some(5),
+        step_name: Some("x".into()),
+        eta_seconds: Some(90),
+        updated_at: None,
+    };
+    report_progress(&dir, &progress).unwrap();
+    assert_eq!(read(HISTORY_FILE), GOLDEN_HISTORY);
+    assert_eq!(
+        read(PROGRESS_FILE),
+        r#"{"percent":40.0,"step":2,"total_steps":5,"step_name":"x","eta_seconds":90,"updated_at":"T"}"#
+    );
+    let r = Response {
+        question_id: "q2".into(),
+        answer: "yes".into(),
+        answered_by: "a@b".into(),
+        answered_at: "t1".into(),
+        source: "cli".into(),
+    };
+    // Still asked, or the answer is taken back.
+    std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q2", "question": "?"}"#).unwrap();
+    publish_response(&dir, &r).unwrap();
+    assert_eq!(read(RESPONSE_FILE), GOLDEN_RESPONSE);
+    let d = Decision {
+        gate: "deploy".into(),
+        approved: false,
+        reason: "not now".into(),
+        decided_by: "a@b".into(),
+        decided_at: "t2".into(),
+        source: "tui".into(),
+    };
+    publish_decision(&dir, &d).unwrap();
+    assert_eq!(read(DECISION_FILE), GOLDEN_DECISION);
+}
+
+const GOLDEN_HISTORY: &str = include_str!("../../../../tests/golden/history.jsonl");
+const GOLDEN_RESPONSE: &str = include_str!("../../../../tests/golden/response.json");
+const GOLDEN_DECISION: &str = include_str!("../../../../tests/golden/approved.json");
+
+#[test]
+fn progress_milestones_reach_the_history_and_ticks_do_not() {
+    let (_root, dir) = job_dir();
+    let named = |p: f64| ProgressReport {
+        step_name: Some("testing".into()),
+        ..percent(p)
+    };
+    for p in [
+        percent(5.0),
+        percent(10.0),
+        percent(24.0),
+        percent(26.0),
+        named(30.0),
+        named(31.0),
+        named(100.0),
+    ] {
+        report_progress(&dir, &p).unwrap();
+    }
+    let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
+    let percents: Vec<f64> = history
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["progress"]["percent"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(percents, [5.0, 26.0, 30.0, 100.0]);
+    // A step named like a question does not make the next question's id skip.
+    let tricky = ProgressReport {
+        step_name: Some("\"clarification\"".into()),
+        ..ProgressReport::default()
+    };
+    report_progress(&dir, &tricky).unwrap();
+    assert_eq!(next_question_id(&dir), "q1");
+}

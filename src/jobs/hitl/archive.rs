@@ -1,0 +1,127 @@
+//! The agent side's record of an exchange in `history.jsonl`. Once the answer (or decision) is
+//! read, the request and the answer go there as one line and both files are removed, so the next
+//! question can be asked; an answer left over from an unfinished exchange goes there as stale;
+//! progress milestones go there for the timeline. The history also gives the next question its id.
+//!
+//! The request files the agent writes (`clarification.json`, `approval.json`) are here too: a
+//! record carries them as they were asked.
+
+use std::io;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::jobs::fs::files::read_small;
+use crate::jobs::fs::names::HISTORY_FILE;
+use crate::jobs::fs::publish::append_line;
+use crate::jobs::hitl::published::{Decision, Response};
+use crate::jobs::model::format::{from_object, lenient};
+
+/// `clarification.json` as the agent writes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Clarification<'a> {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub question: &'a str,
+    pub options: &'a [String],
+    pub context: &'a str,
+    pub asked_at: String,
+    pub timeout_minutes: Option<f64>,
+    pub default_if_timeout: Option<&'a str>,
+}
+
+/// `approval.json` as the agent writes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Approval<'a> {
+    pub gate: &'a str,
+    pub description: &'a str,
+    pub context: &'a str,
+    pub awaiting_since: String,
+    pub auto_approve_after_minutes: Option<f64>,
+}
+
+/// A question and how it ended (`null` when nobody answered and there was no default).
+#[derive(Serialize)]
+pub struct QuestionRecord<'a> {
+    pub clarification: &'a Clarification<'a>,
+    pub response: Option<&'a Response>,
+    pub archived_at: String,
+}
+
+/// A gate and its decision.
+#[derive(Serialize)]
+pub struct GateRecord<'a> {
+    pub approval: &'a Approval<'a>,
+    pub decision: &'a Decision,
+    pub archived_at: String,
+}
+
+/// An answer no pending request asked for, kept for a person to read.
+#[derive(Serialize)]
+struct StaleRecord<'a> {
+    /// The file's JSON, or its text when it is not JSON.
+    stale: Value,
+    file: &'a str,
+    archived_at: &'a str,
+}
+
+/// Appends one record to `history.jsonl` as one line.
+pub fn append(dir: &Path, record: &impl Serialize) -> io::Result<()> {
+    let line = serde_json::to_string(record).map_err(io::Error::other)?;
+    append_line(dir, HISTORY_FILE, &line)
+}
+
+/// Appends the exchange to `history.jsonl`, then removes the request and the answer (request
+/// first: a cockpit must never see the request without its answer and think it pending again).
+pub fn archive(dir: &Path, record: &impl Serialize, files: [&str; 2]) -> io::Result<()> {
+    append(dir, record)?;
+    for name in files {
+        match std::fs::remove_file(dir.join(name)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Moves a left-over answer file into the history, so that a new answer can be published.
+pub fn archive_stale(dir: &Path, name: &str, now: &str) -> io::Result<()> {
+    let Some(bytes) = read_small(&dir.join(name))? else {
+        return Ok(());
+    };
+    let stale = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    append(
+        dir,
+        &StaleRecord {
+            stale,
+            file: name,
+            archived_at: now,
+        },
+    )?;
+    std::fs::remove_file(dir.join(name))
+}
+
+/// What the next question's id needs of a history line: whether it archived a question.
+#[derive(Deserialize)]
+struct Asked {
+    #[serde(default, deserialize_with = "lenient::present")]
+    clarification: bool,
+}
+
+/// The next question id: one more than the questions already archived.
+pub fn next_question_id(dir: &Path) -> String {
+    let asked = read_small(&dir.join(HISTORY_FILE))
+        .ok()
+        .flatten()
+        .map_or(0, |h| {
+            h.split(|b| *b == b'\n')
+                .filter_map(|l| from_object::<Asked>(l).ok())
+                .filter(|record| record.clarification)
+                .count()
+        });
+    format!("q{}", asked + 1)
+}
