@@ -51,15 +51,6 @@ impl KeyMap {
             })
     }
 
-    /// Whether the mode binds `key` to anything.
-    pub fn binds(&self, section: Section, key: &Key) -> bool {
-        self.mode(section).by_key.contains_key(key)
-    }
-
-    pub fn keys<A: ModeAction>(&self, action: A) -> &[Key] {
-        &self.mode(A::SECTION).keys[action.index()]
-    }
-
     /// Every key of the action, for the help: `q/ctrl-c`.
     pub fn keys_for<A: ModeAction>(&self, action: A) -> String {
         self.shown(A::SECTION, action.index(), usize::MAX, "/")

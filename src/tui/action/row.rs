@@ -109,9 +109,6 @@ pub trait ModeAction: Copy + Eq + std::fmt::Debug + 'static {
     const SECTION: super::Section;
     fn index(self) -> usize;
     fn from_index(i: usize) -> Self;
-    fn row(self) -> &'static Row {
-        &Self::SECTION.rows()[self.index()]
-    }
 }
 
 /// `sections! { Mode: ModeEnum, "name", "title" { Variant "name" keys, "about", help, [hints]; } }`

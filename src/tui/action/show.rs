@@ -52,7 +52,9 @@ impl KeyMap {
             let keys = self.shown(Section::Normal, i, usize::MAX, "/");
             match (row.help, lines.last_mut()) {
                 (Help::Line(text), _) => lines.push((vec![keys], text)),
-                (Help::Joined, Some((on_line, _))) if !on_line.contains(&keys) => {
+                (Help::Joined, Some((on_line, _)))
+                    if !keys.is_empty() && !on_line.contains(&keys) =>
+                {
                     on_line.push(keys)
                 }
                 _ => {}
