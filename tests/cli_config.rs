@@ -122,6 +122,60 @@ fn an_unknown_config_key_exits_1_naming_the_key_and_the_file() {
 }
 
 #[test]
+fn a_bad_keys_table_stops_the_cockpit_before_it_starts_saying_what_is_accepted() {
+    let sb = Sandbox::with_samples();
+    let cases = [
+        (
+            "[keys]\nqiut = \"x\"\n",
+            &["[keys] has no action 'qiut'", "quit"][..],
+        ),
+        (
+            "[keys.inbox]\nnext = \"hyper-n\"\n",
+            &["[keys.inbox] next", "'hyper-n' is not a key", "ctrl-"],
+        ),
+        (
+            "[keys.inbx]\nnext = \"x\"\n",
+            &["no mode 'inbx'", "input_bar"],
+        ),
+    ];
+    for (i, (body, says)) in cases.iter().enumerate() {
+        let path = sb.tmp.path().join(format!("keys-{i}.toml"));
+        std::fs::write(&path, body).unwrap();
+        let out = sb
+            .luzia()
+            .arg("--config")
+            .arg(&path)
+            .arg("tui")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{body}");
+        let err = stderr_of(&out);
+        assert!(err.contains(&path.display().to_string()), "{body}: {err}");
+        for s in *says {
+            assert!(err.contains(s), "{body}: {err}");
+        }
+        assert_eq!(stdout_of(&out), "", "the screen is never taken");
+    }
+    // A value that is no key at all is the file's shape: every command refuses it.
+    let path = sb.tmp.path().join("keys-shape.toml");
+    std::fs::write(&path, "[keys]\nquit = 5\n").unwrap();
+    let out = sb
+        .luzia()
+        .arg("--config")
+        .arg(&path)
+        .arg("jobs")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("[keys] quit") && err.contains("list of keys"),
+        "{err}"
+    );
+    assert!(err.contains(&path.display().to_string()), "{err}");
+}
+
+#[test]
 fn the_config_in_xdg_config_home_is_read_and_checked() {
     // Proves the isolation works both ways: the sandbox's config home is the one read.
     let sb = Sandbox::with_samples();

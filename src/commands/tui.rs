@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::tui::action::KeyMap;
 use crate::tui::app::Options;
 use crate::tui::app::insight::InsightOptions;
-use crate::tui::ui::Theme;
+use crate::tui::theme::Theme;
 
 /// Returns the process exit code: 0 on quit, 128 + the signal when one stopped the cockpit.
 pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
@@ -30,8 +30,8 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         let file = user_cfg
             .file
             .as_ref()
-            .map_or("the config file".to_string(), |p| p.display().to_string());
-        anyhow::anyhow!("{file}: {e}")
+            .map_or(String::new(), |p| format!(" {}", p.display()));
+        anyhow::anyhow!("the config file{file}: {e}")
     })?;
     let read_only = args.read_only || cfg.read_only;
     if !read_only {

@@ -12,6 +12,7 @@ pub mod pacing;
 pub mod terminal;
 #[cfg(test)]
 pub mod testing;
+pub mod theme;
 pub mod ui;
 
 use std::time::{Duration, Instant};

@@ -166,9 +166,118 @@ pub fn lines(texts: &[&str]) -> Vec<RawLine> {
 }
 
 pub fn ids_of(app: &App) -> Vec<&str> {
-    app.view.iter().map(|i| i.as_str()).collect()
+    app.table.view.iter().map(|i| i.as_str()).collect()
 }
 
 pub fn no_skip() -> HashSet<JobId> {
     HashSet::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// The cockpit's modules, each with the cockpit's modules it imports, read from the code
+    /// (`crate::tui::x` and `super::` paths), leaving out the loop (`tui/mod.rs`) and tests.
+    fn imports() -> BTreeMap<String, BTreeSet<String>> {
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut files = Vec::new();
+        collect(Path::new("src/tui"), &mut files);
+        let crate_path = regex::Regex::new(r"crate::tui::(\w+)").unwrap();
+        let super_path = regex::Regex::new(r"\b((?:super::)+)(\{[^}]*\}|\w+)").unwrap();
+        for file in files {
+            let rel = file.strip_prefix("src/tui").unwrap().with_extension("");
+            let mut path: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into()).collect();
+            if path.last().is_some_and(|p| p == "mod") {
+                path.pop();
+            }
+            let tests = path
+                .last()
+                .is_some_and(|p| p == "tests" || p.ends_with("_tests"));
+            if path.is_empty() || path[0] == "testing" || tests {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            // Code only: a module's own `#[cfg(test)] mod tests { .. }` is a test too.
+            let code = text
+                .split("#[cfg(test)]\nmod tests {")
+                .next()
+                .unwrap_or_default();
+            let uses = graph.entry(path[0].clone()).or_default();
+            for c in crate_path.captures_iter(code) {
+                uses.insert(c[1].to_string());
+            }
+            for c in super_path.captures_iter(code) {
+                let up = c[1].matches("super::").count();
+                let base = &path[..path.len().saturating_sub(up)];
+                let names: Vec<&str> = c[2]
+                    .trim_matches(|ch| ch == '{' || ch == '}')
+                    .split(',')
+                    .map(|n| n.trim().split("::").next().unwrap_or_default())
+                    .collect();
+                match base.first() {
+                    Some(top) => {
+                        uses.insert(top.clone());
+                    }
+                    None => uses.extend(names.iter().map(|n| n.to_string())),
+                }
+            }
+            let own = path[0].clone();
+            uses.remove(&own);
+        }
+        graph
+    }
+
+    fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                collect(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// The modules `from` reaches through imports.
+    fn reach(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(m) = todo.pop() {
+            for next in graph.get(&m).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    todo.push(next.clone());
+                }
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn the_cockpits_modules_import_each_other_in_one_direction() {
+        let graph = imports();
+        assert!(
+            graph["ui"].contains("app"),
+            "the reading itself works: {graph:?}"
+        );
+        for module in graph.keys() {
+            assert!(
+                !reach(&graph, module).contains(module),
+                "{module} imports itself through {:?}",
+                graph[module]
+            );
+        }
+        assert!(
+            !reach(&graph, "app").contains("ui"),
+            "app must not import ui"
+        );
+        for base in ["action", "input", "layout", "theme"] {
+            let up: Vec<_> = reach(&graph, base)
+                .into_iter()
+                .filter(|m| ["app", "ui", "effects"].contains(&m.as_str()))
+                .collect();
+            assert!(up.is_empty(), "{base} imports {up:?}");
+        }
+    }
 }

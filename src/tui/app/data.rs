@@ -103,14 +103,7 @@ impl App {
 
     /// `read`: the jobs just read, or `None` after a full listing.
     fn after_read(&mut self, newly_waiting: bool, read: Option<&[JobId]>) -> Vec<Effect> {
-        // Forget answers whose questions are gone from disk (archived by the agent).
-        let jobs = &self.jobs;
-        self.answered.retain(|(id, target)| {
-            jobs.get(id).is_some_and(|j| {
-                j.question.as_ref().is_some_and(|q| q.id == *target)
-                    || j.gate.as_ref().is_some_and(|g| g.gate == *target)
-            })
-        });
+        self.answered.forget_gone(&self.jobs);
         let mut effects = self.refresh_view();
         let (_, insight) = self.insight_after_read(self.now, read);
         let rings = insight.contains(&Effect::Bell);

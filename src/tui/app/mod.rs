@@ -1,14 +1,25 @@
 //! The cockpit's state and its one way to change: `update(event) -> effects`. Nothing in here
 //! touches the disk, the terminal or a clock; time comes in with the event.
+//!
+//! `App` is made of feature states, each in its own module with its own keys: the jobs `table`
+//! (and typing its filter), the `output` pane (and typing a search), the `inbox`, the
+//! `input_bar`, the recent `events`, the project `picker`, the `detail` view and the `confirm`
+//! popup. What is on top of the main screen is the `Mode`, which owns that popup's state, and
+//! gets the keys first (`keys`). `insight` is what the cockpit works out beyond each job's
+//! status; `data`, `tick` and `mouse` are the other events coming in.
 
+mod confirm;
 mod data;
-pub mod dispatch_bar;
+pub mod detail;
+pub mod events;
 pub mod inbox;
+pub mod input_bar;
 pub mod insight;
-pub mod jobs_view;
 mod keys;
-pub mod log;
 mod mouse;
+pub mod output;
+pub mod picker;
+pub mod table;
 mod tick;
 
 use std::collections::{HashMap, HashSet};
@@ -18,16 +29,18 @@ use chrono::{DateTime, Utc};
 use crossterm::event::KeyEventKind;
 use ratatui::layout::Rect;
 
-use crate::jobs::{Job, JobId, Status};
+use crate::jobs::{Job, JobId};
 use crate::watch::WatchMode;
 
 use super::action::KeyMap;
 use super::effect::Effect;
 use super::event::Event;
-use super::input::LineInput;
+use super::input::TextInput;
 use super::layout::{self, Areas};
-use jobs_view::{SortKey, Tab, ViewSpec};
-use log::LogView;
+use super::theme::Theme;
+pub use confirm::Confirm;
+use output::LogView;
+use table::Table;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -35,25 +48,22 @@ pub enum Focus {
     Output,
 }
 
-/// What has the keyboard: the main screen, or something on top of it (which gets keys first).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What has the keyboard: the main screen, or what is on top of it, with that thing's state.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Mode {
     Normal,
     Help,
-    Detail,
-    /// Answering questions and gates; the state is in `App::inbox`.
-    Inbox,
-    /// Typing a task into the input bar; the state is in `App::draft`.
-    Dispatch,
-    Confirm(dispatch_bar::Confirm),
-    /// The recent-events feed; the state is in `App::insight.feed`.
-    Events,
-    FilterInput(LineInput),
-    SearchInput(LineInput),
-    ProjectPicker {
-        items: Vec<String>,
-        selected: usize,
-    },
+    Detail(detail::Detail),
+    Inbox(inbox::Inbox),
+    /// The input bar; its draft is `App::draft`, kept while the bar is hidden.
+    InputBar,
+    Confirm(Confirm),
+    Events(events::Feed),
+    /// Typing the jobs filter (the table follows as it changes).
+    Filter(TextInput),
+    /// Typing a search of the output.
+    Search(TextInput),
+    Picker(picker::Picker),
 }
 
 /// Settings the cockpit starts with.
@@ -66,7 +76,7 @@ pub struct Options {
     pub keymap: KeyMap,
     /// Projects named in the config, offered by the picker even with no jobs yet.
     pub known_projects: Vec<String>,
-    pub theme: super::ui::Theme,
+    pub theme: Theme,
     /// Ring the terminal bell once when a new question or gate arrives.
     pub bell: bool,
     /// Projects the input bar can dispatch to (from the config).
@@ -77,29 +87,16 @@ pub struct Options {
 pub struct App {
     pub opts: Options,
     pub jobs: HashMap<JobId, Job>,
-    /// The rows of the table, in order.
-    pub view: Vec<JobId>,
-    pub counts: HashMap<Status, usize>,
-    pub selected: Option<JobId>,
-    /// First row of the table on screen.
-    pub table_top: usize,
-    pub tab: Tab,
-    pub sort: SortKey,
-    pub projects: Vec<String>,
-    pub filter: String,
+    pub table: Table,
+    /// The output pane: the selected job's log.
+    pub log: LogView,
     pub focus: Focus,
     pub mode: Mode,
-    pub log: LogView,
-    pub prompt: Option<(JobId, Result<Option<String>, String>)>,
-    pub inbox: Option<inbox::Inbox>,
-    pub insight: insight::Insight,
     /// The input bar's task, kept while the bar is hidden.
-    pub draft: Option<dispatch_bar::Draft>,
-    /// A job just dispatched: selected as soon as it appears.
-    select_when_seen: Option<JobId>,
-    /// Answers given from here whose jobs have not been read again yet: (job, question id or gate).
-    answered: Vec<(JobId, String)>,
-    pub detail_scroll: u16,
+    pub draft: Option<input_bar::Draft>,
+    /// Answers given from here that the jobs' files do not show yet.
+    pub answered: inbox::Answered,
+    pub insight: insight::Insight,
     pub watch_mode: WatchMode,
     pub size: Rect,
     pub now: DateTime<Utc>,
@@ -112,38 +109,28 @@ pub struct App {
     pub dirty: bool,
     /// ...and it was only new lines of the followed output.
     pub log_only: bool,
+    /// Seconds since the wall display last moved on.
     cycle_elapsed: u64,
 }
 
 impl App {
     pub fn new(opts: Options, now: DateTime<Utc>) -> App {
         App {
-            projects: opts.projects.clone(),
+            table: Table::new(opts.projects.clone()),
             message: None,
             jobs: HashMap::new(),
-            view: Vec::new(),
-            counts: HashMap::new(),
-            selected: None,
-            table_top: 0,
-            tab: Tab::All,
-            sort: SortKey::Status,
-            filter: String::new(),
             focus: Focus::Table,
             mode: Mode::Normal,
             log: LogView {
                 patterns: opts.insight.patterns.clone(),
                 ..LogView::default()
             },
-            prompt: None,
-            inbox: None,
             insight: insight::Insight {
                 patterns: opts.insight.patterns.clone(),
                 ..insight::Insight::default()
             },
             draft: None,
-            select_when_seen: None,
-            answered: Vec::new(),
-            detail_scroll: 0,
+            answered: inbox::Answered::default(),
             watch_mode: WatchMode::Inotify,
             size: Rect::new(0, 0, 80, 24),
             now,
@@ -172,12 +159,10 @@ impl App {
     }
 
     pub fn selected_job(&self) -> Option<&Job> {
-        self.selected.as_ref().and_then(|id| self.jobs.get(id))
-    }
-
-    pub fn selected_index(&self) -> Option<usize> {
-        let id = self.selected.as_ref()?;
-        self.view.iter().position(|v| v == id)
+        self.table
+            .selected
+            .as_ref()
+            .and_then(|id| self.jobs.get(id))
     }
 
     /// Tick once a second while any job is live (elapsed times move, pids may die) or the
@@ -222,14 +207,10 @@ impl App {
             Event::Mouse(m) => self.on_mouse(m),
             Event::Resize(w, h) => {
                 self.size = Rect::new(0, 0, w, h);
-                self.keep_selection_visible();
+                self.table.keep_visible(self.areas().table_rows());
                 vec![]
             }
             Event::Tick => self.on_tick(),
-            Event::JobsChanged(ids) => self.on_jobs_changed(ids),
-            Event::Rescan => vec![Effect::Sync {
-                skip: HashSet::new(),
-            }],
             Event::PollTick => {
                 self.dirty = false;
                 let mut effects = vec![Effect::Sync {
@@ -244,8 +225,21 @@ impl App {
                 self.watch_mode = mode;
                 vec![]
             }
+            Event::Signal(_) => self.quit(),
+            other => self.on_result(other),
+        }
+    }
+
+    /// What the watcher, the readers and the effects report.
+    fn on_result(&mut self, event: Event) -> Vec<Effect> {
+        match event {
+            Event::JobsChanged(ids) => self.on_jobs_changed(ids),
+            Event::Rescan => vec![Effect::Sync {
+                skip: HashSet::new(),
+            }],
             Event::Synced(s) => self.on_synced(s),
             Event::JobsRead(read) => self.on_jobs_read(read),
+            Event::QueueListed(queued) => self.on_queue_listed(queued),
             Event::LogLoaded { id, lines, error } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.loaded(lines, error);
@@ -264,77 +258,57 @@ impl App {
                 self.message = Some(message);
                 vec![]
             }
-            Event::QueueListed(queued) => self.on_queue_listed(queued),
             Event::PromptLoaded { id, text } => {
-                self.prompt = Some((id, text));
+                self.on_prompt_loaded(id, text);
                 vec![]
             }
-            insight @ (Event::IssuesFound(_)
-            | Event::SystemAlerts(_)
-            | Event::PatternsReady { .. }
-            | Event::HistoryLoaded { .. }
-            | Event::FeedLoaded { .. }) => {
+            Event::HistoryLoaded { id, history } => {
+                self.on_history_loaded(id, history);
+                vec![]
+            }
+            Event::FeedLoaded {
+                histories,
+                notifications,
+                problems,
+            } => {
+                self.on_feed_loaded(histories, notifications, problems);
+                vec![]
+            }
+            insight => {
                 self.on_insight(insight);
                 vec![]
-            }
-            Event::Signal(_) => {
-                self.quit = true;
-                vec![Effect::Quit]
             }
         }
     }
 
-    /// Rebuilds the rows after data or filters changed; keeps the selection on the same job
-    /// (or the same row, if that job left the view) and opens its log if it changed.
+    fn quit(&mut self) -> Vec<Effect> {
+        self.quit = true;
+        vec![Effect::Quit]
+    }
+
+    /// Rebuilds the rows after data or filters changed (see `Table::rebuild`), and opens the
+    /// log of the job selected if that changed.
     fn refresh_view(&mut self) -> Vec<Effect> {
-        let old_index = self.selected_index();
-        let spec = ViewSpec {
-            tab: self.tab,
-            projects: &self.projects,
-            text: &self.filter,
-            sort: self.sort,
-        };
-        self.view = jobs_view::build(&self.jobs, &spec, self.now);
-        self.counts = jobs_view::counts(&self.jobs, &self.projects);
-        if let Some(id) = self.select_when_seen.take() {
-            if self.view.contains(&id) {
-                self.selected = Some(id);
-            } else {
-                self.select_when_seen = Some(id);
-            }
-        }
-        let still_there = self
-            .selected
-            .as_ref()
-            .is_some_and(|id| self.view.contains(id));
-        if !still_there && self.mode == Mode::Detail {
+        let rows = self.areas().table_rows();
+        self.table.rebuild(&self.jobs, self.now, rows);
+        if let Mode::Detail(detail) = &self.mode
+            && !self.table.shows(&detail.job)
+        {
             // The page was about that job: do not show another one under its title.
+            self.message = Some(format!("job {} is gone", detail.job));
             self.mode = Mode::Normal;
-            if let Some(id) = &self.selected {
-                self.message = Some(format!("job {id} is gone"));
-            }
         }
-        if !still_there {
-            self.selected = match old_index {
-                Some(i) if !self.view.is_empty() => {
-                    Some(self.view[i.min(self.view.len() - 1)].clone())
-                }
-                _ => self.view.first().cloned(),
-            };
-        }
-        self.keep_selection_visible();
         self.sync_log()
     }
 
     /// The output pane follows the selection.
     fn sync_log(&mut self) -> Vec<Effect> {
-        if self.log.job == self.selected {
+        if self.log.job == self.table.selected {
             return vec![];
         }
-        match self.selected.clone() {
+        match self.table.selected.clone() {
             Some(id) => {
                 self.log.open(id.clone());
-                self.prompt = None;
                 vec![Effect::OpenLog(id)]
             }
             None => {
@@ -348,35 +322,24 @@ impl App {
         }
     }
 
-    fn keep_selection_visible(&mut self) {
-        let rows = self.areas().table_rows().max(1);
-        let Some(i) = self.selected_index() else {
-            self.table_top = 0;
-            return;
-        };
-        if i < self.table_top {
-            self.table_top = i;
-        } else if i >= self.table_top + rows {
-            self.table_top = i + 1 - rows;
-        }
-        self.table_top = self.table_top.min(self.view.len().saturating_sub(rows));
-    }
-
     fn select_index(&mut self, i: usize) -> Vec<Effect> {
-        if self.view.is_empty() {
-            return vec![];
+        if self.table.select_index(i, self.areas().table_rows()) {
+            self.sync_log()
+        } else {
+            vec![]
         }
-        self.selected = Some(self.view[i.min(self.view.len() - 1)].clone());
-        self.keep_selection_visible();
-        self.sync_log()
     }
 
     fn move_selection(&mut self, delta: i64) -> Vec<Effect> {
-        let cur = self.selected_index().unwrap_or(0) as i64;
-        let max = self.view.len().saturating_sub(1) as i64;
-        self.select_index((cur + delta).clamp(0, max) as usize)
+        if self.table.move_by(delta, self.areas().table_rows()) {
+            self.sync_log()
+        } else {
+            vec![]
+        }
     }
 }
 
+#[cfg(test)]
+mod keys_tests;
 #[cfg(test)]
 mod tests;

@@ -18,8 +18,8 @@ impl App {
                 // Border and header row come first.
                 let first_row = areas.table.y + 2;
                 if m.row >= first_row {
-                    let i = self.table_top + (m.row - first_row) as usize;
-                    if i < self.view.len() {
+                    let i = self.table.top + (m.row - first_row) as usize;
+                    if i < self.table.view.len() {
                         return self.select_index(i);
                     }
                 }
@@ -31,11 +31,11 @@ impl App {
             }
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let down = m.kind == MouseEventKind::ScrollDown;
-                if self.mode == Mode::Detail {
-                    self.detail_scroll = if down {
-                        self.detail_scroll.saturating_add(3)
+                if let Mode::Detail(detail) = &mut self.mode {
+                    detail.scroll = if down {
+                        detail.scroll.saturating_add(3)
                     } else {
-                        self.detail_scroll.saturating_sub(3)
+                        detail.scroll.saturating_sub(3)
                     };
                     vec![]
                 } else if in_table {

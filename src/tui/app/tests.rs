@@ -2,7 +2,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
+use super::table::view::{SortKey, Tab};
 use super::*;
+use crate::config::KeyBindings;
+use crate::jobs::Status;
 use crate::jobs::fs::follow::Reset;
 use crate::tui::event::Synced;
 use crate::tui::testing::*;
@@ -11,14 +14,14 @@ use crate::tui::testing::*;
 fn loading_selects_the_first_row_and_opens_its_log() {
     let (app, effects) = app_with(options(false), 160, 45);
     assert!(app.loaded);
-    assert_eq!(app.view.len(), 15, "12 samples + 3 live jobs");
+    assert_eq!(app.table.view.len(), 15, "12 samples + 3 live jobs");
     // Status order: the waiting job first, then running, then the rest.
     assert_eq!(
         &ids_of(&app)[..4],
         ["155700-gate", "155900-run1", "155800-run2", "151200-q1q1"]
     );
     assert_eq!(
-        app.selected.as_ref().map(JobId::as_str),
+        app.table.selected.as_ref().map(JobId::as_str),
         Some("155700-gate")
     );
     let (scans, rest): (Vec<_>, Vec<_>) = effects
@@ -41,18 +44,21 @@ fn loading_selects_the_first_row_and_opens_its_log() {
 fn selection_moves_and_clamps() {
     let mut app = app(160, 45);
     let effects = press(&mut app, [ch('j'), ch('j')]);
-    assert_eq!(app.selected_index(), Some(2));
+    assert_eq!(app.table.selected_index(), Some(2));
     assert_eq!(effects.last(), Some(&Effect::OpenLog(id("155800-run2"))));
     press(&mut app, [ch('k'), ch('k'), ch('k')]);
-    assert_eq!(app.selected_index(), Some(0), "clamps at the top");
+    assert_eq!(app.table.selected_index(), Some(0), "clamps at the top");
     press(&mut app, [ch('G')]);
-    assert_eq!(app.selected_index(), Some(14), "G: last row");
+    assert_eq!(app.table.selected_index(), Some(14), "G: last row");
     press(&mut app, [key(KeyCode::Down)]);
-    assert_eq!(app.selected_index(), Some(14), "clamps at the bottom");
+    assert_eq!(app.table.selected_index(), Some(14), "clamps at the bottom");
     press(&mut app, [ch('g')]);
-    assert_eq!(app.selected_index(), Some(0));
+    assert_eq!(app.table.selected_index(), Some(0));
     press(&mut app, [key(KeyCode::PageDown)]);
-    assert_eq!(app.selected_index(), Some(app.areas().table_rows().min(14)));
+    assert_eq!(
+        app.table.selected_index(),
+        Some(app.areas().table_rows().min(14))
+    );
 }
 
 #[test]
@@ -61,19 +67,22 @@ fn the_table_scrolls_to_keep_the_selection_visible() {
     let rows = app.areas().table_rows();
     assert!(rows < 15, "the fixture must not fit: {rows}");
     press(&mut app, [ch('G')]);
-    assert_eq!(app.table_top, 15 - rows);
+    assert_eq!(app.table.top, 15 - rows);
     press(&mut app, [ch('g')]);
-    assert_eq!(app.table_top, 0);
+    assert_eq!(app.table.top, 0);
 }
 
 #[test]
 fn text_filter_narrows_live_and_esc_clears() {
     let mut app = app(160, 45);
     press(&mut app, [ch('/')]);
-    assert!(matches!(app.mode, Mode::FilterInput(_)));
+    assert!(matches!(app.mode, Mode::Filter(_)));
     press(&mut app, "MUSICA".chars().map(ch));
     assert!(
-        app.view.iter().all(|i| app.jobs[i].project() == "musica"),
+        app.table
+            .view
+            .iter()
+            .all(|i| app.jobs[i].project() == "musica"),
         "{:?}",
         ids_of(&app)
     );
@@ -81,15 +90,15 @@ fn text_filter_narrows_live_and_esc_clears() {
     press(&mut app, "hostile".chars().map(ch));
     assert_eq!(ids_of(&app), ["155500-evil"]);
     assert_eq!(
-        app.selected.as_ref().map(JobId::as_str),
+        app.table.selected.as_ref().map(JobId::as_str),
         Some("155500-evil")
     );
     press(&mut app, [key(KeyCode::Enter)]);
     assert_eq!(app.mode, Mode::Normal);
-    assert_eq!(app.filter, "hostile", "Enter keeps the filter");
+    assert_eq!(app.table.filter, "hostile", "Enter keeps the filter");
     press(&mut app, [key(KeyCode::Esc)]);
-    assert_eq!(app.filter, "");
-    assert_eq!(app.view.len(), 15);
+    assert_eq!(app.table.filter, "");
+    assert_eq!(app.table.view.len(), 15);
 }
 
 #[test]
@@ -105,7 +114,7 @@ fn tabs_select_by_state() {
     ];
     for (tab, ids) in expect {
         press(&mut app, [key(KeyCode::Right)]);
-        assert_eq!(app.tab, tab);
+        assert_eq!(app.table.tab, tab);
         let mut got = ids_of(&app);
         got.sort();
         let mut want = ids.clone();
@@ -113,32 +122,38 @@ fn tabs_select_by_state() {
         assert_eq!(got, want, "{tab:?}");
     }
     press(&mut app, [key(KeyCode::Right)]);
-    assert_eq!(app.tab, Tab::Failed);
-    assert!(app.view.iter().all(|i| matches!(
+    assert_eq!(app.table.tab, Tab::Failed);
+    assert!(app.table.view.iter().all(|i| matches!(
         app.jobs[i].status,
         Status::Failed | Status::Killed | Status::Died
     )));
     press(&mut app, [key(KeyCode::Right)]);
-    assert_eq!(app.tab, Tab::All, "wraps around");
+    assert_eq!(app.table.tab, Tab::All, "wraps around");
     press(&mut app, [key(KeyCode::Left)]);
-    assert_eq!(app.tab, Tab::Failed);
+    assert_eq!(app.table.tab, Tab::Failed);
 }
 
 #[test]
 fn sort_cycles_and_reorders() {
     let mut app = app(160, 45);
     press(&mut app, [ch('s')]);
-    assert_eq!(app.sort, SortKey::Started);
+    assert_eq!(app.table.sort, SortKey::Started);
     assert_eq!(ids_of(&app)[0], "155900-run1", "newest first");
     press(&mut app, [ch('s')]);
-    assert_eq!(app.sort, SortKey::Project);
-    let projects: Vec<&str> = app.view.iter().map(|i| app.jobs[i].project()).collect();
+    assert_eq!(app.table.sort, SortKey::Project);
+    let projects: Vec<&str> = app
+        .table
+        .view
+        .iter()
+        .map(|i| app.jobs[i].project())
+        .collect();
     let mut sorted = projects.clone();
     sorted.sort();
     assert_eq!(projects, sorted);
     press(&mut app, [ch('s')]);
-    assert_eq!(app.sort, SortKey::Elapsed);
+    assert_eq!(app.table.sort, SortKey::Elapsed);
     let elapsed: Vec<Option<i64>> = app
+        .table
         .view
         .iter()
         .map(|i| app.jobs[i].elapsed_secs(now()))
@@ -146,32 +161,32 @@ fn sort_cycles_and_reorders() {
     assert!(elapsed.windows(2).all(|w| w[0] >= w[1]), "{elapsed:?}");
     assert_eq!(app.message.as_deref(), Some("sorted by longest"));
     press(&mut app, [ch('s')]);
-    assert_eq!(app.sort, SortKey::Status);
+    assert_eq!(app.table.sort, SortKey::Status);
 }
 
 #[test]
 fn selection_follows_its_job_through_reorders_and_removal() {
     let mut app = app(160, 45);
     press(&mut app, [ch('j'), ch('j')]);
-    let picked = app.selected.clone().unwrap();
+    let picked = app.table.selected.clone().unwrap();
     press(&mut app, [ch('s')]);
     assert_eq!(
-        app.selected.as_ref(),
+        app.table.selected.as_ref(),
         Some(&picked),
         "a re-sort keeps the job selected"
     );
-    let index = app.selected_index().unwrap();
+    let index = app.table.selected_index().unwrap();
     let effects = app.update(Event::JobsRead(vec![(picked.clone(), None)]), now());
     assert!(!app.jobs.contains_key(&picked));
     assert_eq!(
-        app.selected_index(),
+        app.table.selected_index(),
         Some(index),
         "the row below moves up into the selection"
     );
     assert_eq!(
         effects,
         [
-            Effect::OpenLog(app.selected.clone().unwrap()),
+            Effect::OpenLog(app.table.selected.clone().unwrap()),
             Effect::ForgetIssues(vec![picked])
         ]
     );
@@ -180,7 +195,7 @@ fn selection_follows_its_job_through_reorders_and_removal() {
 #[test]
 fn changes_to_the_selected_job_read_it_and_poll_its_log() {
     let mut app = app(160, 45);
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     let other = id("142315-a1b2");
     let effects = app.update(Event::JobsChanged(vec![other.clone()]), now());
     assert_eq!(effects, [Effect::ReadJobs(vec![other.clone()])]);
@@ -205,14 +220,14 @@ fn a_rescan_drops_jobs_that_are_gone_and_keeps_the_rest() {
     };
     app.update(Event::Synced(synced), now());
     assert_eq!(ids_of(&app), ["142315-a1b2"]);
-    assert_eq!(app.selected, Some(keep));
-    assert_eq!(app.counts.get(&Status::Completed), Some(&1));
+    assert_eq!(app.table.selected, Some(keep));
+    assert_eq!(app.table.counts.get(&Status::Completed), Some(&1));
 }
 
 #[test]
 fn follow_pauses_on_scroll_up_and_resumes_on_g_or_end() {
     let mut app = app(160, 45);
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     let many: Vec<String> = (0..200).map(|i| format!("line {i}")).collect();
     let refs: Vec<&str> = many.iter().map(String::as_str).collect();
     app.update(
@@ -269,7 +284,7 @@ fn log_events_for_another_job_are_ignored() {
         app.log.lines.is_empty(),
         "a late answer for a job no longer selected"
     );
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     app.update(
         Event::LogAppended {
             id: sel,
@@ -284,7 +299,7 @@ fn log_events_for_another_job_are_ignored() {
 #[test]
 fn search_in_the_output_pane() {
     let mut app = app(160, 45);
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     app.update(
         Event::LogLoaded {
             id: sel,
@@ -295,11 +310,11 @@ fn search_in_the_output_pane() {
     );
     press(&mut app, [ch('/')]);
     assert!(
-        matches!(app.mode, Mode::FilterInput(_)),
+        matches!(app.mode, Mode::Filter(_)),
         "in the table, / filters jobs"
     );
     press(&mut app, [key(KeyCode::Esc), key(KeyCode::Tab), ch('/')]);
-    assert!(matches!(app.mode, Mode::SearchInput(_)));
+    assert!(matches!(app.mode, Mode::Search(_)));
     press(&mut app, "boom".chars().map(ch));
     press(&mut app, [key(KeyCode::Enter)]);
     assert_eq!(app.log.search.as_ref().unwrap().matches, [1, 3]);
@@ -353,21 +368,29 @@ fn project_picker_filters_and_can_clear() {
     };
     let (mut app, _) = app_with(opts, 160, 45);
     press(&mut app, [ch('p')]);
-    let Mode::ProjectPicker { items, selected } = &app.mode else {
+    let Mode::Picker(picker) = &app.mode else {
         panic!("no picker: {:?}", app.mode)
     };
     assert_eq!(
-        items,
-        &["(all projects)", "librec", "musica", "overbits", "zeta"]
+        picker.items,
+        ["(all projects)", "librec", "musica", "overbits", "zeta"]
     );
-    assert_eq!(*selected, 0);
+    assert_eq!(picker.selected, 0);
     press(&mut app, [ch('j'), ch('j'), key(KeyCode::Enter)]);
-    assert_eq!(app.projects, ["musica"]);
-    assert!(app.view.iter().all(|i| app.jobs[i].project() == "musica"));
-    assert_eq!(app.counts.values().sum::<usize>(), app.view.len());
+    assert_eq!(app.table.projects, ["musica"]);
+    assert!(
+        app.table
+            .view
+            .iter()
+            .all(|i| app.jobs[i].project() == "musica")
+    );
+    assert_eq!(
+        app.table.counts.values().sum::<usize>(),
+        app.table.view.len()
+    );
     press(&mut app, [ch('p'), ch('g'), key(KeyCode::Enter)]);
-    assert!(app.projects.is_empty());
-    assert_eq!(app.view.len(), 15);
+    assert!(app.table.projects.is_empty());
+    assert_eq!(app.table.view.len(), 15);
     press(&mut app, [ch('p'), key(KeyCode::Esc)]);
     assert_eq!(app.mode, Mode::Normal);
 }
@@ -379,8 +402,13 @@ fn project_filter_from_the_command_line() {
         ..options(false)
     };
     let (app, _) = app_with(opts, 160, 45);
-    assert!(!app.view.is_empty());
-    assert!(app.view.iter().all(|i| app.jobs[i].project() == "overbits"));
+    assert!(!app.table.view.is_empty());
+    assert!(
+        app.table
+            .view
+            .iter()
+            .all(|i| app.jobs[i].project() == "overbits")
+    );
 }
 
 #[test]
@@ -391,12 +419,12 @@ fn help_and_detail_take_keys_first() {
     press(&mut app, [ch('j')]);
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(
-        app.selected_index(),
+        app.table.selected_index(),
         Some(0),
         "the key closed help and did nothing else"
     );
     let effects = press(&mut app, [ch('v')]);
-    assert_eq!(app.mode, Mode::Detail);
+    assert!(matches!(app.mode, Mode::Detail(_)), "{:?}", app.mode);
     assert_eq!(
         effects,
         [
@@ -405,8 +433,11 @@ fn help_and_detail_take_keys_first() {
         ]
     );
     press(&mut app, [ch('j'), ch('j')]);
-    assert_eq!(app.detail_scroll, 2, "in the detail view, j scrolls");
-    assert_eq!(app.selected_index(), Some(0));
+    let Mode::Detail(detail) = &app.mode else {
+        panic!("{:?}", app.mode)
+    };
+    assert_eq!(detail.scroll, 2, "in the detail view, j scrolls");
+    assert_eq!(app.table.selected_index(), Some(0));
     press(&mut app, [key(KeyCode::Esc)]);
     assert_eq!(app.mode, Mode::Normal);
     let effects = press(&mut app, [ch('?'), ch('q')]);
@@ -427,8 +458,7 @@ fn quit_keys() {
 
 #[test]
 fn remapped_keys_and_ctrl_c_always_quits() {
-    let mut keys = std::collections::BTreeMap::new();
-    keys.insert("quit".to_string(), crate::config::KeyList::One("x".into()));
+    let keys = KeyBindings::from_toml("quit = \"x\"").unwrap();
     let opts = Options {
         keymap: KeyMap::new(&keys).unwrap(),
         ..options(false)
@@ -464,10 +494,10 @@ fn mouse_click_selects_and_wheel_scrolls() {
         })
     };
     press(&mut app, [click(table.y + 2 + 3)]);
-    assert_eq!(app.selected_index(), Some(3));
+    assert_eq!(app.table.selected_index(), Some(3));
     press(&mut app, [click(table.y + 1)]);
     assert_eq!(
-        app.selected_index(),
+        app.table.selected_index(),
         Some(3),
         "the header row selects nothing"
     );
@@ -480,8 +510,8 @@ fn mouse_click_selects_and_wheel_scrolls() {
         })
     };
     press(&mut app, [wheel(MouseEventKind::ScrollDown, table.y + 3)]);
-    assert_eq!(app.selected_index(), Some(4));
-    let sel = app.selected.clone().unwrap();
+    assert_eq!(app.table.selected_index(), Some(4));
+    let sel = app.table.selected.clone().unwrap();
     let many: Vec<String> = (0..100).map(|i| i.to_string()).collect();
     let refs: Vec<&str> = many.iter().map(String::as_str).collect();
     app.update(
@@ -509,11 +539,14 @@ fn the_wall_display_cycles_through_live_jobs() {
     let (mut app, _) = app_with(opts, 160, 45);
     assert!(app.wants_tick());
     let live = ["155700-gate", "155900-run1", "155800-run2"];
-    assert_eq!(app.selected.as_ref().map(JobId::as_str), Some(live[0]));
+    assert_eq!(
+        app.table.selected.as_ref().map(JobId::as_str),
+        Some(live[0])
+    );
     let mut seen = vec![];
     for _ in 0..6 {
         press(&mut app, [Event::Tick]);
-        seen.push(app.selected.clone().unwrap().to_string());
+        seen.push(app.table.selected.clone().unwrap().to_string());
     }
     assert_eq!(seen, [live[0], live[1], live[1], live[2], live[2], live[0]]);
 }
@@ -535,7 +568,7 @@ fn ticks_check_liveness_and_redraw_only_what_moves() {
     assert!(live.iter().all(|(_, pid)| *pid == Some(4242)));
     assert!(app.dirty, "elapsed times on screen move");
     press(&mut app, [key(KeyCode::Left)]);
-    assert_eq!(app.tab, Tab::Failed);
+    assert_eq!(app.table.tab, Tab::Failed);
     app.dirty = false;
     app.update(Event::Tick, now());
     assert!(!app.dirty, "nothing on screen changes by itself: no frame");
@@ -556,12 +589,12 @@ fn ticks_check_liveness_and_redraw_only_what_moves() {
 fn a_job_dying_while_in_its_detail_view_closes_it() {
     let mut app = app(160, 45);
     press(&mut app, [ch('v')]);
-    assert_eq!(app.mode, Mode::Detail);
-    let sel = app.selected.clone().unwrap();
+    assert!(matches!(app.mode, Mode::Detail(_)), "{:?}", app.mode);
+    let sel = app.table.selected.clone().unwrap();
     app.update(Event::JobsRead(vec![(sel.clone(), None)]), now());
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(app.message, Some(format!("job {sel} is gone")));
-    assert_ne!(app.selected, Some(sel));
+    assert_ne!(app.table.selected, Some(sel));
 }
 
 #[test]
@@ -639,7 +672,10 @@ fn polling_reads_only_jobs_that_can_change() {
         !skip.contains(&id("153000-dead")),
         "died: a retry or late exit line may come"
     );
-    assert_eq!(effects[1], Effect::PollLog(app.selected.clone().unwrap()));
+    assert_eq!(
+        effects[1],
+        Effect::PollLog(app.table.selected.clone().unwrap())
+    );
     let _ = no_skip();
 }
 
@@ -657,12 +693,19 @@ fn alt(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::ALT))
 }
 
+fn inbox_of(app: &App) -> &inbox::Inbox {
+    match &app.mode {
+        Mode::Inbox(inbox) => inbox,
+        other => panic!("the inbox is not open: {other:?}"),
+    }
+}
+
 #[test]
 fn enter_on_a_waiting_job_opens_the_inbox_on_it_and_i_on_the_oldest() {
     let mut app = app(160, 45);
     press(&mut app, [key(KeyCode::Enter)]);
-    assert_eq!(app.mode, Mode::Inbox);
-    let inbox = app.inbox.as_ref().unwrap();
+    assert!(matches!(app.mode, Mode::Inbox(_)), "{:?}", app.mode);
+    let inbox = inbox_of(&app);
     assert_eq!(
         (inbox.item.job.as_str(), inbox.item.kind),
         ("155700-gate", inbox::InboxKind::Gate)
@@ -670,22 +713,22 @@ fn enter_on_a_waiting_job_opens_the_inbox_on_it_and_i_on_the_oldest() {
     press(&mut app, [key(KeyCode::Esc)]);
     assert_eq!(app.mode, Mode::Normal);
     press(&mut app, [ch('i')]);
-    let inbox = app.inbox.as_ref().unwrap();
+    let inbox = inbox_of(&app);
     assert_eq!(
         inbox.item.job.as_str(),
         "151200-q1q1",
         "oldest first: asked 15:14, the gate at 15:56"
     );
     assert_eq!(
-        app.selected.as_ref().map(JobId::as_str),
+        app.table.selected.as_ref().map(JobId::as_str),
         Some("151200-q1q1"),
         "its output shows under the popup"
     );
     press(&mut app, [key(KeyCode::Tab)]);
-    assert_eq!(app.inbox.as_ref().unwrap().item.job.as_str(), "155700-gate");
+    assert_eq!(inbox_of(&app).item.job.as_str(), "155700-gate");
     press(&mut app, [key(KeyCode::Tab)]);
     assert_eq!(
-        app.inbox.as_ref().unwrap().item.job.as_str(),
+        inbox_of(&app).item.job.as_str(),
         "151200-q1q1",
         "wraps around"
     );
@@ -704,7 +747,7 @@ fn choosing_an_option_answers_that_question_of_that_job() {
             answer: "staging".into()
         }]
     );
-    assert!(app.inbox.as_ref().unwrap().sending);
+    assert!(inbox_of(&app).sending);
     assert!(
         press(&mut app, [key(KeyCode::Enter)]).is_empty(),
         "no second answer while one is on its way"
@@ -730,7 +773,7 @@ fn success_moves_on_and_failure_stays_with_the_reason() {
         },
         now(),
     );
-    let inbox = app.inbox.as_ref().unwrap();
+    let inbox = inbox_of(&app);
     assert_eq!(inbox.item.job.as_str(), "151200-q1q1");
     assert_eq!(
         inbox.result,
@@ -746,7 +789,7 @@ fn success_moves_on_and_failure_stays_with_the_reason() {
         },
         now(),
     );
-    let inbox = app.inbox.as_ref().unwrap();
+    let inbox = inbox_of(&app);
     assert_eq!(inbox.item.job.as_str(), "155700-gate", "on to the next");
     assert_eq!(
         inbox.result,
@@ -784,15 +827,13 @@ fn gates_approve_or_deny_with_a_reason() {
 
     let mut app = crate::tui::testing::app(160, 45);
     press(&mut app, [key(KeyCode::Enter), ch('d')]);
-    assert!(app.inbox.as_ref().unwrap().editing_reason());
+    assert!(inbox_of(&app).editing_reason());
     assert!(
         press(&mut app, [key(KeyCode::Enter)]).is_empty(),
         "an empty reason is refused"
     );
     assert!(
-        app.inbox
-            .as_ref()
-            .unwrap()
+        inbox_of(&app)
             .result
             .as_ref()
             .unwrap()
@@ -814,12 +855,11 @@ fn gates_approve_or_deny_with_a_reason() {
     );
     let mut app = crate::tui::testing::app(160, 45);
     press(&mut app, [key(KeyCode::Enter), ch('d'), key(KeyCode::Esc)]);
-    assert_eq!(
-        app.mode,
-        Mode::Inbox,
+    assert!(
+        matches!(app.mode, Mode::Inbox(_)),
         "esc leaves the reason, not the inbox"
     );
-    assert!(!app.inbox.as_ref().unwrap().editing_reason());
+    assert!(!inbox_of(&app).editing_reason());
 }
 
 #[test]
@@ -828,7 +868,7 @@ fn free_text_answers_keep_their_lines() {
     let job = text_question_job();
     app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
     press(&mut app, [ch('j'), key(KeyCode::Enter)]);
-    assert!(app.inbox.as_ref().unwrap().editor.is_some());
+    assert!(inbox_of(&app).editor.is_some());
     press(&mut app, "Spring".chars().map(ch));
     press(
         &mut app,
@@ -854,16 +894,17 @@ fn free_text_answers_keep_their_lines() {
 fn read_only_shows_questions_but_cannot_answer() {
     let (mut app, _) = app_with(options(true), 160, 45);
     press(&mut app, [key(KeyCode::Enter)]);
-    assert_eq!(app.mode, Mode::Inbox, "the question can be read");
+    assert!(
+        matches!(app.mode, Mode::Inbox(_)),
+        "the question can be read"
+    );
     let effects = press(&mut app, [ch('a'), ch('d')]);
     assert!(effects.iter().all(|e| !e.writes()), "{effects:?}");
     let mut app = app_with(options(true), 160, 45).0;
     press(&mut app, [ch('i')]);
     assert!(press(&mut app, [key(KeyCode::Enter)]).is_empty());
     assert!(
-        app.inbox
-            .as_ref()
-            .unwrap()
+        inbox_of(&app)
             .result
             .as_ref()
             .unwrap()
@@ -942,7 +983,7 @@ fn with_projects(read_only: bool) -> App {
 fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
     let mut app = with_projects(false);
     press(&mut app, [ch('n')]);
-    assert_eq!(app.mode, Mode::Dispatch);
+    assert_eq!(app.mode, Mode::InputBar);
     assert!(
         press(&mut app, [key(KeyCode::Enter)]).is_empty(),
         "an empty task is not sent"
@@ -965,7 +1006,7 @@ fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
         Event::Dispatched(Err("cannot create a job in /x: disk full".into())),
         now(),
     );
-    assert_eq!(app.mode, Mode::Dispatch, "the bar stays open");
+    assert_eq!(app.mode, Mode::InputBar, "the bar stays open");
     let draft = app.draft.as_ref().unwrap();
     assert_eq!(
         draft.text(),
@@ -999,7 +1040,7 @@ fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
     job.question = None;
     job.status = Status::Running;
     app.update(Event::JobsRead(vec![(new.clone(), Some(job))]), now());
-    assert_eq!(app.selected, Some(new));
+    assert_eq!(app.table.selected, Some(new));
 }
 
 #[test]
@@ -1034,7 +1075,7 @@ fn kill_asks_first_and_retry_starts_again() {
     );
     assert!(app.message.as_deref().unwrap().contains("kill it first"));
     press(&mut app, [ch('G')]); // the last row: a finished job
-    let last = app.selected.clone().unwrap();
+    let last = app.table.selected.clone().unwrap();
     assert_eq!(press(&mut app, [ch('r')]), [Effect::Retry(last)]);
 }
 
@@ -1043,7 +1084,7 @@ fn a_job_that_stopped_for_an_answer_is_answered_before_retry() {
     let mut app = with_projects(false);
     press(&mut app, [ch('j'), ch('j'), ch('j')]);
     assert_eq!(
-        app.selected.as_ref().map(JobId::as_str),
+        app.table.selected.as_ref().map(JobId::as_str),
         Some("151200-q1q1")
     );
     assert!(press(&mut app, [ch('r')]).is_empty());
@@ -1058,7 +1099,7 @@ fn a_job_that_stopped_for_an_answer_is_answered_before_retry() {
         now(),
     );
     press(&mut app, [key(KeyCode::Esc)]);
-    app.selected = Some(id("151200-q1q1"));
+    app.table.selected = Some(id("151200-q1q1"));
     assert_eq!(
         press(&mut app, [ch('r')]),
         [Effect::Retry(id("151200-q1q1"))]
@@ -1092,14 +1133,14 @@ fn queued_tasks_show_as_rows_with_their_place() {
         Event::QueueListed(rows(&[q("aaaa0001"), q("aaaa0002")])),
         now(),
     );
-    assert_eq!(app.counts.get(&Status::Queued), Some(&2));
+    assert_eq!(app.table.counts.get(&Status::Queued), Some(&2));
     assert!(app.wants_tick());
     assert!(
         app.update(Event::Tick, now()).contains(&Effect::SyncQueue),
         "the queue is watched while not empty"
     );
     app.update(Event::QueueListed(rows(&[q("aaaa0002")])), now());
-    assert_eq!(app.counts.get(&Status::Queued), Some(&1));
+    assert_eq!(app.table.counts.get(&Status::Queued), Some(&1));
     let key = JobId::queued("aaaa0002").unwrap();
     assert_eq!(app.jobs[&key].queue_position, Some(1));
 }
@@ -1121,7 +1162,7 @@ fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() 
     let rows = crate::jobs::run::queue::rows(&[q("aaaa0001"), q("bbbb0002")]);
     let (first, second) = (rows[0].id.clone(), rows[1].id.clone());
     app.update(Event::QueueListed(rows.clone()), now());
-    let queued: Vec<&JobId> = app.view.iter().filter(|k| k.is_queued()).collect();
+    let queued: Vec<&JobId> = app.table.view.iter().filter(|k| k.is_queued()).collect();
     assert_eq!(queued, [&first, &second], "in the order they will start");
     app.dirty = false;
     assert!(app.update(Event::QueueListed(rows), now()).is_empty());
@@ -1140,9 +1181,9 @@ fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() 
         error: None,
     };
     app.update(Event::Synced(synced), now());
-    assert_eq!(app.counts.get(&Status::Queued), Some(&2));
+    assert_eq!(app.table.counts.get(&Status::Queued), Some(&2));
 
-    app.selected = Some(second.clone());
+    app.table.selected = Some(second.clone());
     for k in ['K', 'r'] {
         assert!(press(&mut app, [ch(k)]).is_empty(), "{k}");
         assert_eq!(app.mode, Mode::Normal, "{k}");
@@ -1156,8 +1197,10 @@ fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() 
         press(&mut app, [key(KeyCode::Enter)]).is_empty(),
         "no job directory to read"
     );
-    assert_eq!(app.mode, Mode::Detail);
-    assert_eq!(app.prompt, Some((second.clone(), Ok(None))));
+    let Mode::Detail(d) = &app.mode else {
+        panic!("no detail view: {:?}", app.mode);
+    };
+    assert_eq!((&d.job, &d.prompt), (&second, &Some(Ok(None))));
     assert!(app.timeline(&app.jobs[&second]).is_some_and(|t| t.is_ok()));
 }
 
@@ -1165,7 +1208,7 @@ fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() 
 fn only_followed_output_changing_is_known_to_the_pacer() {
     let mut app = app(160, 45);
     app.dirty = false;
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     app.update(
         Event::LogAppended {
             id: sel.clone(),
@@ -1204,7 +1247,7 @@ fn only_followed_output_changing_is_known_to_the_pacer() {
 fn a_reread_that_changes_nothing_on_screen_draws_nothing_and_loses_nothing() {
     let mut app = app(160, 45);
     app.dirty = false;
-    let id0 = app.selected.clone().unwrap();
+    let id0 = app.table.selected.clone().unwrap();
     let mut same = app.jobs[&id0].clone();
     same.log_len += 4096; // the log grew; nothing shown changed
     app.update(

@@ -33,7 +33,8 @@ impl App {
     }
 
     fn view_has_active(&self) -> bool {
-        self.view
+        self.table
+            .view
             .iter()
             .any(|id| self.jobs.get(id).is_some_and(|j| j.status.is_active()))
     }
@@ -48,14 +49,14 @@ impl App {
             return vec![];
         }
         self.cycle_elapsed = 0;
-        let live: Vec<usize> = (0..self.view.len())
+        let live: Vec<usize> = (0..self.table.view.len())
             .filter(|&i| {
                 self.jobs
-                    .get(&self.view[i])
+                    .get(&self.table.view[i])
                     .is_some_and(|j| matches!(j.status, Status::Running | Status::Waiting))
             })
             .collect();
-        let cur = self.selected_index();
+        let cur = self.table.selected_index();
         match live.iter().find(|&&i| Some(i) > cur).or(live.first()) {
             Some(&next) => {
                 self.dirty = true;

@@ -7,17 +7,19 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::theme::Theme;
 use crate::jobs::insight::timeline::EventKind;
 use crate::jobs::model::describe::{self, Emphasis};
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Job, Status};
+use crate::tui::action::DetailAction;
 use crate::tui::app::App;
+use crate::tui::app::detail::Detail;
+use crate::tui::theme::Theme;
 
 const PROMPT_LINES: usize = 200;
 
-pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let Some(job) = app.selected_job() else {
+pub fn render(app: &App, detail: &Detail, theme: &Theme, f: &mut Frame, area: Rect) {
+    let Some(job) = app.jobs.get(&detail.job) else {
         f.render_widget(Paragraph::new("no job selected"), area);
         return;
     };
@@ -25,7 +27,11 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(theme.focus_border())
         .title(Span::styled(
-            format!(" {} · detail (esc closes) ", job.id),
+            format!(
+                " {} · detail ({} closes) ",
+                job.id,
+                app.opts.keymap.first_key(DetailAction::Close)
+            ),
             theme.title(),
         ));
     let mut lines = job_lines(job, theme, app.now);
@@ -33,12 +39,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     lines.extend(timeline_lines(app, job, theme));
     lines.push(Line::default());
     lines.push(Line::from(Span::styled("prompt.txt", theme.title())));
-    match app
-        .prompt
-        .as_ref()
-        .filter(|(id, _)| *id == job.id)
-        .map(|(_, t)| t)
-    {
+    match &detail.prompt {
         None => lines.push(Line::from(Span::styled("reading…", theme.dim()))),
         Some(Ok(None)) => lines.push(Line::from(Span::styled("(no prompt.txt)", theme.dim()))),
         Some(Err(e)) => lines.push(Line::from(Span::styled(e.clone(), theme.error()))),
@@ -58,7 +59,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let para = Paragraph::new(lines)
         .block(block)
         .wrap(Wrap { trim: false })
-        .scroll((app.detail_scroll, 0));
+        .scroll((detail.scroll, 0));
     f.render_widget(para, area);
 }
 

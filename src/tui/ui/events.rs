@@ -7,13 +7,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::theme::Theme;
 use crate::jobs::insight::timeline::EventKind;
-use crate::tui::action::Action;
+use crate::tui::action::EventsAction;
 use crate::tui::app::App;
+use crate::tui::app::events::Feed;
+use crate::tui::theme::Theme;
 
-pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let feed = &app.insight.feed;
+pub fn render(app: &App, feed: &Feed, theme: &Theme, f: &mut Frame, area: Rect) {
     let keys = &app.opts.keymap;
     let block = Block::default()
         .borders(Borders::ALL)
@@ -22,8 +22,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             format!(
                 " Recent events {} · {} goes to the job · {} closes ",
                 feed.events.len(),
-                keys.first_key(Action::Open),
-                keys.first_key(Action::Back)
+                keys.first_key(EventsAction::Open),
+                keys.first_key(EventsAction::Close)
             ),
             theme.title(),
         ));

@@ -9,11 +9,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::theme::Theme;
 use crate::jobs::Status;
 use crate::jobs::insight::alarms::AlarmKind;
 use crate::jobs::os::system::SystemAlert;
 use crate::tui::app::App;
+use crate::tui::theme::Theme;
 use crate::watch::{POLL_EVERY, WatchMode};
 
 /// (label, statuses counted together).
@@ -40,7 +40,7 @@ fn short(label: &str) -> &str {
 pub fn count(app: &App, statuses: &[Status]) -> usize {
     statuses
         .iter()
-        .map(|s| app.counts.get(s).copied().unwrap_or(0))
+        .map(|s| app.table.counts.get(s).copied().unwrap_or(0))
         .sum()
 }
 
@@ -63,9 +63,9 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         spans.extend(count_spans(app, theme, compact));
     }
     // A narrow header names the project only when one is picked: the root matters more.
-    if !app.projects.is_empty() {
+    if !app.table.projects.is_empty() {
         spans.push(Span::styled(
-            format!("│ {} ", app.projects.join(",")),
+            format!("│ {} ", app.table.projects.join(",")),
             theme.title(),
         ));
     } else if !compact {
@@ -123,7 +123,7 @@ pub fn alarm_counts(app: &App) -> Vec<(AlarmKind, usize)> {
         let shown = app
             .jobs
             .get(id)
-            .is_some_and(|j| crate::tui::app::jobs_view::in_projects(j, &app.projects));
+            .is_some_and(|j| crate::tui::app::table::view::in_projects(j, &app.table.projects));
         if !shown {
             continue;
         }

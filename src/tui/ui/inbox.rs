@@ -9,23 +9,66 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::theme::Theme;
 use crate::jobs::model::job::Standing;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::model::waiting::QuestionType;
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Gate, Job, Question};
+use crate::tui::action::{InboxAction as A, KeyMap, ModeAction, Section};
 use crate::tui::app::App;
 use crate::tui::app::inbox::{Inbox, InboxKind};
+use crate::tui::theme::Theme;
 
 /// Lines of the agent's output shown under the question.
 const OUTPUT_LINES: usize = 5;
 
-pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let Some(inbox) = &app.inbox else { return };
+pub fn render(app: &App, inbox: &Inbox, theme: &Theme, f: &mut Frame, area: Rect) {
     let Some(job) = app.jobs.get(&inbox.item.job) else {
         return;
     };
+    let lines = body(app, inbox, job, theme);
+    let width = area.width.saturating_sub(4).min(100);
+    let editor_height = if inbox.editor.is_some() { 5 } else { 0 };
+    let height = (lines.len() as u16 + editor_height + 2).min(area.height.saturating_sub(2));
+    let [v] = Layout::vertical([Constraint::Length(height)])
+        .flex(Flex::Center)
+        .areas(area);
+    let [rect] = Layout::horizontal([Constraint::Length(width)])
+        .flex(Flex::Center)
+        .areas(v);
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.warn())
+        .title(Span::styled(title(app, inbox, job), theme.title()))
+        .title_bottom(Line::from(Span::styled(
+            keys_hint(app, inbox, job),
+            theme.dim(),
+        )));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let [text_area, editor_area] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(editor_height)]).areas(inner);
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text_area);
+    if let Some(editor) = &inbox.editor {
+        let mut e = editor.editor().clone();
+        let label = if inbox.editing_reason() {
+            " reason for the denial (the agent reads it) "
+        } else {
+            " your answer "
+        };
+        e.set_block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.accent())
+                .title(label),
+        );
+        f.render_widget(&e, editor_area);
+    }
+}
+
+/// `question · 1 of 2 · <job> · <project>`.
+fn title(app: &App, inbox: &Inbox, job: &Job) -> String {
     let items = app.inbox_items();
     let pos = items
         .iter()
@@ -37,8 +80,11 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         InboxKind::Question => "question",
         InboxKind::Gate => "approval gate",
     };
-    let title = format!(" {what} · {pos}{} · {} ", job.id, plain_text(job.project()));
+    format!(" {what} · {pos}{} · {} ", job.id, plain_text(job.project()))
+}
 
+/// The outcome of the last answer, the question or gate, and the job's last lines.
+fn body<'a>(app: &App, inbox: &Inbox, job: &Job, theme: &Theme) -> Vec<Line<'a>> {
     let mut lines: Vec<Line> = Vec::new();
     if let Some((ok, msg)) = &inbox.result {
         let style = if *ok {
@@ -57,58 +103,15 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.warn(),
         )));
     }
-    match inbox.item.kind {
-        InboxKind::Question => {
-            if let Some(q) = &job.question {
-                question_lines(q, inbox, theme, app.now, job.standing(), &mut lines);
-            }
+    match (inbox.item.kind, &job.question, &job.gate) {
+        (InboxKind::Question, Some(q), _) => question_lines(q, job, inbox, app, theme, &mut lines),
+        (InboxKind::Gate, _, Some(g)) => {
+            gate_lines(g, &app.opts.keymap, theme, app.now, &mut lines)
         }
-        InboxKind::Gate => {
-            if let Some(g) = &job.gate {
-                gate_lines(g, theme, app.now, &mut lines);
-            }
-        }
+        _ => {}
     }
     output_lines(app, job, theme, &mut lines);
-
-    let width = area.width.saturating_sub(4).min(100);
-    let editor_height = if inbox.editor.is_some() { 5 } else { 0 };
-    let height = (lines.len() as u16 + editor_height + 2).min(area.height.saturating_sub(2));
-    let [v] = Layout::vertical([Constraint::Length(height)])
-        .flex(Flex::Center)
-        .areas(area);
-    let [rect] = Layout::horizontal([Constraint::Length(width)])
-        .flex(Flex::Center)
-        .areas(v);
-    f.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.warn())
-        .title(Span::styled(title, theme.title()))
-        .title_bottom(Line::from(Span::styled(
-            keys_hint(app, inbox, job),
-            theme.dim(),
-        )));
-    let inner = block.inner(rect);
-    f.render_widget(block, rect);
-    let [text_area, editor_area] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(editor_height)]).areas(inner);
-    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), text_area);
-    if let Some(editor) = &inbox.editor {
-        let mut e = editor.clone();
-        let label = if inbox.editing_reason() {
-            " reason for the denial (the agent reads it) "
-        } else {
-            " your answer "
-        };
-        e.set_block(
-            Block::default()
-                .borders(Borders::ALL)
-                .border_style(theme.accent())
-                .title(label),
-        );
-        f.render_widget(&e, editor_area);
-    }
+    lines
 }
 
 fn waited(since: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
@@ -124,12 +127,13 @@ fn countdown(deadline: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Option<i64>
 
 fn question_lines<'a>(
     q: &Question,
+    job: &Job,
     inbox: &Inbox,
+    app: &App,
     theme: &Theme,
-    now: DateTime<Utc>,
-    standing: Standing,
     lines: &mut Vec<Line<'a>>,
 ) {
+    let (standing, now, km) = (job.standing(), app.now, &app.opts.keymap);
     let mut status = waited(q.asked_at, now);
     // Only a waiting agent will take its default; one that stopped waits for a retry.
     if let Some(left) = countdown(q.deadline(), now).filter(|_| standing == Standing::Pending) {
@@ -165,6 +169,17 @@ fn question_lines<'a>(
         )));
     }
     lines.push(Line::default());
+    answer_lines(q, inbox, km, theme, lines);
+}
+
+/// What the operator answers with: the options of a choice, or the keys of yes and no.
+fn answer_lines<'a>(
+    q: &Question,
+    inbox: &Inbox,
+    km: &KeyMap,
+    theme: &Theme,
+    lines: &mut Vec<Line<'a>>,
+) {
     match q.kind {
         QuestionType::Choice => {
             for (i, o) in q.options.iter().enumerate() {
@@ -185,14 +200,21 @@ fn question_lines<'a>(
                 )));
             }
         }
-        QuestionType::Confirm => {
-            lines.push(Line::from(Span::styled("y yes   n no", theme.accent())))
-        }
+        QuestionType::Confirm => lines.push(Line::from(Span::styled(
+            format!("{} yes   {} no", km.first_key(A::Yes), km.first_key(A::No)),
+            theme.accent(),
+        ))),
         QuestionType::Text => {}
     }
 }
 
-fn gate_lines<'a>(g: &Gate, theme: &Theme, now: DateTime<Utc>, lines: &mut Vec<Line<'a>>) {
+fn gate_lines<'a>(
+    g: &Gate,
+    km: &KeyMap,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    lines: &mut Vec<Line<'a>>,
+) {
     let mut status = waited(g.awaiting_since, now);
     if let Some(left) = countdown(g.deadline(), now) {
         status.push_str(&format!(
@@ -220,7 +242,11 @@ fn gate_lines<'a>(g: &Gate, theme: &Theme, now: DateTime<Utc>, lines: &mut Vec<L
     }
     lines.push(Line::default());
     lines.push(Line::from(Span::styled(
-        "a approve   d deny (with a reason)",
+        format!(
+            "{} approve   {} deny (with a reason)",
+            km.first_key(A::Approve),
+            km.first_key(A::Deny)
+        ),
         theme.accent(),
     )));
 }
@@ -244,22 +270,43 @@ fn output_lines<'a>(app: &App, job: &Job, theme: &Theme, lines: &mut Vec<Line<'a
 }
 
 fn keys_hint(app: &App, inbox: &Inbox, job: &Job) -> String {
+    let km = &app.opts.keymap;
+    let k = |a: A| km.first_key(a);
+    let (next, close) = (k(A::Next), k(A::Close));
     if app.opts.read_only {
-        return " read-only: answers are off · tab next · esc close ".into();
+        return format!(" read-only: answers are off · {next} next · {close} close ");
     }
     if inbox.sending {
         return " sending… ".into();
     }
     let kind = job.question.as_ref().map(|q| q.kind);
+    let new_line = |n| km.shown(Section::Inbox, A::NewLine.index(), n, " or ");
     match (inbox.item.kind, kind) {
-        (InboxKind::Gate, _) if inbox.editor.is_some() => {
-            " enter deny · alt-enter new line · esc back ".into()
-        }
-        (InboxKind::Gate, _) => " a approve · d deny · tab next · esc close ".into(),
-        (_, Some(QuestionType::Choice)) => {
-            " ↑↓ or 1-9 pick · enter send · tab next · esc close ".into()
-        }
-        (_, Some(QuestionType::Confirm)) => " y / n · tab next · esc close ".into(),
-        _ => " enter send · alt-enter or ctrl-j new line · tab next · esc close ".into(),
+        (InboxKind::Gate, _) if inbox.editor.is_some() => format!(
+            " {} deny · {} new line · {close} back ",
+            k(A::Send),
+            new_line(1)
+        ),
+        (InboxKind::Gate, _) => format!(
+            " {} approve · {} deny · {next} next · {close} close ",
+            k(A::Approve),
+            k(A::Deny)
+        ),
+        (_, Some(QuestionType::Choice)) => format!(
+            " {}{} or 1-9 pick · {} send · {next} next · {close} close ",
+            k(A::Up),
+            k(A::Down),
+            k(A::Send)
+        ),
+        (_, Some(QuestionType::Confirm)) => format!(
+            " {} / {} · {next} next · {close} close ",
+            k(A::Yes),
+            k(A::No)
+        ),
+        _ => format!(
+            " {} send · {} new line · {next} next · {close} close ",
+            k(A::Send),
+            new_line(2)
+        ),
     }
 }

@@ -8,7 +8,6 @@ pub mod inbox;
 pub mod output;
 pub mod popup;
 pub mod table;
-pub mod theme;
 
 #[cfg(test)]
 mod tests;
@@ -18,9 +17,10 @@ use ratatui::layout::{Alignment, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::action::NormalAction;
 use super::app::{App, Mode};
 use super::layout::{self, MIN_HEIGHT, MIN_WIDTH};
-pub use theme::Theme;
+use super::theme::Theme;
 
 pub fn render(app: &App, f: &mut Frame) {
     render_with(app, &app.opts.theme, f)
@@ -29,36 +29,37 @@ pub fn render(app: &App, f: &mut Frame) {
 pub fn render_with(app: &App, theme: &Theme, f: &mut Frame) {
     let area = f.area();
     if layout::too_small(area) {
-        return too_small(theme, f, area);
+        let quit = app.opts.keymap.first_key(NormalAction::Quit);
+        return too_small(theme, f, area, &quit);
     }
     let a = layout::areas(area, app.opts.read_only);
     header::render(app, theme, f, a.header);
     table::render_tabs(app, theme, f, a.tabs);
-    if app.mode == Mode::Detail {
-        let body = a.table.union(a.output);
-        detail::render(app, theme, f, body);
-    } else if app.mode == Mode::Events {
-        events::render(app, theme, f, a.table.union(a.output));
-    } else {
-        table::render(app, theme, f, a.table);
-        output::render(app, theme, f, a.output);
+    let keys = &app.opts.keymap;
+    match &app.mode {
+        Mode::Detail(d) => detail::render(app, d, theme, f, a.table.union(a.output)),
+        Mode::Events(feed) => events::render(app, feed, theme, f, a.table.union(a.output)),
+        _ => {
+            table::render(app, theme, f, a.table);
+            output::render(app, theme, f, a.output);
+        }
     }
     footer::render(app, theme, f, a.footer);
     match &app.mode {
         Mode::Help => popup::help(app, theme, f, area),
-        Mode::Inbox => inbox::render(app, theme, f, area),
-        Mode::Confirm(what) => popup::confirm(what, theme, f, area),
-        Mode::Dispatch => {
+        Mode::Inbox(inbox) => inbox::render(app, inbox, theme, f, area),
+        Mode::Confirm(what) => popup::confirm(what, keys, theme, f, area),
+        Mode::InputBar => {
             if let Some(draft) = &app.draft {
-                popup::dispatch_bar(draft, theme, f, area);
+                popup::input_bar(draft, keys, theme, f, area);
             }
         }
-        Mode::ProjectPicker { items, selected } => popup::picker(items, *selected, theme, f, area),
+        Mode::Picker(picker) => popup::picker(picker, theme, f, area),
         _ => {}
     }
 }
 
-fn too_small(theme: &Theme, f: &mut Frame, area: Rect) {
+fn too_small(theme: &Theme, f: &mut Frame, area: Rect, quit: &str) {
     let lines = vec![
         Line::from(Span::styled("terminal too small", theme.warn())),
         Line::from(format!(
@@ -66,7 +67,7 @@ fn too_small(theme: &Theme, f: &mut Frame, area: Rect) {
             area.width, area.height
         )),
         Line::from(Span::styled(
-            "enlarge the window, or press q to quit",
+            format!("enlarge the window, or press {quit} to quit"),
             theme.dim(),
         )),
     ];

@@ -7,11 +7,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use unicode_width::UnicodeWidthChar;
 
-use super::theme::Theme;
 use crate::jobs::fs::tail::RawLine;
 use crate::jobs::text::sanitize::sanitize_line;
-use crate::tui::app::log::LogView;
+use crate::tui::action::NormalAction;
+use crate::tui::app::output::LogView;
 use crate::tui::app::{App, Focus};
+use crate::tui::theme::Theme;
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let log = &app.log;
@@ -58,7 +59,7 @@ fn title<'a>(app: &App, theme: &Theme) -> Line<'a> {
             theme.status(crate::jobs::Status::Completed),
         ));
     } else {
-        let keys = app.opts.keymap.keys_for(crate::tui::action::Action::Follow);
+        let keys = app.opts.keymap.keys_for(NormalAction::Follow);
         spans.push(Span::styled(
             format!(" PAUSED: {keys} follows "),
             theme.badge(),
@@ -68,15 +69,14 @@ fn title<'a>(app: &App, theme: &Theme) -> Line<'a> {
         spans.push(Span::styled(" wrap ", theme.dim()));
     }
     if !log.issues.is_empty() {
-        use crate::tui::action::Action;
         let keys = &app.opts.keymap;
         spans.push(Span::styled(
             format!(
                 " {} {} issue lines ({}/{} jumps) ",
                 theme.issue_mark(),
                 log.issues.len(),
-                keys.first_key(Action::NextIssue),
-                keys.first_key(Action::PrevIssue)
+                keys.first_key(NormalAction::NextIssue),
+                keys.first_key(NormalAction::PrevIssue)
             ),
             theme.warn(),
         ));

@@ -1,14 +1,16 @@
-//! Things drawn on top of the main screen: help and the project picker.
+//! Things drawn on top of the main screen: help, the project picker, the input bar and the
+//! kill confirmation. The keys they name are those of the key map in force.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
 
-use super::theme::Theme;
-use crate::tui::action::Action;
-use crate::tui::app::App;
-use crate::tui::app::dispatch_bar::{Confirm, Draft};
+use crate::tui::action::{ConfirmAction, HelpAction, InputBarAction as A, KeyMap};
+use crate::tui::app::input_bar::Draft;
+use crate::tui::app::picker::Picker;
+use crate::tui::app::{App, Confirm};
+use crate::tui::theme::Theme;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let [v] = Layout::vertical([Constraint::Length(height.min(area.height))])
@@ -20,64 +22,15 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     h
 }
 
-/// Help rows: related actions share a row, so the whole list fits 80x24.
-const HELP: &[(&[Action], &str)] = &[
-    (&[Action::Up, Action::Down], "move / scroll"),
-    (&[Action::PageUp, Action::PageDown], "page up / down"),
-    (
-        &[Action::Top, Action::Bottom],
-        "first / last job, top / end of output",
-    ),
-    (
-        &[Action::FocusNext],
-        "switch focus: jobs table / output pane",
-    ),
-    (
-        &[Action::PrevTab, Action::NextTab],
-        "view: All, Active, Waiting, Done, Failed",
-    ),
-    (
-        &[Action::Open],
-        "answer the selected job if it waits, else details",
-    ),
-    (
-        &[Action::Inbox, Action::Details],
-        "inbox of questions and gates / detail view",
-    ),
-    (
-        &[Action::NewTask],
-        "new task: the input bar (project, task)",
-    ),
-    (
-        &[Action::Kill, Action::Retry],
-        "kill the selected job (asks) / retry it",
-    ),
-    (
-        &[Action::Filter],
-        "filter jobs (table) / search output (output)",
-    ),
-    (
-        &[Action::SearchNext, Action::SearchPrev],
-        "next / previous match",
-    ),
-    (&[Action::Follow], "follow the output again"),
-    (&[Action::ToggleWrap], "wrap long output lines"),
-    (&[Action::PickProject], "pick the project filter"),
-    (&[Action::Sort], "sort: status, newest, project, longest"),
-    (&[Action::Back], "close, clear the filter or search"),
-    (&[Action::Help], "this help"),
-    (&[Action::Quit], "quit"),
-];
-
 pub fn help(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let km = &app.opts.keymap;
-    let mut lines: Vec<Line> = HELP
-        .iter()
-        .map(|(actions, what)| {
-            let keys: Vec<String> = actions.iter().map(|a| km.keys_for(*a)).collect();
+    let mut lines: Vec<Line> = km
+        .help_lines()
+        .into_iter()
+        .map(|(keys, what)| {
             Line::from(vec![
-                Span::styled(format!("{:>18}  ", keys.join("  ")), theme.accent()),
-                Span::raw(*what),
+                Span::styled(format!("{keys:>18}  "), theme.accent()),
+                Span::raw(what),
             ])
         })
         .collect();
@@ -94,14 +47,16 @@ pub fn help(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let height = lines.len() as u16 + 2;
     let rect = centered(area, 72, height);
     f.render_widget(Clear, rect);
+    let title = format!(" help ({} closes) ", km.first_key(HelpAction::Close));
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.focus_border())
-        .title(Span::styled(" help (any key closes) ", theme.title()));
+        .title(Span::styled(title, theme.title()));
     f.render_widget(Paragraph::new(lines).block(block), rect);
 }
 
-pub fn picker(items: &[String], selected: usize, theme: &Theme, f: &mut Frame, area: Rect) {
+pub fn picker(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
+    let items = &picker.items;
     let width = items
         .iter()
         .map(|i| i.chars().count())
@@ -125,12 +80,12 @@ pub fn picker(items: &[String], selected: usize, theme: &Theme, f: &mut Frame, a
                 .title(Span::styled(" project ", theme.title())),
         )
         .highlight_style(theme.selected());
-    let mut state = ListState::default().with_selected(Some(selected));
+    let mut state = ListState::default().with_selected(Some(picker.selected));
     f.render_stateful_widget(list, rect, &mut state);
 }
 
 /// The input bar, over the bottom of the screen: the project, the task being typed, an error.
-pub fn dispatch_bar(draft: &Draft, theme: &Theme, f: &mut Frame, area: Rect) {
+pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area: Rect) {
     let height = 8.min(area.height);
     let rect = Rect {
         x: area.x,
@@ -141,14 +96,19 @@ pub fn dispatch_bar(draft: &Draft, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Clear, rect);
     let project = draft.project_name().unwrap_or("?");
     let others = if draft.projects.len() > 1 {
-        " (tab: another project)"
+        format!(" ({}: another project)", km.first_key(A::NextProject))
     } else {
-        ""
+        String::new()
     };
     let hint = if draft.sending {
-        " starting… "
+        " starting… ".to_string()
     } else {
-        " enter dispatches · alt-enter new line · esc hides (the text stays) "
+        format!(
+            " {} dispatches · {} new line · {} hides (the text stays) ",
+            km.first_key(A::Dispatch),
+            km.first_key(A::NewLine),
+            km.first_key(A::Hide)
+        )
     };
     let block = Block::default()
         .borders(Borders::ALL)
@@ -164,7 +124,7 @@ pub fn dispatch_bar(draft: &Draft, theme: &Theme, f: &mut Frame, area: Rect) {
     let error_height = u16::from(draft.error.is_some());
     let [text, error] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(error_height)]).areas(inner);
-    f.render_widget(&draft.task, text);
+    f.render_widget(draft.task.editor(), text);
     if let Some(e) = &draft.error {
         f.render_widget(
             Paragraph::new(Span::styled(e.clone(), theme.error())),
@@ -173,7 +133,7 @@ pub fn dispatch_bar(draft: &Draft, theme: &Theme, f: &mut Frame, area: Rect) {
     }
 }
 
-pub fn confirm(what: &Confirm, theme: &Theme, f: &mut Frame, area: Rect) {
+pub fn confirm(what: &Confirm, km: &KeyMap, theme: &Theme, f: &mut Frame, area: Rect) {
     let Confirm::Kill(id) = what;
     let lines = vec![
         Line::from(vec![
@@ -186,7 +146,13 @@ pub fn confirm(what: &Confirm, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.dim(),
         )),
         Line::default(),
-        Line::from(Span::styled("y kill · any other key: no", theme.accent())),
+        Line::from(Span::styled(
+            format!(
+                "{} kill · any other key: no",
+                km.first_key(ConfirmAction::Yes)
+            ),
+            theme.accent(),
+        )),
     ];
     let rect = centered(area, 64, lines.len() as u16 + 2);
     f.render_widget(Clear, rect);

@@ -7,13 +7,14 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
-use super::theme::Theme;
 use crate::jobs::insight::alarms::AlarmKind;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, Status};
-use crate::tui::app::jobs_view::Tab;
+use crate::tui::action::NormalAction;
+use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
+use crate::tui::theme::Theme;
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
@@ -22,11 +23,12 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             .jobs
             .values()
             .filter(|j| {
-                tab.admits(j.status) && crate::tui::app::jobs_view::in_projects(j, &app.projects)
+                tab.admits(j.status)
+                    && crate::tui::app::table::view::in_projects(j, &app.table.projects)
             })
             .count();
         let label = format!(" {} {n} ", tab.title());
-        let style = if tab == app.tab {
+        let style = if tab == app.table.tab {
             theme.selected().add_modifier(Modifier::BOLD)
         } else {
             Style::new()
@@ -35,12 +37,12 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         spans.push(Span::raw(" "));
     }
     spans.push(Span::styled(
-        format!(" sort: {}", app.sort.title()),
+        format!(" sort: {}", app.table.sort.title()),
         theme.dim(),
     ));
-    if !app.filter.is_empty() {
+    if !app.table.filter.is_empty() {
         spans.push(Span::styled(
-            format!("  filter: {}", app.filter),
+            format!("  filter: {}", app.table.filter),
             theme.warn(),
         ));
     }
@@ -59,8 +61,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     };
     let title = format!(
         " jobs {}/{} ",
-        app.selected_index().map_or(0, |i| i + 1),
-        app.view.len()
+        app.table.selected_index().map_or(0, |i| i + 1),
+        app.table.view.len()
     );
     let block = Block::default()
         .borders(Borders::ALL)
@@ -71,9 +73,9 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut widths: Vec<Constraint> = cols.iter().map(|w| Constraint::Length(*w)).collect();
     widths.push(Constraint::Min(6));
     let rows_fit = area.height.saturating_sub(3) as usize;
-    let selected = app.selected_index();
-    let rows: Vec<Row> = (app.table_top..app.view.len().min(app.table_top + rows_fit))
-        .filter_map(|i| app.jobs.get(&app.view[i]).map(|j| (i, j)))
+    let selected = app.table.selected_index();
+    let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
+        .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
             let row = job_row(job, theme, app.now, cols[3] as usize, wide)
                 .with_alert(alert_cell(app, job, theme));
@@ -120,7 +122,13 @@ fn empty_message(app: &App) -> String {
     } else if app.jobs.is_empty() {
         format!("no jobs under {}", app.opts.root.display())
     } else {
-        "no jobs match this view (←/→ changes the view, esc clears the filter)".to_string()
+        let k = |a| app.opts.keymap.first_key(a);
+        format!(
+            "no jobs match this view ({}/{} changes the view, {} clears the filter)",
+            k(NormalAction::PrevTab),
+            k(NormalAction::NextTab),
+            k(NormalAction::Back)
+        )
     }
 }
 

@@ -5,12 +5,13 @@ use crossterm::event::KeyCode;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::{Theme, render_with};
+use super::render_with;
 use crate::jobs::fs::files::open_nofollow;
 use crate::jobs::fs::tail::last_lines;
 use crate::tui::app::{App, Options};
 use crate::tui::event::Event;
 use crate::tui::testing::*;
+use crate::tui::theme::Theme;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 45)];
 
@@ -31,7 +32,7 @@ fn with_log(mut app: App) -> App {
     .unwrap();
     let len = file.metadata().unwrap().len();
     let lines = last_lines(&file, len, 100).unwrap();
-    let id = app.selected.clone().unwrap();
+    let id = app.table.selected.clone().unwrap();
     app.update(
         Event::LogLoaded {
             id,
@@ -61,7 +62,7 @@ fn detail_view() {
         let mut app = app(w, h);
         press(&mut app, [ch('j'), ch('j'), ch('j')]); // the needs_input job, with its question
         press(&mut app, [ch('v')]);
-        let id = app.selected.clone().unwrap();
+        let id = app.table.selected.clone().unwrap();
         app.update(
             Event::PromptLoaded {
                 id,
@@ -266,7 +267,7 @@ fn insight_on_the_main_screen() {
             }]),
             now(),
         );
-        let sel = app.selected.clone().unwrap();
+        let sel = app.table.selected.clone().unwrap();
         app.update(
             Event::LogLoaded {
                 id: sel,
@@ -288,7 +289,7 @@ fn insight_on_the_main_screen() {
 fn insight_in_the_detail_view() {
     snapshot("insight_detail", |w, h| {
         let mut app = with_issues(app(w, h));
-        while app.selected.as_ref().map(|s| s.as_str()) != Some("155500-evil") {
+        while app.table.selected.as_ref().map(|s| s.as_str()) != Some("155500-evil") {
             press(&mut app, [ch('j')]);
         }
         press(&mut app, [ch('v')]);
@@ -327,4 +328,47 @@ fn recent_events_view() {
         press(&mut app, [ch('j')]);
         app
     });
+}
+
+#[test]
+fn the_footer_the_help_and_the_popups_name_the_keys_in_force() {
+    let written = "quit = \"x\"\n[inbox]\nnext = \"ctrl-n\"\nclose = \"ctrl-x\"\n\
+                   [confirm]\nyes = \"o\"\n[filter]\nkeep = \"tab\"";
+    let keys = crate::config::KeyBindings::from_toml(written).unwrap();
+    let opts = Options {
+        keymap: crate::tui::action::KeyMap::new(&keys).unwrap(),
+        ..options(false)
+    };
+    let fresh = || app_with(opts.clone(), 160, 45).0;
+    let last_line = |screen: &str| screen.lines().last().unwrap_or_default().to_string();
+
+    let mut app = fresh();
+    assert!(
+        last_line(&draw(&app)).contains(" x quit "),
+        "{}",
+        draw(&app)
+    );
+    press(&mut app, [ch('?')]);
+    let help = draw(&app);
+    assert!(
+        help.contains(" x  quit") && !help.contains("q/ctrl-c"),
+        "{help}"
+    );
+
+    let mut app = fresh();
+    press(&mut app, [key(KeyCode::Enter)]); // the waiting gate
+    let inbox = draw(&app);
+    assert!(
+        last_line(&inbox).contains("ctrl-n next  ctrl-x close the inbox"),
+        "{inbox}"
+    );
+    assert!(inbox.contains("ctrl-n next · ctrl-x close"), "{inbox}");
+
+    let mut app = fresh();
+    press(&mut app, [ch('j'), ch('K')]);
+    assert!(draw(&app).contains("o kill · any other key: no"));
+
+    let mut app = fresh();
+    press(&mut app, [ch('/')]);
+    assert!(last_line(&draw(&app)).contains("tab keeps · esc clears"));
 }

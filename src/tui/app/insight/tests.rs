@@ -4,8 +4,9 @@ use chrono::Duration as Ch;
 use serde_json::json;
 
 use super::*;
+use crate::jobs::Job;
 use crate::jobs::insight::known_issues::scan_text;
-use crate::tui::app::Focus;
+use crate::tui::app::{Focus, Mode};
 use crate::tui::event::Event;
 use crate::tui::testing::*;
 
@@ -119,7 +120,7 @@ fn issues_found_are_kept_for_jobs_on_disk_and_an_empty_finding_clears() {
 fn the_detail_view_asks_for_the_history_and_shows_a_timeline() {
     let (mut app, _) = app_with(options(false), 160, 45);
     press(&mut app, [ch('j')]);
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     let effects = press(&mut app, [ch('v')]);
     assert!(effects.contains(&Effect::LoadHistory(sel.clone())));
     let job = app.jobs[&sel].clone();
@@ -147,7 +148,7 @@ fn the_detail_view_asks_for_the_history_and_shows_a_timeline() {
 fn e_opens_the_feed_enter_goes_to_the_job_esc_closes() {
     let (mut app, _) = app_with(options(false), 160, 45);
     let effects = press(&mut app, [ch('e')]);
-    assert_eq!(app.mode, Mode::Events);
+    assert!(matches!(app.mode, Mode::Events(_)), "{:?}", app.mode);
     let [Effect::LoadFeed(ids)] = &effects[..] else {
         panic!("{effects:?}")
     };
@@ -161,20 +162,25 @@ fn e_opens_the_feed_enter_goes_to_the_job_esc_closes() {
         },
         now(),
     );
-    let feed = &app.insight.feed;
+    let Mode::Events(feed) = &app.mode else {
+        panic!("{:?}", app.mode)
+    };
     assert!(!feed.loading && feed.events.len() > 10);
     assert!(
         feed.events.windows(2).all(|w| w[0].at >= w[1].at),
         "newest first"
     );
     // Filter the table so the job is hidden; Enter still takes the operator to it.
-    app.filter = "no such text".into();
+    app.table.filter = "no such text".into();
     press(&mut app, [ch('j')]);
-    let target = app.insight.feed.events[1].job.clone().unwrap();
+    let Mode::Events(feed) = &app.mode else {
+        panic!("{:?}", app.mode)
+    };
+    let target = feed.events[1].job.clone().unwrap();
     press(&mut app, [key(crossterm::event::KeyCode::Enter)]);
     assert_eq!(app.mode, Mode::Normal);
-    assert_eq!(app.selected.as_ref(), Some(&target));
-    assert!(app.filter.is_empty());
+    assert_eq!(app.table.selected.as_ref(), Some(&target));
+    assert!(app.table.filter.is_empty());
     press(&mut app, [ch('e'), key(crossterm::event::KeyCode::Esc)]);
     assert_eq!(app.mode, Mode::Normal);
 }
@@ -182,7 +188,7 @@ fn e_opens_the_feed_enter_goes_to_the_job_esc_closes() {
 #[test]
 fn brackets_jump_between_issue_lines_or_say_there_are_none() {
     let (mut app, _) = app_with(options(false), 160, 45);
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     app.update(
         Event::LogLoaded {
             id: sel.clone(),
@@ -232,7 +238,7 @@ fn patterns_compiled_after_start_mark_the_lines_already_shown_and_say_what_was_w
     let mut opts = options(false);
     opts.insight.patterns = None;
     let (mut app, _) = app_with(opts, 160, 45);
-    let sel = app.selected.clone().unwrap();
+    let sel = app.table.selected.clone().unwrap();
     app.update(
         Event::LogLoaded {
             id: sel,

@@ -1,17 +1,19 @@
 //! The inbox: every pending question and approval gate, oldest first, answered one after the
 //! other in a popup. The popup carries the job and the question it answers, so an answer can
-//! never land on the wrong one.
+//! never land on the wrong one. Its keys are in `keys`.
+
+mod keys;
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use crossterm::event::{KeyCode, KeyEvent};
-use ratatui_textarea::TextArea;
 
 use super::{App, Mode};
 use crate::jobs::model::job::Standing;
 use crate::jobs::model::waiting::QuestionType;
 use crate::jobs::{Job, JobId};
 use crate::tui::effect::Effect;
-use crate::tui::input::{Multiline, multiline_key, text_of};
+use crate::tui::input::TextInput;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InboxKind {
@@ -27,6 +29,7 @@ pub struct Item {
     pub since: Option<DateTime<Utc>>,
 }
 
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Inbox {
     pub item: Item,
     /// The question id (or gate name) the popup was opened for: an answer goes to it alone.
@@ -34,7 +37,7 @@ pub struct Inbox {
     /// The highlighted option of a choice.
     pub selected: usize,
     /// Free text being typed: a text answer, or the reason for a denial.
-    pub editor: Option<TextArea<'static>>,
+    pub editor: Option<TextInput>,
     /// The outcome of the last answer: (succeeded, what to say).
     pub result: Option<(bool, String)>,
     pub sending: bool,
@@ -46,37 +49,60 @@ impl Inbox {
     }
 }
 
-fn editor() -> TextArea<'static> {
-    let mut t = TextArea::default();
-    t.set_cursor_line_style(ratatui::style::Style::new());
-    t
+/// Answers given from here whose jobs have not been read again yet: (job, question id or gate).
+/// Until then the job's files still show the question, which must not be offered again.
+#[derive(Clone, Debug, Default)]
+pub struct Answered(Vec<(JobId, String)>);
+
+impl Answered {
+    fn contains(&self, job: &JobId, target: &str) -> bool {
+        self.0.iter().any(|(j, t)| j == job && t == target)
+    }
+
+    /// Whether anything of the job was answered here.
+    pub fn any_for(&self, job: &JobId) -> bool {
+        self.0.iter().any(|(j, _)| j == job)
+    }
+
+    /// Forgets answers whose questions are gone from disk (archived by the agent).
+    pub fn forget_gone(&mut self, jobs: &HashMap<JobId, Job>) {
+        self.0.retain(|(id, target)| {
+            jobs.get(id).is_some_and(|j| {
+                j.question.as_ref().is_some_and(|q| q.id == *target)
+                    || j.gate.as_ref().is_some_and(|g| g.gate == *target)
+            })
+        });
+    }
+}
+
+/// What is sent: a text (an option, an answer, a reason for a denial) or an approval.
+enum Submission {
+    Text(String),
+    Approve,
 }
 
 impl App {
     /// Questions and gates someone can still answer, oldest first (orphaned ones are not).
     pub fn inbox_items(&self) -> Vec<Item> {
         let mut items: Vec<Item> = Vec::new();
+        let projects = &self.table.projects;
         for job in self
             .jobs
             .values()
-            .filter(|j| super::jobs_view::in_projects(j, &self.projects))
+            .filter(|j| super::table::view::in_projects(j, projects))
         {
             if job.standing() == Standing::Orphaned {
                 continue;
             }
-            let done = |target: &str| {
-                self.answered
-                    .iter()
-                    .any(|(j, t)| *j == job.id && t == target)
-            };
-            if let Some(q) = job.question.as_ref().filter(|q| !done(&q.id)) {
+            let open = |target: &str| !self.answered.contains(&job.id, target);
+            if let Some(q) = job.question.as_ref().filter(|q| open(&q.id)) {
                 items.push(Item {
                     job: job.id.clone(),
                     kind: InboxKind::Question,
                     since: q.asked_at,
                 });
             }
-            if let Some(g) = job.gate.as_ref().filter(|g| !done(&g.gate)) {
+            if let Some(g) = job.gate.as_ref().filter(|g| open(&g.gate)) {
                 items.push(Item {
                     job: job.id.clone(),
                     kind: InboxKind::Gate,
@@ -108,21 +134,16 @@ impl App {
         let Some(job) = self.jobs.get(&item.job) else {
             return vec![];
         };
-        let (target, editor) = match item.kind {
-            InboxKind::Question => {
-                let q = job
-                    .question
-                    .as_ref()
-                    .expect("listed because it has a question");
-                (q.id.clone(), (q.kind == QuestionType::Text).then(editor))
-            }
-            InboxKind::Gate => (
-                job.gate.as_ref().map_or(String::new(), |g| g.gate.clone()),
-                None,
+        let (target, editor) = match (item.kind, &job.question, &job.gate) {
+            (InboxKind::Question, Some(q), _) => (
+                q.id.clone(),
+                (q.kind == QuestionType::Text).then(TextInput::lines),
             ),
+            (InboxKind::Gate, _, Some(g)) => (g.gate.clone(), None),
+            _ => return vec![],
         };
         let job_id = item.job.clone();
-        self.inbox = Some(Inbox {
+        self.mode = Mode::Inbox(Inbox {
             item,
             target,
             selected: 0,
@@ -130,18 +151,25 @@ impl App {
             result,
             sending: false,
         });
-        self.mode = Mode::Inbox;
         // Show the job's output under the popup: the last lines are part of the question.
-        match self.view.iter().position(|v| *v == job_id) {
+        match self.table.view.iter().position(|v| *v == job_id) {
             Some(i) => self.select_index(i),
             None => vec![],
         }
     }
 
-    /// Moves to the next (or previous) item after `current`, or closes the inbox when none is left.
+    fn inbox(&mut self) -> Option<&mut Inbox> {
+        match &mut self.mode {
+            Mode::Inbox(inbox) => Some(inbox),
+            _ => None,
+        }
+    }
+
+    /// Moves to the next (or previous) item after the one shown, or closes the inbox when none
+    /// is left.
     fn advance(&mut self, forward: bool, result: Option<(bool, String)>) -> Vec<Effect> {
         let items = self.inbox_items();
-        let current = self.inbox.as_ref().map(|i| i.item.clone());
+        let current = self.inbox().map(|i| i.item.clone());
         let pos = current
             .as_ref()
             .and_then(|c| items.iter().position(|i| i == c));
@@ -157,7 +185,7 @@ impl App {
         match next {
             Some(item) => self.show_item(item, result),
             None => {
-                self.close_inbox();
+                self.mode = Mode::Normal;
                 self.message = result
                     .map(|(_, m)| m)
                     .or(Some("nothing else is waiting for you".into()));
@@ -166,107 +194,9 @@ impl App {
         }
     }
 
-    fn close_inbox(&mut self) {
-        self.inbox = None;
-        self.mode = Mode::Normal;
-    }
-
-    pub(super) fn on_inbox_key(&mut self, key: &KeyEvent) -> Vec<Effect> {
-        let Some(inbox) = self.inbox.as_mut() else {
-            self.mode = Mode::Normal;
-            return vec![];
-        };
-        if inbox.editor.is_some() {
-            match key.code {
-                KeyCode::Esc if inbox.editing_reason() => {
-                    inbox.editor = None;
-                    return vec![];
-                }
-                KeyCode::Esc => {
-                    self.close_inbox();
-                    return vec![];
-                }
-                KeyCode::Tab | KeyCode::BackTab => {
-                    return self.advance(key.code == KeyCode::Tab, None);
-                }
-                _ => {
-                    let editor = inbox.editor.as_mut().expect("checked");
-                    if multiline_key(editor, key) == Multiline::Send {
-                        let text = text_of(editor);
-                        return self.submit(Submission::Text(text));
-                    }
-                }
-            }
-            return vec![];
-        }
-        match key.code {
-            KeyCode::Esc => {
-                self.close_inbox();
-                vec![]
-            }
-            KeyCode::Tab | KeyCode::Right => self.advance(true, None),
-            KeyCode::BackTab | KeyCode::Left => self.advance(false, None),
-            _ => match inbox.item.kind {
-                InboxKind::Question => self.on_question_key(key),
-                InboxKind::Gate => self.on_gate_key(key),
-            },
-        }
-    }
-
-    fn current_job(&self) -> Option<&Job> {
-        self.inbox.as_ref().and_then(|i| self.jobs.get(&i.item.job))
-    }
-
-    fn on_question_key(&mut self, key: &KeyEvent) -> Vec<Effect> {
-        let Some(q) = self.current_job().and_then(|j| j.question.clone()) else {
-            return vec![];
-        };
-        let inbox = self.inbox.as_mut().expect("inbox open");
-        let last = q.options.len().saturating_sub(1);
-        match (q.kind, key.code) {
-            (QuestionType::Choice, KeyCode::Up | KeyCode::Char('k')) => {
-                inbox.selected = inbox.selected.saturating_sub(1)
-            }
-            (QuestionType::Choice, KeyCode::Down | KeyCode::Char('j')) => {
-                inbox.selected = (inbox.selected + 1).min(last)
-            }
-            (QuestionType::Choice, KeyCode::Char(c @ '1'..='9')) => {
-                let n = c as usize - '1' as usize;
-                if n <= last {
-                    inbox.selected = n;
-                }
-            }
-            (QuestionType::Choice, KeyCode::Enter) => {
-                let choice = q.options.get(inbox.selected).cloned().unwrap_or_default();
-                return self.submit(Submission::Text(choice));
-            }
-            (QuestionType::Confirm, KeyCode::Char('y' | 'Y')) => {
-                return self.submit(Submission::Text("yes".into()));
-            }
-            (QuestionType::Confirm, KeyCode::Char('n' | 'N')) => {
-                return self.submit(Submission::Text("no".into()));
-            }
-            _ => {}
-        }
-        vec![]
-    }
-
-    fn on_gate_key(&mut self, key: &KeyEvent) -> Vec<Effect> {
-        match key.code {
-            KeyCode::Char('a') => self.submit(Submission::Approve),
-            KeyCode::Char('d') => {
-                if let Some(inbox) = self.inbox.as_mut() {
-                    inbox.editor = Some(editor());
-                }
-                vec![]
-            }
-            _ => vec![],
-        }
-    }
-
     fn submit(&mut self, what: Submission) -> Vec<Effect> {
         let read_only = self.opts.read_only;
-        let Some(inbox) = self.inbox.as_mut() else {
+        let Some(inbox) = self.inbox() else {
             return vec![];
         };
         if read_only {
@@ -312,31 +242,20 @@ impl App {
 
     /// The outcome of an answer or decision came back.
     pub(super) fn on_answered(&mut self, job: JobId, ok: bool, message: String) -> Vec<Effect> {
-        let open_on_it = self.inbox.as_ref().is_some_and(|i| i.item.job == job);
-        if !open_on_it {
+        let Some(inbox) = self.inbox().filter(|i| i.item.job == job) else {
             self.message = Some(message);
             return vec![];
-        }
+        };
         if ok {
             // Done here: go on to the next one, saying what happened to this one. Until the job
             // is read again its files still show the question: remember it is answered.
-            let target = self
-                .inbox
-                .as_ref()
-                .map(|i| i.target.clone())
-                .unwrap_or_default();
-            self.answered.push((job, target));
+            let target = inbox.target.clone();
+            self.answered.0.push((job, target));
             self.advance(true, Some((true, message)))
         } else {
-            let inbox = self.inbox.as_mut().expect("checked");
             inbox.sending = false;
             inbox.result = Some((false, message));
             vec![]
         }
     }
-}
-
-enum Submission {
-    Text(String),
-    Approve,
 }

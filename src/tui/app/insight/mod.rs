@@ -1,22 +1,20 @@
 //! What the cockpit works out beyond each job's status: the known issues in its output (found by
 //! the executor's scanner, kept here), the alarms the rules raise (worked out here, from the
-//! jobs and the time), the server's alerts, a job's timeline, and the recent-events feed.
+//! jobs and the time), and the server's alerts. A job's timeline is the detail view's, the
+//! recent events are the events view's.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
-use super::{App, Mode};
+use super::App;
 use crate::jobs::insight::alarms::{self, Alarm, AlarmKind, AlarmRules};
 use crate::jobs::insight::known_issues::{Findings, PatternSet};
-use crate::jobs::insight::timeline::{self, TimelineEvent};
 use crate::jobs::os::system::SystemAlert;
-use crate::jobs::{Job, JobId, Status};
-use crate::tui::action::Action;
-use crate::tui::effect::{Effect, FEED_EVENTS};
+use crate::jobs::{JobId, Status};
+use crate::tui::effect::Effect;
 use crate::tui::event::Event;
 
 /// What the cockpit starts with for insight (from the config).
@@ -43,15 +41,6 @@ impl Default for InsightOptions {
     }
 }
 
-/// The recent-events view (`e`).
-#[derive(Clone, Debug, Default)]
-pub struct Feed {
-    pub events: Vec<TimelineEvent>,
-    pub selected: usize,
-    pub loading: bool,
-    pub problems: Vec<String>,
-}
-
 #[derive(Debug, Default)]
 pub struct Insight {
     /// The pattern set the findings' indices refer to (`None` until compiled).
@@ -63,9 +52,6 @@ pub struct Insight {
     pub(super) rung: HashSet<(JobId, AlarmKind)>,
     /// The log length each job's scan was last asked for.
     pub(super) scan_asked: HashMap<JobId, u64>,
-    /// history.jsonl of the job the detail view shows (or why it could not be read).
-    pub history: Option<(JobId, Result<Vec<Value>, String>)>,
-    pub feed: Feed,
     /// The first listing has been judged: alarms standing then ring nothing (like questions
     /// already waiting when the cockpit starts).
     pub(super) primed: bool,
@@ -172,12 +158,6 @@ impl App {
                 }
             }
             Event::SystemAlerts(alerts) => self.on_system(alerts),
-            Event::HistoryLoaded { id, history } => self.insight.history = Some((id, history)),
-            Event::FeedLoaded {
-                histories,
-                notifications,
-                problems,
-            } => self.on_feed_loaded(histories, notifications, problems),
             _ => {}
         }
     }
@@ -188,7 +168,7 @@ impl App {
             if !self.jobs.contains_key(&id) {
                 continue;
             }
-            shown |= self.view.contains(&id);
+            shown |= self.table.shows(&id);
             if findings.is_empty() {
                 self.insight.issues.remove(&id);
             } else {
@@ -201,108 +181,6 @@ impl App {
     fn on_system(&mut self, alerts: Vec<SystemAlert>) {
         self.dirty = alerts != self.insight.system;
         self.insight.system = alerts;
-    }
-
-    /// The job's timeline, for the detail view: `None` until its history is read.
-    pub fn timeline(&self, job: &Job) -> Option<Result<Vec<TimelineEvent>, String>> {
-        let (id, history) = self.insight.history.as_ref()?;
-        if *id != job.id {
-            return None;
-        }
-        let issues = self.insight.issues.get(&job.id);
-        let set = self.insight.patterns.as_deref();
-        Some(history.as_ref().map_err(Clone::clone).map(|h| {
-            timeline::job_timeline(job, h, issues.zip(set), &self.opts.insight.rules, self.now)
-        }))
-    }
-
-    // ----- the recent-events view -----
-
-    pub(super) fn open_feed(&mut self) -> Vec<Effect> {
-        self.mode = Mode::Events;
-        self.insight.feed.loading = true;
-        let shown = self
-            .jobs
-            .values()
-            .filter(|j| super::jobs_view::in_projects(j, &self.projects));
-        let ids = timeline::feed_jobs(shown)
-            .into_iter()
-            .map(|j| j.id.clone())
-            .collect();
-        vec![Effect::LoadFeed(ids)]
-    }
-
-    fn on_feed_loaded(
-        &mut self,
-        histories: Vec<(JobId, Vec<Value>)>,
-        notifications: Vec<TimelineEvent>,
-        problems: Vec<String>,
-    ) {
-        let set = self.insight.patterns.as_deref();
-        let rules = &self.opts.insight.rules;
-        let timelines = histories
-            .iter()
-            .filter_map(|(id, h)| {
-                let job = self.jobs.get(id)?;
-                let issues = self.insight.issues.get(id).zip(set);
-                Some(timeline::job_timeline(job, h, issues, rules, self.now))
-            })
-            .collect();
-        // A notification names no project: with a project picked, only the jobs speak.
-        let notifications = if self.projects.is_empty() {
-            notifications
-        } else {
-            Vec::new()
-        };
-        let feed = &mut self.insight.feed;
-        feed.events = timeline::recent_events(timelines, notifications, FEED_EVENTS);
-        feed.selected = feed.selected.min(feed.events.len().saturating_sub(1));
-        feed.loading = false;
-        feed.problems = problems;
-    }
-
-    pub(super) fn on_feed_key(&mut self, actions: &[Action]) -> Vec<Effect> {
-        let n = self.insight.feed.events.len();
-        let page = self.areas().table.height.saturating_sub(4).max(1) as usize;
-        let sel = &mut self.insight.feed.selected;
-        for action in actions {
-            match action {
-                Action::Up => *sel = sel.saturating_sub(1),
-                Action::Down => *sel = (*sel + 1).min(n.saturating_sub(1)),
-                Action::PageUp => *sel = sel.saturating_sub(page),
-                Action::PageDown => *sel = (*sel + page).min(n.saturating_sub(1)),
-                Action::Top => *sel = 0,
-                Action::Bottom => *sel = n.saturating_sub(1),
-                Action::Back | Action::Events | Action::Quit => self.mode = Mode::Normal,
-                Action::Open => return self.go_to_event_job(),
-                _ => continue,
-            }
-            return vec![];
-        }
-        self.dirty = false;
-        vec![]
-    }
-
-    /// Enter on an event: back to the table with its job selected (shown whatever the filters).
-    fn go_to_event_job(&mut self) -> Vec<Effect> {
-        let feed = &self.insight.feed;
-        let Some(id) = feed.events.get(feed.selected).and_then(|e| e.job.clone()) else {
-            return vec![];
-        };
-        self.mode = Mode::Normal;
-        if !self.jobs.contains_key(&id) {
-            self.message = Some(format!("job {id} is no longer on disk"));
-            return vec![];
-        }
-        self.select_when_seen = Some(id.clone());
-        let mut effects = self.refresh_view();
-        if self.selected.as_ref() != Some(&id) {
-            // Hidden by the view or the filter: show everything (of the projects picked).
-            self.tab = super::jobs_view::Tab::All;
-            self.filter.clear();
-            effects.extend(self.refresh_view());
-        }
-        effects
     }
 }
 

@@ -1,0 +1,146 @@
+//! The config file as written: every table refuses keys it does not know, and the defaults of
+//! what it may leave out.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::ConfigError;
+
+/// The orchestrator's agent command; the task reaches it on stdin, never on this line.
+pub const DEFAULT_AGENT_COMMAND: &[&str] = &[
+    "claude",
+    "--dangerously-skip-permissions",
+    "--permission-mode",
+    "bypassPermissions",
+    "--add-dir",
+    "{project_path}",
+    "--print",
+    "--verbose",
+    "-p",
+];
+
+/// The file as written: every table refuses keys it does not know.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FileConfig {
+    pub(super) jobs_dir: Option<PathBuf>,
+    pub(super) notifications_log: Option<PathBuf>,
+    pub(super) queue_dir: Option<PathBuf>,
+    pub(super) read_only: Option<bool>,
+    pub(super) bell: Option<bool>,
+    pub(super) known_issues: Option<PathBuf>,
+    pub(super) alarms: Option<AlarmsFile>,
+    pub(super) agent: Option<AgentConfig>,
+    #[serde(default)]
+    pub(super) projects: BTreeMap<String, Project>,
+    pub(super) theme: Option<Theme>,
+    /// Shape checked by `KeyBindings::from_table`, which says what is wrong better than serde.
+    #[serde(default)]
+    pub(super) keys: toml::Table,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    #[serde(default = "default_agent_command")]
+    pub command: Vec<String>,
+    #[serde(default = "default_max_concurrent")]
+    pub max_concurrent: usize,
+    /// The prompt around a task: `{task}`, `{project}`, `{project_path}`, `{job_id}`, `{job_dir}`.
+    #[serde(default = "default_prompt_template")]
+    pub prompt_template: String,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            command: default_agent_command(),
+            max_concurrent: default_max_concurrent(),
+            prompt_template: default_prompt_template(),
+        }
+    }
+}
+
+fn default_agent_command() -> Vec<String> {
+    DEFAULT_AGENT_COMMAND
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn default_max_concurrent() -> usize {
+    4
+}
+
+pub const DEFAULT_PROMPT_TEMPLATE: &str =
+    "You are working on the project {project}, in {project_path}.
+
+{task}
+
+When you need a decision from a person, do not guess and do not stop silently. Run
+`luzia ask \"<your question>\" --option <a> --option <b>` (or `--type text` for a free answer,
+`--type confirm` for yes/no); it prints the answer on stdout when someone has answered. Before
+anything destructive or irreversible (deleting data, migrating a database, deploying,
+force-pushing), run `luzia gate <short_name> \"<what you are about to do>\"`: exit 0 means
+approved, exit 4 means denied and the reason is on stderr; respect it. Report progress with
+`luzia progress <percent> --name \"<what you are doing>\"` or
+`luzia progress --step <k> --of <n> --name \"<step>\"`.
+";
+
+fn default_prompt_template() -> String {
+    DEFAULT_PROMPT_TEMPLATE.to_string()
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Project {
+    pub path: PathBuf,
+    /// When set and luzia runs as root, agents of this project run as this user.
+    pub user: Option<String>,
+    /// How long a job of this project should take (`45m`), when the job gives no estimate.
+    pub budget: Option<String>,
+}
+
+/// `[alarms]` as written: durations are strings with units, checked in `validate`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AlarmsFile {
+    pub(super) stall_after: Option<String>,
+    pub(super) question_after: Option<String>,
+    pub(super) budget_warn_percent: Option<u8>,
+    pub(super) memory_percent: Option<u8>,
+    pub(super) bell: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Theme {
+    /// `auto` (colour unless NO_COLOR is set), `16` (the terminal's own 16 colours only), or
+    /// `none`.
+    #[serde(default)]
+    pub colors: ColorMode,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum ColorMode {
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "16")]
+    Sixteen,
+    #[serde(rename = "none")]
+    None,
+}
+
+pub(super) fn parse_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}

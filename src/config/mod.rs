@@ -1,0 +1,237 @@
+//! Settings, layered once at start-up: defaults <- TOML file <- environment <- flags.
+//! Unknown keys in the file are errors naming the key and the file: a typo must not be
+//! silently ignored on a server someone else configured. `file` is the file as written,
+//! `alarms` and `keys` turn parts of it into what the program uses.
+
+mod alarms;
+mod file;
+mod keys;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::jobs::insight::alarms::AlarmRules;
+
+pub use file::{
+    AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
+};
+pub use keys::{Binding, KeyBindings};
+
+pub const DEFAULT_JOBS_DIR: &str = "/var/log/luz-orchestrator/jobs";
+pub const DEFAULT_NOTIFICATIONS_LOG: &str = "/var/log/luz-orchestrator/notifications.log";
+pub const DEFAULT_QUEUE_DIR: &str = "/var/lib/luzia/queue";
+pub const SYSTEM_CONFIG: &str = "/etc/luzia/config.toml";
+
+/// Where the jobs root came from, so an error about it can say what to change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(PathBuf),
+    Env(&'static str),
+    Flag,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("the built-in default"),
+            Source::File(p) => write!(f, "jobs_dir in {}", p.display()),
+            Source::Env(var) => write!(f, "the {var} environment variable"),
+            Source::Flag => f.write_str("--jobs-dir"),
+        }
+    }
+}
+
+/// The settings every command runs with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub jobs_dir: PathBuf,
+    pub jobs_dir_source: Source,
+    pub notifications_log: PathBuf,
+    pub queue_dir: PathBuf,
+    pub read_only: bool,
+    /// Ring the terminal bell once when a new question or gate arrives in the cockpit.
+    pub bell: bool,
+    pub agent: AgentConfig,
+    pub projects: BTreeMap<String, Project>,
+    pub theme: Theme,
+    /// `[keys]`, its shape checked; the cockpit checks the actions and keys it names.
+    pub keys: KeyBindings,
+    /// Extra known-issue patterns (the orchestrator's format); used when it exists.
+    pub known_issues: PathBuf,
+    pub alarms: AlarmRules,
+    /// Ring the bell once when an alarm is raised.
+    pub alarm_bell: bool,
+    /// The file that was read, if any.
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "cannot read the config file {path}: {source} (fix the path given with --config or LUZIA_CONFIG)"
+    )]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the config file {path} is not valid: {message}(see assets/config.example.toml for every key)"
+    )]
+    Parse { path: PathBuf, message: String },
+    #[error("the config file {path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// What the command line says about configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub jobs_dir: Option<PathBuf>,
+}
+
+impl Config {
+    /// Loads with the process environment.
+    pub fn load(overrides: &Overrides) -> Result<Config, ConfigError> {
+        Config::load_with(overrides, &|k| std::env::var_os(k).map(PathBuf::from))
+    }
+
+    /// Loads with `env` standing in for the environment (tests pass a map).
+    pub fn load_with(
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<PathBuf>,
+    ) -> Result<Config, ConfigError> {
+        let explicit = overrides.config.clone().or_else(|| env("LUZIA_CONFIG"));
+        let path = match explicit {
+            Some(p) => Some(p),
+            None => default_config_paths(env).into_iter().find(|p| p.is_file()),
+        };
+        let file = match &path {
+            Some(p) => file::parse_file(p)?,
+            None => file::FileConfig::default(),
+        };
+        let mut cfg = Config::from_file(file, path, env)?;
+        cfg.apply_env_and_flags(overrides, env);
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The file over the defaults.
+    fn from_file(
+        mut file: file::FileConfig,
+        path: Option<PathBuf>,
+        env: &dyn Fn(&str) -> Option<PathBuf>,
+    ) -> Result<Config, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.clone().unwrap_or_default(),
+            message,
+        };
+        let alarms_file = file.alarms.take().unwrap_or_default();
+        let alarms = alarms::alarm_rules(&alarms_file, &file.projects, &invalid)?;
+        let keys = KeyBindings::from_table(&file.keys).map_err(invalid)?;
+        let known_issues = file
+            .known_issues
+            .take()
+            .unwrap_or_else(|| default_known_issues(path.as_deref(), env));
+        let (jobs_dir, jobs_dir_source) = match (file.jobs_dir, &path) {
+            (Some(dir), Some(p)) => (dir, Source::File(p.clone())),
+            _ => (PathBuf::from(DEFAULT_JOBS_DIR), Source::Default),
+        };
+        Ok(Config {
+            jobs_dir,
+            jobs_dir_source,
+            notifications_log: file
+                .notifications_log
+                .unwrap_or_else(|| DEFAULT_NOTIFICATIONS_LOG.into()),
+            queue_dir: file.queue_dir.unwrap_or_else(|| DEFAULT_QUEUE_DIR.into()),
+            read_only: file.read_only.unwrap_or(false),
+            bell: file.bell.unwrap_or(true),
+            agent: file.agent.unwrap_or_default(),
+            projects: file.projects,
+            theme: file.theme.unwrap_or_default(),
+            keys,
+            known_issues,
+            alarms,
+            alarm_bell: alarms_file.bell.unwrap_or(true),
+            file: path,
+        })
+    }
+
+    /// The environment over the file, and the flags over both.
+    fn apply_env_and_flags(
+        &mut self,
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<PathBuf>,
+    ) {
+        if let Some(dir) = env("LUZIA_JOBS_DIR").filter(|d| !d.as_os_str().is_empty()) {
+            self.jobs_dir = dir;
+            self.jobs_dir_source = Source::Env("LUZIA_JOBS_DIR");
+        }
+        if let Some(p) = env("LUZIA_NOTIFICATIONS_LOG") {
+            self.notifications_log = p;
+        }
+        if let Some(p) = env("LUZIA_QUEUE_DIR") {
+            self.queue_dir = p;
+        }
+        if let Some(dir) = &overrides.jobs_dir {
+            self.jobs_dir = dir.clone();
+            self.jobs_dir_source = Source::Flag;
+        }
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: self.file.clone().unwrap_or_default(),
+            message,
+        };
+        if self.agent.command.is_empty() {
+            return Err(invalid(
+                "[agent] command is empty: give the agent program and its arguments".into(),
+            ));
+        }
+        if self.agent.max_concurrent == 0 {
+            return Err(invalid("[agent] max_concurrent must be at least 1".into()));
+        }
+        for (name, project) in &self.projects {
+            if !crate::jobs::model::id::is_valid(name) {
+                return Err(invalid(format!(
+                    "project name '{name}' may hold only letters, digits, '.', '_' and '-'"
+                )));
+            }
+            if !project.path.is_absolute() {
+                return Err(invalid(format!(
+                    "[projects.{name}] path '{}' must be absolute",
+                    project.path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Beside the config file that was read, else where the user's config file would be.
+fn default_known_issues(path: Option<&Path>, env: &dyn Fn(&str) -> Option<PathBuf>) -> PathBuf {
+    path.and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            default_config_paths(env)
+                .first()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+        })
+        .unwrap_or_else(|| PathBuf::from("/etc/luzia"))
+        .join(crate::jobs::insight::known_issues::KNOWN_ISSUES_FILE)
+}
+
+fn default_config_paths(env: &dyn Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
+    let xdg = crate::xdg::config_home(env);
+    let mut paths: Vec<PathBuf> = xdg
+        .map(|x| x.join("luzia/config.toml"))
+        .into_iter()
+        .collect();
+    paths.push(PathBuf::from(SYSTEM_CONFIG));
+    paths
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,231 @@
+//! Loading the config: layers, errors that name the key and the file, validation.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::file::FileConfig;
+use super::*;
+
+fn load(
+    files: &[(&str, &str)],
+    env: &[(&str, &str)],
+    ov: Overrides,
+) -> Result<Config, ConfigError> {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+    let root = dir.path().to_owned();
+    let mut vars: HashMap<String, PathBuf> = env
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                PathBuf::from(v.replace("$TMP", root.to_str().unwrap())),
+            )
+        })
+        .collect();
+    vars.entry("XDG_CONFIG_HOME".into())
+        .or_insert_with(|| root.join("xdg"));
+    let ov = Overrides {
+        config: ov.config.map(|c| root.join(c)),
+        jobs_dir: ov.jobs_dir,
+    };
+    let r = Config::load_with(&ov, &|k| vars.get(k).cloned());
+    drop(dir);
+    r
+}
+
+#[test]
+fn layers_apply_in_order() {
+    let file = ("xdg/luzia/config.toml", "jobs_dir = \"/from/file\"\n");
+    let c = load(&[], &[], Overrides::default()).unwrap();
+    assert_eq!(
+        (c.jobs_dir.to_str().unwrap(), &c.jobs_dir_source),
+        (DEFAULT_JOBS_DIR, &Source::Default)
+    );
+
+    let c = load(&[file], &[], Overrides::default()).unwrap();
+    assert_eq!(c.jobs_dir, PathBuf::from("/from/file"));
+    assert!(matches!(c.jobs_dir_source, Source::File(_)));
+
+    let c = load(
+        &[file],
+        &[("LUZIA_JOBS_DIR", "/from/env")],
+        Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(c.jobs_dir, PathBuf::from("/from/env"));
+    assert_eq!(c.jobs_dir_source, Source::Env("LUZIA_JOBS_DIR"));
+
+    let flag = Overrides {
+        jobs_dir: Some("/from/flag".into()),
+        ..Overrides::default()
+    };
+    let c = load(&[file], &[("LUZIA_JOBS_DIR", "/from/env")], flag).unwrap();
+    assert_eq!(c.jobs_dir, PathBuf::from("/from/flag"));
+    assert_eq!(c.jobs_dir_source, Source::Flag);
+}
+
+#[test]
+fn explicit_config_wins_over_xdg() {
+    let files = [
+        ("xdg/luzia/config.toml", "jobs_dir = \"/xdg\""),
+        ("mine.toml", "jobs_dir = \"/mine\""),
+    ];
+    let ov = Overrides {
+        config: Some("mine.toml".into()),
+        ..Overrides::default()
+    };
+    assert_eq!(
+        load(&files, &[], ov).unwrap().jobs_dir,
+        PathBuf::from("/mine")
+    );
+    let c = load(
+        &files,
+        &[("LUZIA_CONFIG", "$TMP/mine.toml")],
+        Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(c.jobs_dir, PathBuf::from("/mine"));
+}
+
+#[test]
+fn unknown_keys_name_the_key_and_the_file() {
+    let cases = [
+        "jobs_dri = \"/x\"",
+        "[agent]\ncommand = [\"a\"]\nmax_concurent = 3",
+        "[projects.musica]\npath = \"/srv/musica\"\nusr = \"x\"",
+        "[theme]\ncolours = \"auto\"",
+    ];
+    for body in cases {
+        let ov = Overrides {
+            config: Some("c.toml".into()),
+            ..Overrides::default()
+        };
+        let err = load(&[("c.toml", body)], &[], ov).unwrap_err().to_string();
+        let key = body.lines().last().unwrap().split(' ').next().unwrap();
+        assert!(err.contains(key), "{err}");
+        assert!(err.contains("c.toml"), "{err}");
+    }
+}
+
+#[test]
+fn alarms_budgets_and_known_issues_are_read_and_checked() {
+    let ov = || Overrides {
+        config: Some("etc/c.toml".into()),
+        ..Overrides::default()
+    };
+    let body = "[alarms]\nstall_after = \"3m\"\nquestion_after = \"90s\"\nmemory_percent = 90\nbell = false\n\
+                [projects.musica]\npath = \"/srv/musica\"\nbudget = \"45m\"\n";
+    let cfg = load(&[("etc/c.toml", body)], &[], ov()).unwrap();
+    assert_eq!(cfg.alarms.stall_after, Duration::from_secs(180));
+    assert_eq!(cfg.alarms.question_after, Duration::from_secs(90));
+    assert_eq!(cfg.alarms.memory_percent, 90);
+    assert_eq!(cfg.alarms.budget_warn_percent, 80);
+    assert_eq!(
+        cfg.alarms.project_budgets["musica"],
+        Duration::from_secs(2700)
+    );
+    assert!(!cfg.alarm_bell);
+    assert!(
+        cfg.known_issues.ends_with("etc/known_issues.json"),
+        "{:?}",
+        cfg.known_issues
+    );
+
+    let defaults = load(&[("etc/c.toml", "")], &[], ov()).unwrap();
+    assert_eq!(defaults.alarms, AlarmRules::default());
+    assert!(defaults.alarm_bell);
+
+    for (bad, key) in [
+        ("[alarms]\nstall_after = \"10\"", "stall_after"),
+        ("[alarms]\nquestion_after = \"0s\"", "question_after"),
+        ("[alarms]\nmemory_percent = 150", "memory_percent"),
+        ("[projects.m]\npath = \"/m\"\nbudget = \"soon\"", "budget"),
+    ] {
+        let err = load(&[("etc/c.toml", bad)], &[], ov())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key) && err.contains("c.toml"), "{err}");
+    }
+}
+
+#[test]
+fn a_missing_explicit_file_is_an_error_but_missing_defaults_are_not() {
+    let ov = Overrides {
+        config: Some("absent.toml".into()),
+        ..Overrides::default()
+    };
+    let err = load(&[], &[], ov).unwrap_err().to_string();
+    assert!(err.contains("absent.toml"), "{err}");
+    assert!(load(&[], &[], Overrides::default()).is_ok());
+}
+
+#[test]
+fn the_example_config_is_valid_and_complete() {
+    let example = include_str!("../../assets/config.example.toml");
+    let parsed: FileConfig = toml::from_str(example).unwrap();
+    assert!(
+        parsed.jobs_dir.is_some()
+            && parsed.notifications_log.is_some()
+            && parsed.queue_dir.is_some()
+    );
+    assert!(parsed.agent.is_some() && parsed.theme.is_some() && !parsed.projects.is_empty());
+    assert!(parsed.read_only.is_some());
+}
+
+#[test]
+fn validation_errors() {
+    let bad = [
+        "[agent]\ncommand = []",
+        "[agent]\nmax_concurrent = 0",
+        "[projects.\"../x\"]\npath = \"/x\"",
+        "[projects.rel]\npath = \"relative/dir\"",
+        "read_only = \"yes\"",
+    ];
+    for body in bad {
+        let ov = Overrides {
+            config: Some("c.toml".into()),
+            ..Overrides::default()
+        };
+        assert!(load(&[("c.toml", body)], &[], ov).is_err(), "{body}");
+    }
+}
+
+#[test]
+fn keys_are_read_per_mode_and_a_bad_shape_names_the_key_and_the_file() {
+    let ov = || Overrides {
+        config: Some("c.toml".into()),
+        ..Overrides::default()
+    };
+    let body = "[keys]\nquit = [\"q\", \"ctrl-q\"]\n[keys.inbox]\nnext = \"ctrl-n\"\n";
+    let cfg = load(&[("c.toml", body)], &[], ov()).unwrap();
+    let bindings: Vec<(Option<&str>, &str, Vec<&str>)> = cfg
+        .keys
+        .bindings
+        .iter()
+        .map(|b| {
+            let keys = b.keys.iter().map(String::as_str).collect();
+            (b.mode.as_deref(), b.action.as_str(), keys)
+        })
+        .collect();
+    assert_eq!(
+        bindings,
+        [
+            (Some("inbox"), "next", vec!["ctrl-n"]),
+            (None, "quit", vec!["q", "ctrl-q"]),
+        ]
+    );
+    for bad in ["[keys]\nquit = 5", "[keys.inbox]\nnext = [\"tab\", 3]"] {
+        let err = load(&[("c.toml", bad)], &[], ov()).unwrap_err().to_string();
+        let key = if bad.contains("inbox") {
+            "[keys.inbox] next"
+        } else {
+            "[keys] quit"
+        };
+        assert!(err.contains(key) && err.contains("c.toml"), "{err}");
+    }
+}

@@ -1,0 +1,204 @@
+//! What a key means, defined once. Every mode's actions are rows of the table below: the name
+//! in `[keys]`, the default keys, what it does, its line in the help popup and its hint in the
+//! footer. The key map, the help popup, the footer and the key table in docs/cockpit.md are all
+//! made from it, so none of them can say something the keys do not do.
+//!
+//! Within a mode, a key bound to several actions does the first that applies where the operator
+//! is (see `NormalAction::situational`). While a text input has the keyboard, typing, Backspace,
+//! Delete and the cursor keys always edit the text (`TextInput::always_edits`).
+
+mod doc;
+mod key;
+mod keymap;
+mod row;
+mod show;
+
+pub use doc::markdown;
+pub use key::Key;
+pub use keymap::KeyMap;
+pub use row::{Defaults, Help, Hint, ModeAction, Pane, Row};
+pub use show::FooterHint;
+
+use row::{HIDDEN, JOIN, MAIN, any, both, keys, line, output, sections, table};
+
+sections! {
+    /// The main screen: the jobs table and the output pane.
+    Normal: NormalAction, "", "the main screen (the jobs table and the output pane)" {
+        Up "up" keys(&["up", "k"]), "move up in the table; scroll up in the output pane",
+            line("move / scroll"), [table(1, 0, "select"), output(1, 0, "scroll")];
+        Down "down" keys(&["down", "j"]), "move down in the table; scroll down in the output pane",
+            JOIN, [table(1, 0, "select"), output(1, 0, "scroll")];
+        PageUp "page_up" keys(&["pageup", "ctrl-b"]), "a page up", line("page up / down"), [];
+        PageDown "page_down" keys(&["pagedown", "ctrl-f"]), "a page down", JOIN, [];
+        Top "top" keys(&["home", "g"]), "the first job; the top of the output",
+            line("first / last job, top / end of output"), [];
+        Bottom "bottom" keys(&["G"]), "the last job (in the output pane, `follow` does)", JOIN, [];
+        FocusNext "focus_next" keys(&["tab"]), "switch focus: the jobs table or the output pane",
+            line("switch focus: jobs table / output pane"),
+            [table(7, 11, "output"), output(7, 12, "jobs")];
+        PrevTab "prev_tab" keys(&["left", "h"]), "the previous view (All, Active, Waiting, Done, Failed)",
+            line("view: All, Active, Waiting, Done, Failed"), [table(12, 8, "view")];
+        NextTab "next_tab" keys(&["right", "l"]), "the next view", JOIN, [table(12, 8, "view")];
+        Open "open" keys(&["enter"]), "answer the selected job if it waits, else its detail view",
+            line("answer the selected job if it waits, else details"), [table(2, 0, "open")];
+        Inbox "inbox" keys(&["i"]), "the inbox: pending questions and gates, oldest first",
+            line("inbox of questions and gates / detail view"), [table(3, 5, "inbox")];
+        Details "details" keys(&["v"]), "the detail view of the selected job", JOIN, [];
+        NewTask "new_task" keys(&["n", ":"]), "the input bar: dispatch a new task",
+            line("new task: the input bar (project, task)"), [table(4, 0, "new").writes()];
+        Kill "kill" keys(&["K"]), "kill the selected job (asks first)",
+            line("kill the selected job (asks) / retry it"), [table(5, 4, "kill").writes()];
+        Retry "retry" keys(&["r"]), "retry the selected job", JOIN, [table(6, 3, "retry").writes()];
+        Filter "filter" keys(&["/"]), "filter the jobs by text (in the table)",
+            line("filter jobs (table) / search output (output)"), [table(8, 13, "filter")];
+        Search "search" keys(&["/"]), "search the output (in the output pane)", JOIN,
+            [output(3, 14, "search")];
+        SearchNext "search_next" keys(&["n"]), "the next match of the search",
+            line("next / previous match"), [output(4, 10, "match")];
+        SearchPrev "search_prev" keys(&["N"]), "the previous match", JOIN, [output(4, 10, "match")];
+        Follow "follow" keys(&["end", "G"]), "follow the output again",
+            line("follow the output again"), [output(2, 0, "follow")];
+        ToggleWrap "toggle_wrap" keys(&["w"]), "wrap long output lines, or not",
+            line("wrap long output lines"), [output(5, 9, "wrap")];
+        PickProject "pick_project" keys(&["p"]), "pick the project filter",
+            line("pick the project filter"), [table(9, 6, "project")];
+        Sort "sort" keys(&["s"]), "the next sort order: status, newest, project, longest",
+            line("sort: status, newest, project, longest"), [table(10, 7, "sort")];
+        Back "back" keys(&["esc"]), "clear the search (output pane) or the filter",
+            line("close, clear the filter or search"), [];
+        Events "events" keys(&["e"]), "recent events: what happened while you were away", HIDDEN,
+            [table(11, 1, "events")];
+        NextIssue "next_issue" keys(&["]"]), "the next output line showing a known issue", HIDDEN,
+            [output(6, 2, "issue")];
+        PrevIssue "prev_issue" keys(&["["]), "the previous output line showing a known issue",
+            HIDDEN, [output(6, 2, "issue")];
+        Help "help" keys(&["?", "f1"]), "the help", line("this help"),
+            [table(13, 0, "help"), output(8, 0, "help")];
+        Quit "quit" keys(&["q", "ctrl-c"]), "quit", line("quit"),
+            [table(14, 0, "quit"), output(9, 0, "quit")];
+    }
+
+    /// The detail view of one job.
+    Detail: DetailAction, "detail", "the detail view of a job" {
+        Close "close" keys(&["esc", "enter"]), "back to the main screen", HIDDEN,
+            [both(1, 0, "close")];
+        Up "up" MAIN, "scroll up", HIDDEN, [both(2, 0, "scroll")];
+        Down "down" MAIN, "scroll down", HIDDEN, [both(2, 0, "scroll")];
+        PageUp "page_up" MAIN, "scroll a page up", HIDDEN, [];
+        PageDown "page_down" MAIN, "scroll a page down", HIDDEN, [];
+        Top "top" MAIN, "back to the top", HIDDEN, [];
+        Help "help" MAIN, "the help", HIDDEN, [];
+        Quit "quit" MAIN, "quit", HIDDEN, [both(3, 0, "quit")];
+    }
+
+    /// The recent-events view.
+    Events: EventsAction, "events", "the recent events" {
+        Up "up" MAIN, "the newer event", HIDDEN, [both(1, 0, "move")];
+        Down "down" MAIN, "the older event", HIDDEN, [both(1, 0, "move")];
+        PageUp "page_up" MAIN, "a page up", HIDDEN, [];
+        PageDown "page_down" MAIN, "a page down", HIDDEN, [];
+        Top "top" MAIN, "the newest event", HIDDEN, [];
+        Bottom "bottom" MAIN, "the oldest event", HIDDEN, [];
+        Open "open" MAIN, "back to the table, on the event's job", HIDDEN,
+            [both(2, 0, "go to the job")];
+        Close "close" keys(&["esc", "e"]), "back to the main screen", HIDDEN, [both(3, 0, "close")];
+        Quit "quit" MAIN, "quit", HIDDEN, [both(4, 0, "quit")];
+    }
+
+    /// The project picker.
+    Picker: PickerAction, "picker", "the project picker" {
+        Up "up" MAIN, "the project above", HIDDEN, [];
+        Down "down" MAIN, "the project below", HIDDEN, [];
+        Top "top" MAIN, "the first entry (all projects)", HIDDEN, [];
+        Bottom "bottom" MAIN, "the last project", HIDDEN, [];
+        Choose "choose" keys(&["enter"]), "filter by the project highlighted", HIDDEN,
+            [both(1, 0, "choose")];
+        Cancel "cancel" keys(&["esc"]), "close, the filter as it was", HIDDEN,
+            [both(2, 0, "cancel")];
+        Quit "quit" MAIN, "quit", HIDDEN, [];
+    }
+
+    /// The help popup.
+    Help: HelpAction, "help", "the help popup" {
+        Quit "quit" MAIN, "quit", HIDDEN, [];
+        Close "close" any("any key"), "close the help", HIDDEN, [both(1, 0, "close")];
+    }
+
+    /// The popup that asks before killing a job.
+    Confirm: ConfirmAction, "confirm", "the kill confirmation" {
+        Yes "yes" keys(&["y", "Y"]), "yes: do it", HIDDEN, [both(1, 0, "yes")];
+        No "no" any("any"), "no: close and do nothing", HIDDEN, [both(2, 0, "no")];
+    }
+
+    /// The inbox popup: one question or gate after the other.
+    Inbox: InboxAction, "inbox", "the inbox of questions and gates" {
+        Next "next" keys(&["tab", "right"]), "the next question or gate", HIDDEN,
+            [both(1, 0, "next")];
+        Prev "prev" keys(&["shift-tab", "left"]), "the previous question or gate", HIDDEN, [];
+        Close "close" keys(&["esc"]),
+            "close the inbox (while typing a reason for a denial: back to the gate)", HIDDEN,
+            [both(2, 0, "close the inbox")];
+        Up "up" keys(&["up", "k"]), "the option above (a choice)", HIDDEN, [];
+        Down "down" keys(&["down", "j"]), "the option below (a choice)", HIDDEN, [];
+        Send "send" keys(&["enter"]), "send the option picked, or the text typed", HIDDEN, [];
+        NewLine "new_line" keys(&["alt-enter", "ctrl-j", "shift-enter"]),
+            "start a new line of the text typed", HIDDEN, [];
+        Yes "yes" keys(&["y", "Y"]), "answer yes (a yes/no question)", HIDDEN, [];
+        No "no" keys(&["n", "N"]), "answer no (a yes/no question)", HIDDEN, [];
+        Approve "approve" keys(&["a"]), "approve the gate", HIDDEN, [];
+        Deny "deny" keys(&["d"]), "deny the gate: type the reason, then send it", HIDDEN, [];
+    }
+
+    /// The input bar, where a new task is typed.
+    InputBar: InputBarAction, "input_bar", "the input bar (a new task)" {
+        Dispatch "dispatch" keys(&["enter"]), "dispatch the task typed", HIDDEN,
+            [both(1, 0, "dispatch")];
+        NewLine "new_line" keys(&["alt-enter", "ctrl-j", "shift-enter"]),
+            "start a new line of the task", HIDDEN, [];
+        Hide "hide" keys(&["esc"]), "hide the bar (the text stays for next time)", HIDDEN,
+            [both(2, 0, "hide")];
+        NextProject "next_project" keys(&["tab"]), "the next project", HIDDEN, [];
+        PrevProject "prev_project" keys(&["shift-tab"]), "the previous project", HIDDEN, [];
+    }
+
+    /// Typing the jobs filter.
+    Filter: FilterAction, "filter", "typing the jobs filter" {
+        Keep "keep" keys(&["enter"]), "keep the filter, back to the table", HIDDEN,
+            [both(1, 0, "keeps")];
+        Clear "clear" keys(&["esc", "ctrl-c"]), "clear the filter", HIDDEN, [both(2, 0, "clears")];
+    }
+
+    /// Typing a search of the output.
+    Search: SearchAction, "search", "typing a search of the output" {
+        Search "search" keys(&["enter"]), "search the output for the text", HIDDEN,
+            [both(1, 0, "searches")];
+        Cancel "cancel" keys(&["esc", "ctrl-c"]), "leave the search as it was", HIDDEN,
+            [both(2, 0, "cancels")];
+    }
+}
+
+impl NormalAction {
+    /// Actions that apply only in some places (a focus, a search going on). A key bound to
+    /// several actions tries these first, so `G` is the last job in the table and follows in the
+    /// output pane, and `n` is the next match while there is a search and a new task otherwise.
+    pub fn situational(self) -> bool {
+        matches!(
+            self,
+            NormalAction::Bottom
+                | NormalAction::Filter
+                | NormalAction::Search
+                | NormalAction::SearchNext
+                | NormalAction::SearchPrev
+        )
+    }
+}
+
+impl Section {
+    /// How the config file names its table: `[keys]` or `[keys.inbox]`.
+    pub fn table_name(self) -> String {
+        match self.name() {
+            "" => "[keys]".to_string(),
+            name => format!("[keys.{name}]"),
+        }
+    }
+}

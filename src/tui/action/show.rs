@@ -1,0 +1,130 @@
+//! What the help popup and the footer show, made from the action table and the key map in
+//! force: they name the keys that do the thing, whatever `[keys]` says.
+
+use super::{Help, KeyMap, Pane, Section};
+
+/// One hint of the footer: `↑/↓ select`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FooterHint {
+    pub keys: String,
+    pub label: &'static str,
+    /// When the line is too narrow, hints go in this order (1 first); 0 never goes.
+    pub drop: u8,
+}
+
+impl KeyMap {
+    /// The footer's hints for a mode (on the main screen, for the pane with the focus), left
+    /// to right; a read-only cockpit does not offer what writes.
+    pub fn footer(&self, section: Section, pane: Pane, read_only: bool) -> Vec<FooterHint> {
+        let mut hints: Vec<(u8, FooterHint)> = Vec::new();
+        for (i, row) in section.rows().iter().enumerate() {
+            let shown = row
+                .hints
+                .iter()
+                .filter(|h| (h.pane == Pane::Both || h.pane == pane) && !(read_only && h.writes));
+            for h in shown {
+                let key = self.shown(section, i, 1, "/");
+                match hints.iter_mut().find(|(at, _)| *at == h.at) {
+                    Some((_, hint)) => {
+                        hint.keys.push('/');
+                        hint.keys.push_str(&key);
+                    }
+                    None => hints.push((
+                        h.at,
+                        FooterHint {
+                            keys: key,
+                            label: h.label,
+                            drop: h.drop,
+                        },
+                    )),
+                }
+            }
+        }
+        hints.sort_by_key(|(at, _)| *at);
+        hints.into_iter().map(|(_, h)| h).collect()
+    }
+
+    /// The help popup's lines: the keys of the actions on a line (each set once), and what the
+    /// line says.
+    pub fn help_lines(&self) -> Vec<(String, &'static str)> {
+        let mut lines: Vec<(Vec<String>, &'static str)> = Vec::new();
+        for (i, row) in Section::Normal.rows().iter().enumerate() {
+            let keys = self.shown(Section::Normal, i, usize::MAX, "/");
+            match (row.help, lines.last_mut()) {
+                (Help::Line(text), _) => lines.push((vec![keys], text)),
+                (Help::Joined, Some((on_line, _)))
+                    if !keys.is_empty() && !on_line.contains(&keys) =>
+                {
+                    on_line.push(keys)
+                }
+                _ => {}
+            }
+        }
+        lines
+            .into_iter()
+            .map(|(keys, text)| (keys.join("  "), text))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::KeyBindings;
+
+    fn hints(km: &KeyMap, section: Section, pane: Pane) -> Vec<String> {
+        km.footer(section, pane, false)
+            .into_iter()
+            .map(|h| format!("{} {}", h.keys, h.label))
+            .collect()
+    }
+
+    #[test]
+    fn footer_and_help_name_the_keys_in_force() {
+        let km = KeyMap::default();
+        assert_eq!(
+            hints(&km, Section::Normal, Pane::Output)[..3],
+            ["↑/↓ scroll", "end follow", "/ search"]
+        );
+        assert_eq!(
+            hints(&km, Section::Confirm, Pane::Both),
+            ["y yes", "any no"]
+        );
+        let lines = km.help_lines();
+        assert_eq!(lines[0], ("↑/k  ↓/j".to_string(), "move / scroll"));
+        assert!(lines.contains(&(
+            "/".to_string(),
+            "filter jobs (table) / search output (output)"
+        )));
+
+        let written = "quit = \"x\"\nsearch = \"f\"\n[inbox]\nnext = \"ctrl-n\"\n\
+                       [confirm]\nyes = \"o\"";
+        let km = KeyMap::new(&KeyBindings::from_toml(written).unwrap()).unwrap();
+        assert_eq!(
+            hints(&km, Section::Normal, Pane::Table).last().unwrap(),
+            "x quit"
+        );
+        assert_eq!(hints(&km, Section::Inbox, Pane::Both)[0], "ctrl-n next");
+        assert_eq!(hints(&km, Section::Confirm, Pane::Both)[0], "o yes");
+        let lines = km.help_lines();
+        assert!(lines.contains(&("x".to_string(), "quit")), "{lines:?}");
+        assert!(lines.contains(&(
+            "/  f".to_string(),
+            "filter jobs (table) / search output (output)"
+        )));
+    }
+
+    #[test]
+    fn read_only_offers_nothing_that_writes() {
+        let km = KeyMap::default();
+        let labels: Vec<&str> = km
+            .footer(Section::Normal, Pane::Table, true)
+            .iter()
+            .map(|h| h.label)
+            .collect();
+        assert!(labels.contains(&"open"));
+        for writes in ["new", "kill", "retry"] {
+            assert!(!labels.contains(&writes), "{labels:?}");
+        }
+    }
+}

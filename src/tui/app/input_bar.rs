@@ -1,0 +1,148 @@
+//! The input bar: pick a project, type a task (several lines if need be), dispatch it. An
+//! error keeps the bar open with the text in it; hiding the bar keeps the draft, so nothing
+//! typed is ever lost.
+
+use crossterm::event::KeyEvent;
+
+use super::keys::Typed;
+use super::{App, Mode};
+use crate::jobs::JobId;
+use crate::tui::action::{InputBarAction, Key};
+use crate::tui::effect::Effect;
+use crate::tui::input::TextInput;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Draft {
+    pub projects: Vec<String>,
+    pub project: usize,
+    pub task: TextInput,
+    pub error: Option<String>,
+    pub sending: bool,
+}
+
+impl Draft {
+    pub fn project_name(&self) -> Option<&str> {
+        self.projects.get(self.project).map(String::as_str)
+    }
+
+    pub fn text(&self) -> String {
+        self.task.text()
+    }
+
+    fn step_project(&mut self, forward: bool) {
+        let n = self.projects.len().max(1);
+        self.project = if forward {
+            (self.project + 1) % n
+        } else {
+            (self.project + n - 1) % n
+        };
+    }
+
+    /// The dispatch the bar asks for, or why there is none.
+    fn dispatch(&mut self) -> Option<Effect> {
+        let task = self.text();
+        if task.trim().is_empty() {
+            self.error = Some("type what the agent should do".into());
+            return None;
+        }
+        if self.sending {
+            return None;
+        }
+        let project = self.project_name()?.to_owned();
+        self.sending = true;
+        self.error = None;
+        Some(Effect::Dispatch {
+            project,
+            task,
+            retry_of: None,
+        })
+    }
+}
+
+impl App {
+    pub(super) fn open_input_bar(&mut self) -> Vec<Effect> {
+        if self.opts.read_only {
+            self.message = Some("read-only: this cockpit cannot start jobs".into());
+            return vec![];
+        }
+        if self.opts.dispatch_projects.is_empty() {
+            self.message = Some(
+                "no projects are configured: add [projects.NAME] path = \"...\" to the config"
+                    .into(),
+            );
+            return vec![];
+        }
+        if self.draft.is_none() {
+            let projects = self.opts.dispatch_projects.clone();
+            // The project filter preselects its project.
+            let project = match self.table.projects.as_slice() {
+                [one] => projects.iter().position(|p| p == one).unwrap_or(0),
+                _ => 0,
+            };
+            self.draft = Some(Draft {
+                projects,
+                project,
+                task: TextInput::lines(),
+                error: None,
+                sending: false,
+            });
+        }
+        self.mode = Mode::InputBar;
+        vec![]
+    }
+
+    pub(super) fn on_input_bar_key(&mut self, ev: &KeyEvent, key: &Key) -> Vec<Effect> {
+        let typed = self.typed::<InputBarAction>(ev, key);
+        let Some(draft) = self.draft.as_mut() else {
+            self.mode = Mode::Normal;
+            return vec![];
+        };
+        use InputBarAction as A;
+        match typed {
+            Typed::Quit => return self.quit(),
+            Typed::Edit => {
+                draft.task.edit(ev);
+            }
+            // Hidden, not discarded: the bar comes back as it was.
+            Typed::Act(A::Hide) => self.mode = Mode::Normal,
+            Typed::Act(A::NextProject) => draft.step_project(true),
+            Typed::Act(A::PrevProject) => draft.step_project(false),
+            Typed::Act(A::NewLine) => draft.task.new_line(),
+            Typed::Act(A::Dispatch) => return draft.dispatch().into_iter().collect(),
+        }
+        vec![]
+    }
+
+    /// A dispatch came back: the new job is selected once it appears; an error stays in the bar.
+    pub(super) fn on_dispatched(
+        &mut self,
+        result: Result<(Option<JobId>, String), String>,
+    ) -> Vec<Effect> {
+        match result {
+            Ok((id, message)) => {
+                let from_bar = self.draft.as_ref().is_some_and(|d| d.sending);
+                if from_bar {
+                    self.draft = None;
+                    if self.mode == Mode::InputBar {
+                        self.mode = Mode::Normal;
+                    }
+                }
+                self.message = Some(message);
+                self.table.select_when_seen = id;
+                let mut effects = self.refresh_view();
+                effects.push(Effect::SyncQueue);
+                effects
+            }
+            Err(e) => {
+                match self.draft.as_mut().filter(|d| d.sending) {
+                    Some(d) => {
+                        d.sending = false;
+                        d.error = Some(e);
+                    }
+                    None => self.message = Some(e),
+                }
+                vec![]
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The project picker: every project with jobs or in the config, to filter the table by one
+//! (or by none: "all projects").
+
+use super::{App, Mode};
+use crate::tui::action::{Key, PickerAction};
+use crate::tui::effect::Effect;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Picker {
+    /// "(all projects)", then the projects by name.
+    pub items: Vec<String>,
+    pub selected: usize,
+}
+
+impl App {
+    pub(super) fn open_picker(&mut self) -> Vec<Effect> {
+        let mut names: Vec<String> = self
+            .jobs
+            .values()
+            .map(|j| j.project().to_owned())
+            .filter(|p| !p.is_empty())
+            .collect();
+        names.extend(self.opts.known_projects.iter().cloned());
+        names.sort();
+        names.dedup();
+        let mut items = vec!["(all projects)".to_string()];
+        items.extend(names);
+        let selected = match self.table.projects.as_slice() {
+            [one] => items.iter().position(|i| i == one).unwrap_or(0),
+            _ => 0,
+        };
+        self.mode = Mode::Picker(Picker { items, selected });
+        vec![]
+    }
+
+    pub(super) fn on_picker_key(&mut self, key: &Key) -> Vec<Effect> {
+        let Some(actions) = self.bound::<PickerAction>(key) else {
+            return self.quit();
+        };
+        let Mode::Picker(picker) = &mut self.mode else {
+            return vec![];
+        };
+        use PickerAction as A;
+        if actions.contains(&A::Choose) {
+            self.table.projects = match picker.selected {
+                0 => vec![],
+                i => picker.items.get(i).cloned().into_iter().collect(),
+            };
+            self.mode = Mode::Normal;
+            return self.refresh_view();
+        }
+        let last = picker.items.len().saturating_sub(1);
+        let Some(action) = actions.first() else {
+            return vec![];
+        };
+        match action {
+            A::Up => picker.selected = picker.selected.saturating_sub(1),
+            A::Down => picker.selected = (picker.selected + 1).min(last),
+            A::Top => picker.selected = 0,
+            A::Bottom => picker.selected = last,
+            A::Cancel => self.mode = Mode::Normal,
+            A::Quit => return self.quit(),
+            A::Choose => {}
+        }
+        vec![]
+    }
+}
