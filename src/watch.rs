@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use crate::jobs::JobId;
 use crate::jobs::fs::notify::{self as changes, AddError, Backend, Change, FsWatcher};
 use crate::jobs::model::id::is_valid;
-use crate::jobs::run::queue::Priority;
 
 pub use crate::jobs::fs::notify::{POLL_EVERY, WatchMode};
 
@@ -118,19 +117,11 @@ impl QueueWatcher {
                 sink();
             }
         };
-        let dirs = queue_dirs(queue);
-        // A directory made later would bring no events for its files: without them all, the
-        // cockpit lists the queue on its ticks instead.
-        if !dirs.iter().all(|d| d.is_dir()) {
+        if !queue.is_dir() {
             return None;
         }
-        let mut inner = FsWatcher::start(queue, Backend::from_env(), sink);
-        // The queue is two levels deep (`pending/<priority>/`): each directory is watched.
-        for dir in &dirs[1..] {
-            if inner.add(dir).is_err() {
-                return None;
-            }
-        }
+        // Recursive: the priority directories may be made after the cockpit starts.
+        let inner = FsWatcher::start_recursive(queue, Backend::from_env(), sink);
         (!inner.is_polling()).then_some(QueueWatcher { _inner: inner })
     }
 
@@ -143,23 +134,13 @@ impl QueueWatcher {
         sink: impl Fn(Vec<crate::jobs::Job>) + Send + 'static,
     ) -> Option<QueueWatcher> {
         if create {
-            for dir in queue_dirs(queue) {
-                let _ = std::fs::create_dir_all(dir);
-            }
+            let _ = std::fs::create_dir_all(queue);
         }
         let dir = queue.to_owned();
         QueueWatcher::start(queue, move || {
             sink(crate::jobs::run::queue::listed_rows(&dir))
         })
     }
-}
-
-/// The queue root and the directories below it that hold tasks.
-fn queue_dirs(queue: &Path) -> Vec<PathBuf> {
-    let pending = queue.join("pending");
-    let mut dirs = vec![queue.to_owned(), pending.clone()];
-    dirs.extend([Priority::High, Priority::Normal].map(|p| pending.join(p.dir())));
-    dirs
 }
 
 /// Maps one event to the jobs it touches. The cockpit's own reads cause open and close-nowrite
@@ -269,13 +250,6 @@ mod tests {
     fn a_task_queued_or_taken_is_noticed_and_reading_the_queue_is_not() {
         let dir = tempfile::tempdir().unwrap();
         assert!(QueueWatcher::start(&dir.path().join("none"), || {}).is_none());
-        assert!(
-            QueueWatcher::start(dir.path(), || {}).is_none(),
-            "no pending/ yet"
-        );
-        for d in queue_dirs(dir.path()) {
-            std::fs::create_dir_all(d).unwrap();
-        }
         let (tx, rx) = std::sync::mpsc::channel();
         let _w = QueueWatcher::start(dir.path(), move || {
             let _ = tx.send(());

@@ -93,6 +93,25 @@ impl FsWatcher {
         backend: Backend,
         sink: impl Fn(Change) + Send + 'static,
     ) -> FsWatcher {
+        FsWatcher::start_in(dir, RecursiveMode::NonRecursive, backend, sink)
+    }
+
+    /// Watches `dir` and every directory below it, those made later too (a tree a few
+    /// directories large, such as the queue).
+    pub fn start_recursive(
+        dir: &Path,
+        backend: Backend,
+        sink: impl Fn(Change) + Send + 'static,
+    ) -> FsWatcher {
+        FsWatcher::start_in(dir, RecursiveMode::Recursive, backend, sink)
+    }
+
+    fn start_in(
+        dir: &Path,
+        mode: RecursiveMode,
+        backend: Backend,
+        sink: impl Fn(Change) + Send + 'static,
+    ) -> FsWatcher {
         let native = match backend {
             Backend::Poll(reason) => return FsWatcher::polling(reason),
             Backend::Native(native) => native,
@@ -105,8 +124,7 @@ impl FsWatcher {
                 sink(change);
             }
         });
-        let started =
-            native(handler).and_then(|mut w| w.watch(dir, RecursiveMode::NonRecursive).map(|()| w));
+        let started = native(handler).and_then(|mut w| w.watch(dir, mode).map(|()| w));
         let mut watcher = FsWatcher {
             inner: None,
             mode: WatchMode::Inotify,
