@@ -186,10 +186,39 @@ impl Follower {
         limit: u64,
         mut line: impl FnMut(&[u8], bool),
     ) -> io::Result<Chunk> {
+        let (chunk, buf) = self.read_new(limit)?;
+        let mut rest = self.complete_partial(&buf, |whole, cut| line(whole, cut));
+        while let Some(nl) = memchr::memchr(b'\n', &buf[rest..]) {
+            line(&buf[rest..rest + nl], false);
+            rest += nl + 1;
+        }
+        self.hold(&buf[rest..]);
+        Ok(chunk)
+    }
+
+    /// Like [`Follower::poll_lines`], for a reader that takes text rather than lines (the
+    /// known-issue scanner): `text` gets whole lines, each ended by its newline, in at most two
+    /// slices, without a call per line.
+    pub fn poll_text(&mut self, limit: u64, mut text: impl FnMut(&[u8])) -> io::Result<Chunk> {
+        let (chunk, buf) = self.read_new(limit)?;
+        let rest = self.complete_partial(&buf, |whole, _| {
+            text(whole);
+            text(b"\n");
+        });
+        let end = memchr::memrchr(b'\n', &buf[rest..]).map_or(rest, |nl| rest + nl + 1);
+        if end > rest {
+            text(&buf[rest..end]);
+        }
+        self.hold(&buf[end..]);
+        Ok(chunk)
+    }
+
+    /// Reads the bytes appended since the last call, up to byte `limit`.
+    fn read_new(&mut self, limit: u64) -> io::Result<(Chunk, Vec<u8>)> {
         let mut chunk = Chunk::default();
         let Some((len, modified)) = self.open(&mut chunk)? else {
             chunk.start = self.pos.offset;
-            return Ok(chunk);
+            return Ok((chunk, Vec::new()));
         };
         if len < self.pos.offset {
             chunk.reset = Some(Reset::Truncated);
@@ -198,14 +227,11 @@ impl Follower {
         chunk.start = self.pos.offset;
         chunk.modified = modified;
         let Some(file) = &self.file else {
-            return Ok(chunk);
+            return Ok((chunk, Vec::new()));
         };
         let end = len.min(limit).max(self.pos.offset);
         let want = (end - self.pos.offset).min(self.read_cap);
         chunk.more = end - self.pos.offset > want;
-        if want == 0 {
-            return Ok(chunk);
-        }
         let mut buf = vec![0u8; want as usize];
         let mut filled = 0;
         while filled < buf.len() {
@@ -217,8 +243,7 @@ impl Follower {
         buf.truncate(filled);
         self.pos.offset += filled as u64;
         chunk.read = filled as u64;
-        self.split_lines(&buf, &mut line);
-        Ok(chunk)
+        Ok((chunk, buf))
     }
 
     /// The length and modification time of the file at the path, opening it when it is not
@@ -261,27 +286,37 @@ impl Follower {
         self.pos.partial_cut = false;
     }
 
-    fn split_lines(&mut self, mut buf: &[u8], line: &mut impl FnMut(&[u8], bool)) {
-        let pos = &mut self.pos;
-        if pos.skip_line {
+    /// Drops the rest of a cut line (reading began inside it) and completes the line held from
+    /// before with the first bytes of `buf`, handing it to `line`. Returns where the bytes not
+    /// yet used begin (`buf.len()` when `buf` held no newline and went to the held line).
+    fn complete_partial(&mut self, buf: &[u8], mut line: impl FnMut(&[u8], bool)) -> usize {
+        let mut at = 0;
+        if self.pos.skip_line {
             let Some(nl) = memchr::memchr(b'\n', buf) else {
-                return;
+                return buf.len();
             };
-            buf = &buf[nl + 1..];
-            pos.skip_line = false;
+            at = nl + 1;
+            self.pos.skip_line = false;
         }
-        while let Some(nl) = memchr::memchr(b'\n', buf) {
-            if pos.partial.is_empty() {
-                line(&buf[..nl], false);
-            } else {
-                pos.partial.extend_from_slice(&buf[..nl]);
-                line(&pos.partial, pos.partial_cut);
-                pos.partial.clear();
-                pos.partial_cut = false;
-            }
-            buf = &buf[nl + 1..];
+        if self.pos.partial.is_empty() {
+            return at;
         }
-        pos.partial.extend_from_slice(buf);
+        let Some(nl) = memchr::memchr(b'\n', &buf[at..]) else {
+            self.hold(&buf[at..]);
+            return buf.len();
+        };
+        let pos = &mut self.pos;
+        pos.partial.extend_from_slice(&buf[at..at + nl]);
+        line(&pos.partial, pos.partial_cut);
+        pos.partial.clear();
+        pos.partial_cut = false;
+        at + nl + 1
+    }
+
+    /// Keeps the start of a line whose newline has not come yet.
+    fn hold(&mut self, bytes: &[u8]) {
+        let pos = &mut self.pos;
+        pos.partial.extend_from_slice(bytes);
         // An endless line without a newline keeps only its end, like every other line.
         if pos.partial.len() > 4 * LINE_CAP {
             let keep = pos.partial.len() - LINE_CAP;
@@ -445,5 +480,42 @@ mod tests {
         assert_eq!(c.reset, None);
         assert_eq!(texts(&c), ["two"]);
         assert_eq!(c.read, 2, "only the bytes the other had not read");
+    }
+
+    #[test]
+    fn text_and_lines_read_the_same_whatever_the_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let content: Vec<u8> = (0..400)
+            .map(|i| format!("line {i} {}\n", "x".repeat(i % 37)))
+            .collect::<String>()
+            .into_bytes();
+        for (window, step) in [(u64::MAX, 1), (u64::MAX, 7), (100, 13), (1000, 4096)] {
+            let path = dir.path().join(format!("log-{window}-{step}"));
+            let mut lines = Follower::windowed(&path, window);
+            let mut text = Follower::windowed(&path, window).read_at_most(5);
+            let (mut by_line, mut by_text) = (Vec::new(), Vec::new());
+            // The window applies to what is there at the first poll.
+            append(&path, &content[..200]);
+            let mut written = 200;
+            while written < content.len() {
+                let next = (written + step).min(content.len());
+                append(&path, &content[written..next]);
+                written = next;
+                lines
+                    .poll_lines(u64::MAX, |l, _| {
+                        by_line.extend_from_slice(l);
+                        by_line.push(b'\n');
+                    })
+                    .unwrap();
+                // Five bytes a poll: poll until nothing more waits.
+                while text
+                    .poll_text(u64::MAX, |t| by_text.extend_from_slice(t))
+                    .unwrap()
+                    .more
+                {}
+            }
+            assert_eq!(by_line, by_text, "window {window}, step {step}");
+            assert!(content.ends_with(&by_text), "window {window}, step {step}");
+        }
     }
 }

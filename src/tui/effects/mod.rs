@@ -4,10 +4,10 @@
 //!
 //! | worker | threads | effects |
 //! |---|---|---|
-//! | `luzia-reads` ([`reads`]) | 1, in order | listing, job reads, pid checks, prompt, history, feed, inotify watches |
-//! | `luzia-log` ([`log`]) | 1, in order | the output pane's follower: open, poll, close |
-//! | `luzia-issues` ([`insight`]) | 1, in order | known-issue scans, and what the pane's follower read |
-//! | `luzia-writes` ([`writes`]) | [`writes::WRITERS`], a pool | answers, decisions, dispatch, retry, kill, the queue |
+//! | `luzia-reads` (`reads.rs`) | 1, in order | listing, job reads, pid checks, prompt, history, feed, inotify watches |
+//! | `luzia-log` (`log.rs`) | 1, in order | the output pane's follower: open, poll, close |
+//! | `luzia-issues` (`insight.rs`) | 1, in order | known-issue scans and what the pane's follower read, after the first frame |
+//! | `luzia-writes` (`writes.rs`) | 4, a pool | answers, decisions, dispatch, retry, kill, the queue |
 //!
 //! A worker of one thread keeps order, so a later result never overtakes an earlier one; results
 //! name their job, and the app drops those for a job no longer selected.
@@ -33,8 +33,6 @@ use super::event::Event;
 use reads::Reads;
 use worker::Worker;
 use writes::Writes;
-
-pub use log::INITIAL_LINES;
 
 /// What the executor is started with, besides the channel it reports on.
 pub struct Setup {

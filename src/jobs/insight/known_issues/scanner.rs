@@ -123,10 +123,9 @@ impl IssueScanner {
         let mut plain = Vec::new();
         loop {
             plain.clear();
-            let chunk = self.follower(path, window).poll_lines(limit, |line, _| {
-                strip_escapes(line, &mut plain);
-                plain.push(b'\n');
-            })?;
+            let chunk = self
+                .follower(path, window)
+                .poll_text(limit, |text| strip_escapes(text, &mut plain))?;
             if chunk.reset.is_some() {
                 changed |= !self.findings.is_empty();
                 self.findings = Findings::default();
