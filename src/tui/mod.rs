@@ -53,15 +53,16 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
         let size = term.size()?;
         let mut app = App::new(opts.clone(), chrono::Utc::now());
         app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
-        let mut exec = Executor::new(
-            opts.root.clone(),
-            tx.clone(),
-            opts.read_only,
+        let setup = effects::Setup {
+            root: opts.root.clone(),
+            read_only: opts.read_only,
             config,
-            opts.insight.patterns.clone(),
-            opts.insight.known_issues.clone(),
-            opts.insight.rules.memory_percent,
-        );
+            patterns: opts.insight.patterns.clone(),
+            known_issues: opts.insight.known_issues.clone(),
+            memory_percent: opts.insight.rules.memory_percent,
+        };
+        let mut exec =
+            Executor::new(setup, tx.clone()).context("cannot start the cockpit's workers")?;
         spawn_input_thread(tx.clone());
         for effect in app.start() {
             exec.perform(effect);

@@ -1,11 +1,16 @@
 //! Following a growing `output.log` like `tail -F`: keep the offset and the file's identity
 //! (device, inode). A shorter file was truncated (start over); a new inode was replaced
 //! (reopen from its start); a last line without its newline is held until the newline comes.
+//!
+//! One implementation for every reader that follows a log: the output pane, `luzia logs -f`
+//! and the known-issue scanner. What one follower read can be handed to another reader of the
+//! same log ([`Handoff`]), so that the cockpit reads the bytes of the log it shows only once.
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::jobs::fs::files::open_nofollow;
 use crate::jobs::fs::tail::{LINE_CAP, RawLine};
@@ -26,15 +31,61 @@ pub struct Chunk {
     pub lines: Vec<RawLine>,
     /// More bytes were waiting than one poll reads: poll again.
     pub more: bool,
+    /// Where in the file the bytes read begin (after a reset, where reading started over).
+    pub start: u64,
+    /// Bytes read from the file.
+    pub read: u64,
+    /// The file's modification time as it was read.
+    pub modified: Option<SystemTime>,
 }
 
+/// Where a follower stands: which file (device, inode), how far it has read, and the last line
+/// so far, still waiting for its newline.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    /// `None` until the file is first opened.
+    pub identity: Option<(u64, u64)>,
+    pub offset: u64,
+    partial: Vec<u8>,
+    partial_cut: bool,
+    /// Reading began inside a line (a window's start): its rest, up to the newline, is dropped.
+    skip_line: bool,
+}
+
+/// What a follower read, handed to another reader of the same log so that it need not read the
+/// bytes again: the lines of one [`Chunk`], where they begin, and where the follower stands
+/// after them.
+#[derive(Clone, Debug)]
+pub struct Handoff {
+    pub reset: Option<Reset>,
+    pub start: u64,
+    pub lines: Vec<RawLine>,
+    pub end: Position,
+    pub modified: Option<SystemTime>,
+}
+
+impl Handoff {
+    /// Nothing read yet: the follower stands at `pos`, and what comes after is handed on.
+    pub fn at(pos: &Position) -> Handoff {
+        Handoff {
+            reset: None,
+            start: pos.offset,
+            lines: Vec::new(),
+            end: pos.clone(),
+            modified: None,
+        }
+    }
+}
+
+#[derive(Debug)]
 pub struct Follower {
     path: PathBuf,
     file: Option<File>,
-    identity: Option<(u64, u64)>,
-    offset: u64,
-    partial: Vec<u8>,
-    partial_cut: bool,
+    pos: Position,
+    /// A file seen for the first time, or again from its start after a truncation or a
+    /// replacement, is read from at most this far before its end.
+    window: u64,
+    read_cap: u64,
 }
 
 impl Follower {
@@ -42,14 +93,15 @@ impl Follower {
     /// already read whose newline has not come yet.
     pub fn resume(path: &Path, file: File, offset: u64, partial: Vec<u8>) -> io::Result<Follower> {
         let md = file.metadata()?;
-        Ok(Follower {
-            path: path.to_owned(),
+        let mut f = Follower::from_start(path);
+        f.pos = Position {
             identity: Some((md.dev(), md.ino())),
-            file: Some(file),
             offset,
             partial,
-            partial_cut: false,
-        })
+            ..Position::default()
+        };
+        f.file = Some(file);
+        Ok(f)
     }
 
     /// Follows `path` from its beginning, whether or not it exists yet.
@@ -57,100 +109,219 @@ impl Follower {
         Follower {
             path: path.to_owned(),
             file: None,
-            identity: None,
-            offset: 0,
-            partial: Vec::new(),
-            partial_cut: false,
+            pos: Position::default(),
+            window: u64::MAX,
+            read_cap: MAX_READ_PER_POLL,
         }
+    }
+
+    /// Follows `path` from `window` bytes before its end (the first line there skipped, as it
+    /// is cut), and from that far before the end again after a truncation or a replacement.
+    pub fn windowed(path: &Path, window: u64) -> Follower {
+        Follower {
+            window,
+            ..Follower::from_start(path)
+        }
+    }
+
+    /// Reads at most `cap` bytes per poll (a smaller buffer for a reader that polls again at
+    /// once).
+    pub fn read_at_most(mut self, cap: u64) -> Follower {
+        self.read_cap = cap.max(1);
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// The last line so far, still waiting for its newline.
     pub fn partial(&self) -> &[u8] {
-        &self.partial
+        &self.pos.partial
+    }
+
+    pub fn position(&self) -> &Position {
+        &self.pos
+    }
+
+    /// Stands where another follower of the same log stands, after taking what it read.
+    pub fn set_position(&mut self, pos: Position) {
+        if pos.identity != self.pos.identity {
+            self.file = None;
+        }
+        self.pos = pos;
+    }
+
+    /// Closes the file and keeps the position: the next poll opens it again and carries on if
+    /// it is still the same file (a reader of thousands of logs must not hold them all open).
+    pub fn release(&mut self) {
+        self.file = None;
+    }
+
+    /// What was read in `chunk`, to hand to another reader of the same log.
+    pub fn handoff(&self, chunk: &Chunk) -> Handoff {
+        Handoff {
+            reset: chunk.reset,
+            start: chunk.start,
+            lines: chunk.lines.clone(),
+            end: self.pos.clone(),
+            modified: chunk.modified,
+        }
     }
 
     /// Reads whatever was appended since the last call.
     pub fn poll(&mut self) -> io::Result<Chunk> {
+        let mut lines = Vec::new();
+        let mut chunk =
+            self.poll_lines(u64::MAX, |line, cut| lines.push(RawLine::capped(line, cut)))?;
+        chunk.lines = lines;
+        Ok(chunk)
+    }
+
+    /// Reads what was appended since the last call, up to byte `limit` of the file, and hands
+    /// each complete line to `line` (with whether its beginning was dropped) instead of
+    /// collecting them: `lines` of the chunk returned stays empty.
+    pub fn poll_lines(
+        &mut self,
+        limit: u64,
+        mut line: impl FnMut(&[u8], bool),
+    ) -> io::Result<Chunk> {
+        let (chunk, buf) = self.read_new(limit)?;
+        let mut rest = self.complete_partial(&buf, |whole, cut| line(whole, cut));
+        while let Some(nl) = memchr::memchr(b'\n', &buf[rest..]) {
+            line(&buf[rest..rest + nl], false);
+            rest += nl + 1;
+        }
+        self.hold(&buf[rest..]);
+        Ok(chunk)
+    }
+
+    /// Like [`Follower::poll_lines`], for a reader that takes text rather than lines (the
+    /// known-issue scanner): `text` gets whole lines, each ended by its newline, in at most two
+    /// slices, without a call per line.
+    pub fn poll_text(&mut self, limit: u64, mut text: impl FnMut(&[u8])) -> io::Result<Chunk> {
+        let (chunk, buf) = self.read_new(limit)?;
+        let rest = self.complete_partial(&buf, |whole, _| {
+            text(whole);
+            text(b"\n");
+        });
+        let end = memchr::memrchr(b'\n', &buf[rest..]).map_or(rest, |nl| rest + nl + 1);
+        if end > rest {
+            text(&buf[rest..end]);
+        }
+        self.hold(&buf[end..]);
+        Ok(chunk)
+    }
+
+    /// Reads the bytes appended since the last call, up to byte `limit`.
+    fn read_new(&mut self, limit: u64) -> io::Result<(Chunk, Vec<u8>)> {
         let mut chunk = Chunk::default();
-        let md = match std::fs::symlink_metadata(&self.path) {
-            Ok(md) => md,
-            // Gone for now (rotated away, or not created yet): nothing to read.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(chunk),
-            Err(e) => return Err(e),
+        let Some((len, modified)) = self.open(&mut chunk)? else {
+            chunk.start = self.pos.offset;
+            return Ok((chunk, Vec::new()));
         };
-        let identity = (md.dev(), md.ino());
-        if self.identity != Some(identity) || self.file.is_none() {
-            let Some(file) = open_nofollow(&self.path)? else {
-                return Ok(chunk);
-            };
-            let opened = file.metadata()?;
-            if self.identity.is_some() {
-                chunk.reset = Some(Reset::Replaced);
-            }
-            self.identity = Some((opened.dev(), opened.ino()));
-            self.file = Some(file);
-            self.start_over();
-        }
-        let Some(len) = self
-            .file
-            .as_ref()
-            .map(|f| f.metadata().map(|m| m.len()))
-            .transpose()?
-        else {
-            return Ok(chunk);
-        };
-        if len < self.offset {
+        if len < self.pos.offset {
             chunk.reset = Some(Reset::Truncated);
-            self.start_over();
+            self.start_over(len);
         }
+        chunk.start = self.pos.offset;
+        chunk.modified = modified;
         let Some(file) = &self.file else {
-            return Ok(chunk);
+            return Ok((chunk, Vec::new()));
         };
-        let want = (len - self.offset).min(MAX_READ_PER_POLL);
-        chunk.more = len - self.offset > want;
-        if want == 0 {
-            return Ok(chunk);
-        }
+        let end = len.min(limit).max(self.pos.offset);
+        let want = (end - self.pos.offset).min(self.read_cap);
+        chunk.more = end - self.pos.offset > want;
         let mut buf = vec![0u8; want as usize];
         let mut filled = 0;
         while filled < buf.len() {
-            match file.read_at(&mut buf[filled..], self.offset + filled as u64)? {
+            match file.read_at(&mut buf[filled..], self.pos.offset + filled as u64)? {
                 0 => break,
                 n => filled += n,
             }
         }
         buf.truncate(filled);
-        self.offset += filled as u64;
-        self.split_lines(&buf, &mut chunk.lines);
-        Ok(chunk)
+        self.pos.offset += filled as u64;
+        chunk.read = filled as u64;
+        Ok((chunk, buf))
     }
 
-    fn start_over(&mut self) {
-        self.offset = 0;
-        self.partial.clear();
-        self.partial_cut = false;
-    }
-
-    fn split_lines(&mut self, mut buf: &[u8], out: &mut Vec<RawLine>) {
-        while let Some(nl) = memchr::memchr(b'\n', buf) {
-            if self.partial.is_empty() {
-                out.push(RawLine::capped(&buf[..nl], false));
-            } else {
-                self.partial.extend_from_slice(&buf[..nl]);
-                let line = std::mem::take(&mut self.partial);
-                let mut raw = RawLine::capped(&line, self.partial_cut);
-                raw.cut |= self.partial_cut;
-                out.push(raw);
-                self.partial_cut = false;
+    /// The length and modification time of the file at the path, opening it when it is not
+    /// open or was replaced; `None` when there is nothing to read (not created yet, or gone).
+    fn open(&mut self, chunk: &mut Chunk) -> io::Result<Option<(u64, Option<SystemTime>)>> {
+        if self.file.is_some() {
+            let md = match std::fs::symlink_metadata(&self.path) {
+                Ok(md) => md,
+                // Gone for now (rotated away): nothing to read.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            if self.pos.identity == Some((md.dev(), md.ino())) {
+                return Ok(Some((md.len(), md.modified().ok())));
             }
-            buf = &buf[nl + 1..];
         }
-        self.partial.extend_from_slice(buf);
+        let Some(file) = open_nofollow(&self.path)? else {
+            return Ok(None);
+        };
+        let md = file.metadata()?;
+        let identity = (md.dev(), md.ino());
+        match self.pos.identity {
+            // Opened again after `release`: carry on where we were.
+            Some(old) if old == identity => {}
+            Some(_) => {
+                chunk.reset = Some(Reset::Replaced);
+                self.start_over(md.len());
+            }
+            None => self.start_over(md.len()),
+        }
+        self.pos.identity = Some(identity);
+        self.file = Some(file);
+        Ok(Some((md.len(), md.modified().ok())))
+    }
+
+    fn start_over(&mut self, len: u64) {
+        self.pos.offset = len.saturating_sub(self.window);
+        self.pos.skip_line = self.pos.offset > 0;
+        self.pos.partial.clear();
+        self.pos.partial_cut = false;
+    }
+
+    /// Drops the rest of a cut line (reading began inside it) and completes the line held from
+    /// before with the first bytes of `buf`, handing it to `line`. Returns where the bytes not
+    /// yet used begin (`buf.len()` when `buf` held no newline and went to the held line).
+    fn complete_partial(&mut self, buf: &[u8], mut line: impl FnMut(&[u8], bool)) -> usize {
+        let mut at = 0;
+        if self.pos.skip_line {
+            let Some(nl) = memchr::memchr(b'\n', buf) else {
+                return buf.len();
+            };
+            at = nl + 1;
+            self.pos.skip_line = false;
+        }
+        if self.pos.partial.is_empty() {
+            return at;
+        }
+        let Some(nl) = memchr::memchr(b'\n', &buf[at..]) else {
+            self.hold(&buf[at..]);
+            return buf.len();
+        };
+        let pos = &mut self.pos;
+        pos.partial.extend_from_slice(&buf[at..at + nl]);
+        line(&pos.partial, pos.partial_cut);
+        pos.partial.clear();
+        pos.partial_cut = false;
+        at + nl + 1
+    }
+
+    /// Keeps the start of a line whose newline has not come yet.
+    fn hold(&mut self, bytes: &[u8]) {
+        let pos = &mut self.pos;
+        pos.partial.extend_from_slice(bytes);
         // An endless line without a newline keeps only its end, like every other line.
-        if self.partial.len() > 4 * LINE_CAP {
-            let keep = self.partial.len() - LINE_CAP;
-            self.partial.drain(..keep);
-            self.partial_cut = true;
+        if pos.partial.len() > 4 * LINE_CAP {
+            let keep = pos.partial.len() - LINE_CAP;
+            pos.partial.drain(..keep);
+            pos.partial_cut = true;
         }
     }
 }
@@ -228,5 +399,123 @@ mod tests {
         assert!(c.lines[0].cut);
         assert!(c.lines[0].bytes.ends_with(b"zEND"));
         assert!(c.lines[0].bytes.len() <= LINE_CAP);
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        use crate::jobs::fs::files::tests::{mkfifo, returns};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        mkfifo(&path);
+        let err = returns("polling a FIFO", move || Follower::from_start(&path).poll())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a FIFO, not a regular file"), "{err}");
+
+        // A log replaced by a FIFO while followed: refused the same way.
+        let path = dir.path().join("other.log");
+        append(&path, b"one\n");
+        let mut f = Follower::from_start(&path);
+        assert_eq!(texts(&f.poll().unwrap()), ["one"]);
+        std::fs::remove_file(&path).unwrap();
+        mkfifo(&path);
+        let err = returns("polling a log replaced by a FIFO", move || f.poll())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a FIFO"), "{err}");
+    }
+
+    #[test]
+    fn a_window_skips_the_cut_line_and_applies_again_after_a_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        append(&path, b"first line\nsecond line\nthird\n");
+        let mut f = Follower::windowed(&path, 10);
+        let c = f.poll().unwrap();
+        // 10 bytes before the end is inside "second line": that line is cut, so dropped.
+        assert_eq!(texts(&c), ["third"]);
+        assert_eq!((c.start, c.read), (19, 10));
+
+        std::fs::write(&path, b"0123456789abc\nend\n").unwrap(); // shorter: truncated
+        let c = f.poll().unwrap();
+        assert_eq!(c.reset, Some(Reset::Truncated));
+        assert_eq!((c.start, texts(&c)), (8, vec!["end".to_string()]));
+    }
+
+    #[test]
+    fn released_it_carries_on_and_a_limit_stops_it_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        append(&path, b"one\ntwo\nthr");
+        let mut f = Follower::from_start(&path);
+        let mut seen = Vec::new();
+        let c = f
+            .poll_lines(5, |l, _| seen.push(String::from_utf8_lossy(l).into_owned()))
+            .unwrap();
+        assert_eq!(
+            (seen.as_slice(), c.read, c.more),
+            (&["one".to_string()][..], 5, false)
+        );
+        f.release();
+        append(&path, b"ee\n");
+        let c = f.poll().unwrap();
+        assert_eq!(c.reset, None, "the same file, opened again");
+        assert_eq!(texts(&c), ["two", "three"]);
+        assert_eq!(c.start, 5);
+    }
+
+    #[test]
+    fn a_position_taken_from_another_follower_continues_from_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        append(&path, b"one\ntw");
+        let mut pane = Follower::from_start(&path);
+        let c = pane.poll().unwrap();
+        let handed = pane.handoff(&c);
+        assert_eq!((handed.start, handed.end.offset), (0, 6));
+        let mut other = Follower::windowed(&path, 1024);
+        other.set_position(handed.end);
+        append(&path, b"o\n");
+        let c = other.poll().unwrap();
+        assert_eq!(c.reset, None);
+        assert_eq!(texts(&c), ["two"]);
+        assert_eq!(c.read, 2, "only the bytes the other had not read");
+    }
+
+    #[test]
+    fn text_and_lines_read_the_same_whatever_the_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let content: Vec<u8> = (0..400)
+            .map(|i| format!("line {i} {}\n", "x".repeat(i % 37)))
+            .collect::<String>()
+            .into_bytes();
+        for (window, step) in [(u64::MAX, 1), (u64::MAX, 7), (100, 13), (1000, 4096)] {
+            let path = dir.path().join(format!("log-{window}-{step}"));
+            let mut lines = Follower::windowed(&path, window);
+            let mut text = Follower::windowed(&path, window).read_at_most(5);
+            let (mut by_line, mut by_text) = (Vec::new(), Vec::new());
+            // The window applies to what is there at the first poll.
+            append(&path, &content[..200]);
+            let mut written = 200;
+            while written < content.len() {
+                let next = (written + step).min(content.len());
+                append(&path, &content[written..next]);
+                written = next;
+                lines
+                    .poll_lines(u64::MAX, |l, _| {
+                        by_line.extend_from_slice(l);
+                        by_line.push(b'\n');
+                    })
+                    .unwrap();
+                // Five bytes a poll: poll until nothing more waits.
+                while text
+                    .poll_text(u64::MAX, |t| by_text.extend_from_slice(t))
+                    .unwrap()
+                    .more
+                {}
+            }
+            assert_eq!(by_line, by_text, "window {window}, step {step}");
+            assert!(content.ends_with(&by_text), "window {window}, step {step}");
+        }
     }
 }

@@ -12,7 +12,8 @@ use std::path::Path;
 use crate::jobs::fs::files::read_small;
 use crate::jobs::fs::publish::{Published, publish_once};
 use crate::jobs::model::format::{from_object, lenient};
-use crate::jobs::model::job::{Job, Standing};
+use crate::jobs::model::id::JobId;
+use crate::jobs::model::job::{Job, Standing, read_job};
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::text::sanitize::plain_text;
 
@@ -338,6 +339,73 @@ pub fn publish_decision(dir: &Path, d: &Decision) -> std::io::Result<Outcome<Dec
         }
     })
 }
+
+/// Who answers, and through what (`tui`, `cli`): what a published answer or decision records.
+#[derive(Clone, Copy, Debug)]
+pub struct Answerer<'a> {
+    pub source: &'a str,
+    pub by: &'a str,
+}
+
+/// Why what the operator was shown cannot be answered: it is no longer pending (the job is gone,
+/// or its question or gate was answered, withdrawn or replaced meanwhile), or answering failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NotPending {
+    #[error("job {0} is gone")]
+    Gone(String),
+    #[error("job {job}'s question {question} is no longer pending")]
+    Question { job: String, question: String },
+    #[error("job {job}'s gate '{gate}' is no longer pending")]
+    Gate { job: String, gate: String },
+    #[error(transparent)]
+    Answer(#[from] AnswerError),
+}
+
+/// Answers question `question_id` of job `id` under `root`, if it is still the one pending.
+/// The job is read afresh: an answer typed against a question that has since been settled or
+/// replaced by another must not be given to the other one.
+pub fn answer_if_pending(
+    root: &Path,
+    id: &JobId,
+    question_id: &str,
+    input: &str,
+    who: Answerer<'_>,
+    now: DateTime<Utc>,
+) -> Result<Outcome<Response>, NotPending> {
+    let job = read_job(root, id, now).ok_or_else(|| NotPending::Gone(id.to_string()))?;
+    if job.question.as_ref().is_none_or(|q| q.id != question_id) {
+        return Err(NotPending::Question {
+            job: id.to_string(),
+            question: question_id.to_owned(),
+        });
+    }
+    Ok(answer(&job, input, who.source, who.by, now)?)
+}
+
+/// Approves or denies gate `gate` of job `id` under `root`, if it is still the one pending (the
+/// job read afresh, as for [`answer_if_pending`]).
+pub fn decide_if_pending(
+    root: &Path,
+    id: &JobId,
+    gate: &str,
+    approved: bool,
+    reason: &str,
+    who: Answerer<'_>,
+    now: DateTime<Utc>,
+) -> Result<Outcome<Decision>, NotPending> {
+    let job = read_job(root, id, now).ok_or_else(|| NotPending::Gone(id.to_string()))?;
+    if job.gate.as_ref().is_none_or(|g| g.gate != gate) {
+        return Err(NotPending::Gate {
+            job: id.to_string(),
+            gate: gate.to_owned(),
+        });
+    }
+    Ok(decide(&job, approved, reason, who.source, who.by, now)?)
+}
+
+#[cfg(test)]
+#[path = "operator_pending_tests.rs"]
+mod pending_tests;
 
 #[cfg(test)]
 mod tests {

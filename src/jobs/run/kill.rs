@@ -164,7 +164,8 @@ fn wait_for_exit_line(job: &Job, within: Duration) -> Option<i32> {
     let deadline = Instant::now() + within;
     let path = job.dir.join(LOG_FILE);
     while Instant::now() < deadline {
-        if let Ok(f) = std::fs::File::open(&path)
+        // Never blocks, and refuses anything but a regular file (a FIFO would wait forever).
+        if let Ok(Some(f)) = crate::jobs::fs::files::open_nofollow(&path)
             && let Ok(md) = f.metadata()
             && let Ok(Some(code)) = exit_code(&f, md.len())
         {

@@ -1,15 +1,18 @@
-//! The cockpit's background readers for insight: a thread that scans logs for known issues (each
-//! log incrementally, so a log is read once however often it grows), and a thread that looks at
-//! the server's memory and load every few seconds. Both report with events, and only changes.
+//! The cockpit's background readers for insight: a worker that scans logs for known issues (each
+//! log incrementally, so a log is read once however often it grows, and the log on screen from
+//! what the output pane's follower read), and a thread that looks at the server's memory and
+//! load every few seconds. Both report with events, and only changes.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::worker::Worker;
 use crate::jobs::JobId;
+use crate::jobs::fs::follow::Handoff;
 use crate::jobs::insight::known_issues::{IssueCache, PatternSet, scan_problem};
 use crate::jobs::os::system;
 use crate::tui::event::Event;
@@ -17,57 +20,75 @@ use crate::tui::event::Event;
 /// Jobs scanned between two reports, so the first results show while a large root is scanned.
 const REPORT_EVERY: usize = 256;
 
-/// What the scanning thread is asked: logs to scan (an empty path list with `forget` only
-/// drops the scanners of jobs that are gone, so a cockpit open for weeks does not grow).
-struct Request {
-    scan: Vec<(JobId, PathBuf)>,
-    forget: Vec<JobId>,
+/// What the scanning worker keeps: the patterns and one incremental scanner per log.
+struct Scanning {
+    patterns: Arc<PatternSet>,
+    cache: IssueCache,
+    events: UnboundedSender<Event>,
 }
 
-/// Hands logs to the scanning thread.
+/// Hands logs to the scanning worker.
+#[derive(Clone)]
 pub struct IssueWorker {
-    tx: Sender<Request>,
+    worker: Worker<Scanning>,
 }
 
 impl IssueWorker {
-    /// Starts the thread; it compiles the patterns first when none are given (built in, plus
+    /// Starts the worker; it compiles the patterns first when none are given (built in, plus
     /// the `known_issues` file) and reports them, with what was wrong in the file.
     pub fn start(
         patterns: Option<Arc<PatternSet>>,
         known_issues: Option<PathBuf>,
         events: UnboundedSender<Event>,
-    ) -> IssueWorker {
-        let (tx, rx) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("luzia-issues".into())
-            .spawn(move || {
-                // Compiled at once, beside the first listing (a few ms of one core), so the
-                // output pane can mark lines as soon as it shows any.
-                let patterns = patterns.unwrap_or_else(|| compile(known_issues, &events));
-                scan_loop(&patterns, &rx, &events)
-            })
-            .expect("spawning a thread");
-        IssueWorker { tx }
+    ) -> io::Result<IssueWorker> {
+        let worker = Worker::start("luzia-issues", 1, move || Scanning {
+            // Compiled at once, beside the first listing (a few ms of one core), so the
+            // output pane can mark lines as soon as it shows any.
+            patterns: patterns
+                .clone()
+                .unwrap_or_else(|| compile(known_issues.as_deref(), &events)),
+            cache: IssueCache::new(),
+            events: events.clone(),
+        })?;
+        Ok(IssueWorker { worker })
+    }
+
+    /// Nothing asked of the worker after this runs before `go` says so (or is dropped): the
+    /// first frame goes first, and reading 10,000 logs must not delay it.
+    pub fn hold_until(&self, go: std::sync::mpsc::Receiver<()>) {
+        self.worker.run(move |_| {
+            let _ = go.recv();
+        });
     }
 
     pub fn scan(&self, logs: Vec<(JobId, PathBuf)>) {
-        // The thread has gone only when the cockpit is shutting down.
-        let _ = self.tx.send(Request {
-            scan: logs,
-            forget: Vec::new(),
-        });
+        self.worker.run(move |s| s.scan(logs));
     }
 
+    /// These jobs are gone: their scanners go too, so a cockpit open for weeks does not grow.
     pub fn forget(&self, gone: Vec<JobId>) {
-        let _ = self.tx.send(Request {
-            scan: Vec::new(),
-            forget: gone,
-        });
+        self.worker.run(move |s| s.cache.forget(&gone));
+    }
+
+    /// What the output pane's follower read of this job's log: scanned without reading it
+    /// again, and the log left to the follower until [`IssueWorker::unfollow`].
+    pub fn take(&self, id: JobId, path: PathBuf, handed: Handoff) {
+        self.worker.run(
+            move |s| match s.cache.take(&id, &path, &handed, &s.patterns) {
+                Ok(true) => s.report(vec![id]),
+                Ok(false) => {}
+                Err(e) => tracing::warn!("{}", scan_problem(&path, &e)),
+            },
+        );
+    }
+
+    pub fn unfollow(&self, id: JobId) {
+        self.worker.run(move |s| s.cache.unfollow(&id));
     }
 }
 
-fn compile(known_issues: Option<PathBuf>, events: &UnboundedSender<Event>) -> Arc<PatternSet> {
-    let (set, problems) = match &known_issues {
+fn compile(known_issues: Option<&Path>, events: &UnboundedSender<Event>) -> Arc<PatternSet> {
+    let (set, problems) = match known_issues {
         Some(path) => PatternSet::with_file(path),
         None => (PatternSet::builtin(), Vec::new()),
     };
@@ -83,35 +104,36 @@ fn compile(known_issues: Option<PathBuf>, events: &UnboundedSender<Event>) -> Ar
     set
 }
 
-fn scan_loop(patterns: &PatternSet, rx: &Receiver<Request>, events: &UnboundedSender<Event>) {
-    let mut cache = IssueCache::new();
-    while let Ok(first) = rx.recv() {
-        // Everything asked meanwhile, each log once, in the order first asked.
-        let mut queue = Vec::new();
-        for request in std::iter::once(first).chain(rx.try_iter()) {
-            cache.forget(&request.forget);
-            queue.retain(|(id, _)| !request.forget.contains(id));
-            queue.extend(request.scan);
-        }
+impl Scanning {
+    fn scan(&mut self, mut logs: Vec<(JobId, PathBuf)>) {
         let mut seen = std::collections::HashSet::new();
-        queue.retain(|(id, _)| seen.insert(id.clone()));
-        let mut found = Vec::new();
-        for (i, (id, path)) in queue.into_iter().enumerate() {
-            match cache.advance(&id, &path, patterns) {
-                Ok(true) => {
-                    let findings = cache.findings(&id).cloned().unwrap_or_default();
-                    found.push((id, findings));
-                }
+        logs.retain(|(id, _)| seen.insert(id.clone()));
+        let mut changed = Vec::new();
+        for (i, (id, path)) in logs.into_iter().enumerate() {
+            match self.cache.advance(&id, &path, &self.patterns) {
+                Ok(true) => changed.push(id),
                 Ok(false) => {}
                 Err(e) => tracing::warn!("{}", scan_problem(&path, &e)),
             }
-            if (i + 1) % REPORT_EVERY == 0 && !found.is_empty() {
-                let _ = events.send(Event::IssuesFound(std::mem::take(&mut found)));
+            if (i + 1) % REPORT_EVERY == 0 && !changed.is_empty() {
+                self.report(std::mem::take(&mut changed));
             }
         }
-        if !found.is_empty() && events.send(Event::IssuesFound(found)).is_err() {
-            return;
+        if !changed.is_empty() {
+            self.report(changed);
         }
+    }
+
+    /// Sends the whole findings of these jobs.
+    fn report(&self, ids: Vec<JobId>) {
+        let found = ids
+            .into_iter()
+            .map(|id| {
+                let findings = self.cache.findings(&id).cloned().unwrap_or_default();
+                (id, findings)
+            })
+            .collect();
+        let _ = self.events.send(Event::IssuesFound(found));
     }
 }
 

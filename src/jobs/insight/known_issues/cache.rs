@@ -1,17 +1,21 @@
 //! One [`IssueScanner`] per job, kept between scans so that each scan reads only what the logs
 //! gained since the last one: the cockpit's scanning thread and `luzia status --watch` both
-//! keep one.
+//! keep one. A log another follower reads (the cockpit's output pane) is scanned from what that
+//! follower hands in, not read a second time.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::Path;
 
 use super::{Findings, IssueScanner, PatternSet, SCAN_WINDOW};
+use crate::jobs::fs::follow::Handoff;
 use crate::jobs::{Job, JobId};
 
 #[derive(Debug, Default)]
 pub struct IssueCache {
     scanners: HashMap<JobId, IssueScanner>,
+    /// Jobs whose log another follower reads and hands in: `advance` leaves them to it.
+    followed: HashSet<JobId>,
 }
 
 impl IssueCache {
@@ -20,18 +24,43 @@ impl IssueCache {
     }
 
     /// Scans what the log of `id` at `path` gained (the last [`SCAN_WINDOW`] on first sight).
-    /// Returns whether its findings changed.
+    /// Returns whether its findings changed. A followed log is left to its follower.
     pub fn advance(&mut self, id: &JobId, path: &Path, set: &PatternSet) -> io::Result<bool> {
+        if self.followed.contains(id) {
+            return Ok(false);
+        }
         self.scanners
             .entry(id.clone())
             .or_default()
             .advance(path, set, SCAN_WINDOW)
     }
 
+    /// Scans the lines another follower of the log of `id` read, and leaves that log to it
+    /// from now on (until [`IssueCache::unfollow`]). Returns whether its findings changed.
+    pub fn take(
+        &mut self,
+        id: &JobId,
+        path: &Path,
+        handed: &Handoff,
+        set: &PatternSet,
+    ) -> io::Result<bool> {
+        self.followed.insert(id.clone());
+        self.scanners
+            .entry(id.clone())
+            .or_default()
+            .take(path, handed, set, SCAN_WINDOW)
+    }
+
+    /// The follower of this job's log has stopped: `advance` reads it again.
+    pub fn unfollow(&mut self, id: &JobId) {
+        self.followed.remove(id);
+    }
+
     /// Drops the scanners of these jobs (they are gone).
     pub fn forget(&mut self, ids: &[JobId]) {
         for id in ids {
             self.scanners.remove(id);
+            self.followed.remove(id);
         }
     }
 
@@ -40,6 +69,7 @@ impl IssueCache {
     pub fn refresh(&mut self, jobs: &[&Job], set: &PatternSet) -> Vec<String> {
         let wanted: HashSet<&JobId> = jobs.iter().map(|j| &j.id).collect();
         self.scanners.retain(|id, _| wanted.contains(id));
+        self.followed.retain(|id| wanted.contains(id));
         let mut problems = Vec::new();
         for job in jobs {
             let path = job.log_path();
@@ -63,4 +93,36 @@ impl IssueCache {
 /// What to say of a log that could not be scanned.
 pub fn scan_problem(path: &Path, e: &io::Error) -> String {
     format!("cannot scan {} for known issues: {e}", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::fs::follow::Follower;
+
+    #[test]
+    fn a_followed_log_is_left_to_its_follower_until_unfollowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        let set = PatternSet::builtin();
+        let id = JobId::parse("100001-followed").unwrap();
+        std::fs::write(&path, b"ok\n").unwrap();
+        let mut cache = IssueCache::new();
+        let mut pane = Follower::from_start(&path);
+        let chunk = pane.poll().unwrap();
+        cache.take(&id, &path, &pane.handoff(&chunk), &set).unwrap();
+        assert_eq!(cache.bytes_scanned(), 0);
+
+        std::fs::write(&path, b"ok\nNo space left on device\n").unwrap();
+        assert!(
+            !cache.advance(&id, &path, &set).unwrap(),
+            "left to the pane"
+        );
+        assert_eq!(cache.bytes_scanned(), 0);
+
+        cache.unfollow(&id);
+        assert!(cache.advance(&id, &path, &set).unwrap());
+        assert_eq!(cache.bytes_scanned(), 24, "only what the pane had not read");
+        assert!(!cache.findings(&id).unwrap().is_empty());
+    }
 }

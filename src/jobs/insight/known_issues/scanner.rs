@@ -1,32 +1,28 @@
 //! Scanning a growing log for known issues, one call per growth: each call reads only the bytes
-//! appended since the previous one (keeping the offset and the file's identity, like `tail -F`),
-//! so a log is scanned once however often it is looked at.
+//! appended since the previous one, with the same follower as the output pane (offset and the
+//! file's identity, like `tail -F`), so a log is scanned once however often it is looked at.
+//! The lines another follower of the log has read can be handed in instead ([`IssueScanner::take`]),
+//! so the log on screen is not read twice.
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
+use std::time::SystemTime;
 
 use chrono::{DateTime, Utc};
 
 use super::{Findings, PatternSet, strip_escapes};
-use crate::jobs::fs::files::open_nofollow;
-use crate::jobs::fs::tail::LINE_CAP;
+use crate::jobs::fs::follow::{Follower, Handoff};
+use crate::jobs::fs::tail::RawLine;
 
 /// A log seen for the first time is scanned from this far before its end, not from its start:
 /// what went wrong is near the end, and a 2 GiB log must not cost seconds to open.
 pub const SCAN_WINDOW: u64 = 8 * 1024 * 1024;
 /// Bytes read at a time.
-const CHUNK: usize = 1024 * 1024;
+const CHUNK: u64 = 1024 * 1024;
 
 #[derive(Debug, Default)]
 pub struct IssueScanner {
-    identity: Option<(u64, u64)>,
-    offset: u64,
-    /// A last line still waiting for its newline.
-    carry: Vec<u8>,
-    /// The first line of a window is cut: skip up to its newline.
-    skip_partial: bool,
+    follower: Option<Follower>,
     pub findings: Findings,
     /// Bytes read and scanned so far (what proves old bytes are not scanned again).
     pub bytes_scanned: u64,
@@ -41,83 +37,263 @@ impl IssueScanner {
     /// at most the last `window` bytes. Returns whether the findings changed. A truncated or
     /// replaced log is scanned again from its start (within the window).
     pub fn advance(&mut self, path: &Path, set: &PatternSet, window: u64) -> io::Result<bool> {
-        let Some(file) = open_nofollow(path)? else {
-            return Ok(false);
-        };
-        let md = file.metadata()?;
-        let identity = (md.dev(), md.ino());
-        let len = md.len();
+        let result = self.read_to(path, set, window, u64::MAX);
+        self.release();
+        result
+    }
+
+    /// Takes the lines another follower of the log at `path` read (the output pane's), so they
+    /// are scanned without being read again. Whatever the scanner had not read before them it
+    /// reads first; what it had read already is not scanned twice. Returns whether the findings
+    /// changed.
+    pub fn take(
+        &mut self,
+        path: &Path,
+        handed: &Handoff,
+        set: &PatternSet,
+        window: u64,
+    ) -> io::Result<bool> {
+        let result = self.take_inner(path, handed, set, window);
+        self.release();
+        result
+    }
+
+    fn take_inner(
+        &mut self,
+        path: &Path,
+        handed: &Handoff,
+        set: &PatternSet,
+        window: u64,
+    ) -> io::Result<bool> {
         let mut changed = false;
-        if self.identity != Some(identity) || len < self.offset {
+        if handed.reset.is_some() {
+            // The handed lines start the log over: what was found before is of another log.
             changed = !self.findings.is_empty();
             self.findings = Findings::default();
-            self.identity = Some(identity);
-            self.carry.clear();
-            self.offset = len.saturating_sub(window);
-            self.skip_partial = self.offset > 0;
+        } else {
+            let Some(identity) = handed.end.identity else {
+                return Ok(false);
+            };
+            let mine = self.follower(path, window).position();
+            if mine.identity != Some(identity) || mine.offset < handed.start {
+                // Behind, or never read this file: read what comes before the handed lines.
+                changed |= self.read_to(path, set, window, handed.start)?;
+            }
+            let mine = self.follower(path, window).position();
+            if mine.identity != Some(identity) || mine.offset > handed.start {
+                if mine.identity == Some(identity) && mine.offset < handed.end.offset {
+                    // Read past where the handed lines begin (asked to scan meanwhile): the
+                    // rest of them is read again rather than scanned twice.
+                    changed |= self.read_to(path, set, window, handed.end.offset)?;
+                }
+                // Otherwise the file changed under both: the next handoff says how.
+                return Ok(changed);
+            }
         }
-        let at = md.modified().ok().map(DateTime::<Utc>::from);
-        Ok(self.read_to(&file, len, set, at)? || changed)
+        changed |= self.scan(&handed.lines, set, handed.modified);
+        self.follower(path, window).set_position(handed.end.clone());
+        Ok(changed)
     }
 
+    fn follower(&mut self, path: &Path, window: u64) -> &mut Follower {
+        if self.follower.as_ref().is_some_and(|f| f.path() != path) {
+            self.follower = None;
+        }
+        self.follower
+            .get_or_insert_with(|| Follower::windowed(path, window).read_at_most(CHUNK))
+    }
+
+    /// The file stays closed between calls: thousands of scanners must not hold thousands of
+    /// open files.
+    fn release(&mut self) {
+        if let Some(f) = self.follower.as_mut() {
+            f.release();
+        }
+    }
+
+    /// Reads and scans the log up to byte `limit`.
     fn read_to(
         &mut self,
-        file: &File,
-        len: u64,
+        path: &Path,
         set: &PatternSet,
-        at: Option<DateTime<Utc>>,
+        window: u64,
+        limit: u64,
     ) -> io::Result<bool> {
-        if self.offset >= len {
-            return Ok(false);
-        }
-        // Every matching line changes the findings (a count at least).
-        let mut found = false;
-        // Most logs are a few KiB: a buffer the size of what is new, up to a chunk.
-        let size = ((len - self.offset) as usize).min(CHUNK);
-        let mut buf = vec![0u8; size];
-        let mut plain = Vec::with_capacity(size + self.carry.len());
-        while self.offset < len {
-            let want = ((len - self.offset) as usize).min(size);
-            let n = file.read_at(&mut buf[..want], self.offset)?;
-            if n == 0 {
-                break;
-            }
-            self.offset += n as u64;
-            self.bytes_scanned += n as u64;
-            let mut data = &buf[..n];
-            if self.skip_partial {
-                match memchr::memchr(b'\n', data) {
-                    Some(i) => {
-                        data = &data[i + 1..];
-                        self.skip_partial = false;
-                    }
-                    None => continue,
-                }
-            }
-            let Some(last_nl) = memchr::memrchr(b'\n', data) else {
-                self.hold(data);
-                continue;
-            };
+        let mut changed = false;
+        let mut plain = Vec::new();
+        loop {
             plain.clear();
-            strip_escapes(&self.carry, &mut plain);
-            self.carry.clear();
-            strip_escapes(&data[..last_nl], &mut plain);
-            let findings = &mut self.findings;
-            set.scan_lines(&plain, |line, patterns| {
-                found = true;
-                findings.record(set, line, patterns, at)
-            });
-            self.hold(&data[last_nl + 1..]);
+            let chunk = self
+                .follower(path, window)
+                .poll_text(limit, |text| strip_escapes(text, &mut plain))?;
+            if chunk.reset.is_some() {
+                changed |= !self.findings.is_empty();
+                self.findings = Findings::default();
+            }
+            self.bytes_scanned += chunk.read;
+            changed |= scan_plain(&mut self.findings, set, &mut plain, chunk.modified);
+            if !chunk.more {
+                return Ok(changed);
+            }
         }
-        Ok(found)
     }
 
-    /// Keeps a partial last line; a "line" longer than the cap is only its end.
-    fn hold(&mut self, bytes: &[u8]) {
-        self.carry.extend_from_slice(bytes);
-        if self.carry.len() > LINE_CAP {
-            let cut = self.carry.len() - LINE_CAP;
-            self.carry.drain(..cut);
+    fn scan(&mut self, lines: &[RawLine], set: &PatternSet, at: Option<SystemTime>) -> bool {
+        let mut plain = Vec::with_capacity(lines.iter().map(|l| l.bytes.len() + 1).sum());
+        for line in lines {
+            strip_escapes(&line.bytes, &mut plain);
+            plain.push(b'\n');
         }
+        scan_plain(&mut self.findings, set, &mut plain, at)
+    }
+}
+
+/// Scans whole lines (each ended by a newline, escape sequences stripped) into `findings`.
+/// Every matching line changes the findings (a count at least): returns whether any matched.
+fn scan_plain(
+    findings: &mut Findings,
+    set: &PatternSet,
+    plain: &mut Vec<u8>,
+    modified: Option<SystemTime>,
+) -> bool {
+    plain.pop();
+    let at = modified.map(DateTime::<Utc>::from);
+    let mut found = false;
+    set.scan_lines(plain, |line, patterns| {
+        found = true;
+        findings.record(set, line, patterns, at)
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::fs::files::tests::{mkfifo, returns};
+    use std::io::Write;
+
+    fn append(path: &Path, bytes: &[u8]) {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+    }
+
+    fn names(set: &PatternSet, f: &Findings) -> Vec<(String, u64)> {
+        f.found
+            .iter()
+            .map(|x| (set.pattern(x.pattern).name.clone(), x.count))
+            .collect()
+    }
+
+    const DISK: &[u8] = b"OSError: [Errno 28] No space left on device\n";
+    const HOST: &[u8] = b"curl: (6) Could not resolve host: github.com\n";
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        mkfifo(&path);
+        let err = returns("scanning a FIFO", move || {
+            IssueScanner::new().advance(&path, &PatternSet::builtin(), SCAN_WINDOW)
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("is a FIFO, not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn lines_handed_in_are_scanned_without_being_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        let set = PatternSet::builtin();
+        append(&path, b"building\n");
+        let mut scanner = IssueScanner::new();
+        scanner.advance(&path, &set, SCAN_WINDOW).unwrap();
+        let read_before = scanner.bytes_scanned;
+
+        // The output pane follows the log from where it is now.
+        let mut pane = Follower::from_start(&path);
+        pane.poll().unwrap();
+        append(&path, DISK);
+        append(&path, b"still going\n");
+        let chunk = pane.poll().unwrap();
+        assert!(
+            scanner
+                .take(&path, &pane.handoff(&chunk), &set, SCAN_WINDOW)
+                .unwrap()
+        );
+        assert_eq!(names(&set, &scanner.findings), [("disk-full".into(), 1)]);
+        assert_eq!(scanner.bytes_scanned, read_before, "nothing read again");
+
+        // Scanning on its own again carries on after the handed lines.
+        append(&path, HOST);
+        assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
+        assert_eq!(scanner.bytes_scanned, read_before + HOST.len() as u64);
+        assert_eq!(
+            names(&set, &scanner.findings),
+            [("disk-full".into(), 1), ("network-error".into(), 1)]
+        );
+    }
+
+    #[test]
+    fn a_scanner_behind_reads_up_to_the_handed_lines_and_one_ahead_skips_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        let set = PatternSet::builtin();
+        append(&path, DISK);
+        let mut pane = Follower::from_start(&path);
+        pane.poll().unwrap();
+        append(&path, HOST);
+        let handed = {
+            let chunk = pane.poll().unwrap();
+            pane.handoff(&chunk)
+        };
+
+        // Never scanned: reads what comes before the handed lines, takes the rest.
+        let mut behind = IssueScanner::new();
+        behind.take(&path, &handed, &set, SCAN_WINDOW).unwrap();
+        assert_eq!(behind.bytes_scanned, DISK.len() as u64);
+        assert_eq!(
+            names(&set, &behind.findings),
+            [("disk-full".into(), 1), ("network-error".into(), 1)]
+        );
+
+        // Already scanned past them (asked to scan meanwhile): nothing is counted twice.
+        let mut ahead = IssueScanner::new();
+        ahead.advance(&path, &set, SCAN_WINDOW).unwrap();
+        let read = ahead.bytes_scanned;
+        assert!(!ahead.take(&path, &handed, &set, SCAN_WINDOW).unwrap());
+        assert_eq!(ahead.bytes_scanned, read);
+        assert_eq!(names(&set, &ahead.findings), names(&set, &behind.findings));
+    }
+
+    #[test]
+    fn a_handed_reset_starts_the_findings_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        let set = PatternSet::builtin();
+        append(&path, DISK);
+        let mut pane = Follower::from_start(&path);
+        let mut scanner = IssueScanner::new();
+        let chunk = pane.poll().unwrap();
+        scanner
+            .take(&path, &pane.handoff(&chunk), &set, SCAN_WINDOW)
+            .unwrap();
+        assert_eq!(names(&set, &scanner.findings), [("disk-full".into(), 1)]);
+
+        std::fs::write(&path, b"Segmentation fault (core dumped)\n").unwrap(); // shorter
+        let chunk = pane.poll().unwrap();
+        assert!(chunk.reset.is_some());
+        assert!(
+            scanner
+                .take(&path, &pane.handoff(&chunk), &set, SCAN_WINDOW)
+                .unwrap()
+        );
+        assert_eq!(names(&set, &scanner.findings), [("crash".into(), 1)]);
+        assert_eq!(scanner.bytes_scanned, 0, "the scanner itself read nothing");
     }
 }

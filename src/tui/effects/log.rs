@@ -1,0 +1,115 @@
+//! The log worker: the output pane's follower. One thread, so opening a log, polling it and
+//! closing it happen in the order asked; every result names its job, and the app drops those
+//! for a job no longer selected. What the follower reads is also handed to the known-issue
+//! scanner, which then does not read the log on screen a second time.
+
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::insight::IssueWorker;
+use crate::jobs::JobId;
+use crate::jobs::fs::files::open_nofollow;
+use crate::jobs::fs::follow::{Follower, Handoff};
+use crate::jobs::fs::names::LOG_FILE;
+use crate::jobs::fs::tail::{RawLine, last_lines};
+use crate::tui::event::Event;
+
+/// Lines read from the end of a log when it is first shown.
+pub const INITIAL_LINES: usize = 2000;
+/// Polls of the follower per `PollLog`: a log growing faster than it is read must not hold the
+/// worker forever.
+const POLLS_PER_ASK: usize = 4;
+
+pub struct LogPane {
+    root: PathBuf,
+    tx: UnboundedSender<Event>,
+    issues: IssueWorker,
+    follower: Option<(JobId, Follower)>,
+}
+
+impl LogPane {
+    pub fn new(root: PathBuf, tx: UnboundedSender<Event>, issues: IssueWorker) -> LogPane {
+        LogPane {
+            root,
+            tx,
+            issues,
+            follower: None,
+        }
+    }
+
+    pub fn open(&mut self, id: JobId) {
+        self.close();
+        let path = self.root.join(id.as_str()).join(LOG_FILE);
+        let cannot = |e: std::io::Error| Some(format!("cannot read {}: {e}", path.display()));
+        let (lines, error, follower) = match open_nofollow(&path) {
+            Ok(Some(file)) => match initial_tail(&path, file) {
+                Ok((lines, follower)) => (lines, None, Some(follower)),
+                Err(e) => (vec![], cannot(e), None),
+            },
+            // Nothing yet: the pane says so until the first line arrives.
+            Ok(None) => (vec![], None, Some(Follower::from_start(&path))),
+            Err(e) => (vec![], cannot(e), None),
+        };
+        if let Some(f) = &follower {
+            // From here on the scanner takes what the pane reads; what came before, it reads.
+            let here = Handoff::at(f.position());
+            self.issues.take(id.clone(), path.clone(), here);
+        }
+        self.follower = follower.map(|f| (id.clone(), f));
+        let _ = self.tx.send(Event::LogLoaded { id, lines, error });
+    }
+
+    pub fn poll(&mut self, id: &JobId) {
+        let Some((fid, follower)) = self.follower.as_mut().filter(|(fid, _)| fid == id) else {
+            return;
+        };
+        for _ in 0..POLLS_PER_ASK {
+            let chunk = match follower.poll() {
+                Ok(chunk) => chunk,
+                Err(e) => {
+                    tracing::warn!("following {}: {e}", fid);
+                    return;
+                }
+            };
+            if chunk.read > 0 || chunk.reset.is_some() {
+                let handed = follower.handoff(&chunk);
+                self.issues
+                    .take(fid.clone(), follower.path().to_owned(), handed);
+            }
+            if chunk.reset.is_some() || !chunk.lines.is_empty() {
+                let _ = self.tx.send(Event::LogAppended {
+                    id: fid.clone(),
+                    reset: chunk.reset,
+                    lines: chunk.lines,
+                });
+            }
+            if !chunk.more {
+                return;
+            }
+        }
+    }
+
+    /// Stops following: the scanner reads that log itself again.
+    pub fn close(&mut self) {
+        if let Some((id, _)) = self.follower.take() {
+            self.issues.unfollow(id);
+        }
+    }
+}
+
+/// The last lines of the log, and a follower that carries on from its end (completing the
+/// last line if it is still being written).
+fn initial_tail(path: &Path, file: std::fs::File) -> std::io::Result<(Vec<RawLine>, Follower)> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut lines = last_lines(&file, len, INITIAL_LINES)?;
+    let mut partial = Vec::new();
+    let mut last = [0u8];
+    if len > 0 && file.read_exact_at(&mut last, len - 1).is_ok() && last[0] != b'\n' {
+        // The last line is still being written: the follower completes it.
+        partial = lines.pop().map(|l| l.bytes).unwrap_or_default();
+    }
+    let follower = Follower::resume(path, file, len, partial)?;
+    Ok((lines, follower))
+}

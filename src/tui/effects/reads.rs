@@ -1,0 +1,187 @@
+//! The reads worker: listing the root, reading jobs, prompts, histories and the feed, and the
+//! inotify watches. One thread, so results come back in the order they were asked for (a job
+//! read later never arrives before one read earlier), and the watcher lives beside the reads
+//! whose jobs it watches. None of it can block: job files are opened without waiting and
+//! refused unless regular.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::jobs::insight::timeline::{read_history, read_notifications};
+use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::scan::{list_ids, read_all};
+use crate::jobs::os::process::is_alive;
+use crate::jobs::{Job, JobId, read_job};
+use crate::tui::effect::FEED_EVENTS;
+use crate::tui::event::{Event, Synced};
+use crate::watch::{JobWatcher, Signal, WatchChange};
+
+pub struct Reads {
+    root: PathBuf,
+    tx: UnboundedSender<Event>,
+    watcher: JobWatcher,
+    /// Whether the watcher polls, for the loop's timer.
+    polling: Arc<AtomicBool>,
+    notifications: Option<PathBuf>,
+}
+
+impl Reads {
+    /// Starts watching the root (on the worker's thread: a `statfs` and inotify set-up) and
+    /// says how the cockpit watches.
+    pub fn start(
+        root: &Path,
+        tx: &UnboundedSender<Event>,
+        polling: &Arc<AtomicBool>,
+        notifications: Option<PathBuf>,
+    ) -> Reads {
+        let sink = tx.clone();
+        let watcher = JobWatcher::start(root, move |signal| {
+            let _ = sink.send(match signal {
+                Signal::Changed(ids) => Event::JobsChanged(ids),
+                Signal::Rescan => Event::Rescan,
+            });
+        });
+        polling.store(watcher.is_polling(), Ordering::Relaxed);
+        let _ = tx.send(Event::WatchMode(watcher.mode().clone()));
+        Reads {
+            root: root.to_owned(),
+            tx: tx.clone(),
+            watcher,
+            polling: polling.clone(),
+            notifications,
+        }
+    }
+
+    fn send(&self, ev: Event) {
+        // The loop has gone: the cockpit is shutting down, nothing to report to.
+        let _ = self.tx.send(ev);
+    }
+
+    pub fn sync(&mut self, skip: &HashSet<JobId>) {
+        self.send(Event::Synced(sync(&self.root, skip)));
+    }
+
+    pub fn read_jobs(&mut self, ids: Vec<JobId>) {
+        let now = chrono::Utc::now();
+        let read = ids
+            .into_iter()
+            .map(|id| {
+                let job = read_job(&self.root, &id, now);
+                (id, job)
+            })
+            .collect();
+        self.send(Event::JobsRead(read));
+    }
+
+    /// Re-reads those of these live jobs whose pid is gone (or which have none yet).
+    pub fn check_alive(&mut self, jobs: Vec<(JobId, Option<u32>)>) {
+        let gone: Vec<JobId> = jobs
+            .into_iter()
+            .filter(|(_, pid)| !pid.is_some_and(is_alive))
+            .map(|(id, _)| id)
+            .collect();
+        if !gone.is_empty() {
+            self.read_jobs(gone);
+        }
+    }
+
+    pub fn load_prompt(&mut self, id: JobId) {
+        let text = match read_job(&self.root, &id, chrono::Utc::now()) {
+            Some(job) => read_prompt(&job).map_err(|p| p.to_string()),
+            None => Err(format!(
+                "the job directory {} is gone",
+                self.root.join(id.as_str()).display()
+            )),
+        };
+        self.send(Event::PromptLoaded { id, text });
+    }
+
+    pub fn load_history(&mut self, id: JobId) {
+        let history = read_history(&self.root.join(id.as_str())).map_err(|e| e.to_string());
+        self.send(Event::HistoryLoaded { id, history });
+    }
+
+    /// Up to 200 small files and the end of one log.
+    pub fn load_feed(&mut self, ids: Vec<JobId>) {
+        let mut problems = Vec::new();
+        let histories = ids
+            .into_iter()
+            .map(|id| {
+                let h = read_history(&self.root.join(id.as_str())).unwrap_or_else(|e| {
+                    problems.push(e.to_string());
+                    Vec::new()
+                });
+                (id, h)
+            })
+            .collect();
+        let notifications = self
+            .notifications
+            .as_ref()
+            .map(|path| {
+                read_notifications(path, FEED_EVENTS).unwrap_or_else(|e| {
+                    problems.push(e.to_string());
+                    Vec::new()
+                })
+            })
+            .unwrap_or_default();
+        self.send(Event::FeedLoaded {
+            histories,
+            notifications,
+            problems,
+        });
+    }
+
+    /// Keeps inotify watches on the jobs that can still change.
+    pub fn apply_watches(&mut self, plan: Vec<(JobId, bool)>) {
+        let mut newly_watched = Vec::new();
+        for (id, wanted) in plan {
+            match self.watcher.set_watched(&id, wanted) {
+                WatchChange::Added => newly_watched.push(id),
+                WatchChange::Unchanged => {}
+                WatchChange::SwitchedToPolling => {
+                    self.polling.store(true, Ordering::Relaxed);
+                    self.send(Event::WatchMode(self.watcher.mode().clone()));
+                    return;
+                }
+            }
+        }
+        // Whatever was written between reading a job and watching it brought no event: read
+        // those jobs once more (a directory created and filled at once is the usual case).
+        if !newly_watched.is_empty() {
+            self.send(Event::JobsChanged(newly_watched));
+        }
+    }
+}
+
+/// A job whose directory may still change on its own (and so deserves a watch).
+pub fn can_change(job: &Job) -> bool {
+    !job.is_settled()
+}
+
+fn sync(root: &Path, skip: &HashSet<JobId>) -> Synced {
+    let now = chrono::Utc::now();
+    match list_ids(root) {
+        Ok(present) => {
+            let wanted: Vec<JobId> = present
+                .iter()
+                .filter(|id| !skip.contains(id))
+                .cloned()
+                .collect();
+            let read = read_all(root, &wanted, now);
+            Synced {
+                present,
+                read,
+                error: None,
+            }
+        }
+        Err(e) => Synced {
+            present: skip.iter().cloned().collect(),
+            read: vec![],
+            error: Some(e.to_string()),
+        },
+    }
+}

@@ -1,0 +1,243 @@
+//! The writes worker: answers, decisions, dispatch, retry, kill, and the queue. A pool of a few
+//! threads: a dispatch waiting for the slot lock another `luzia run` holds, or a kill waiting
+//! out its grace period, holds one thread while answers go on on another. Whether a question
+//! or gate is still the one pending is decided in `jobs::hitl::operator`; this only says what
+//! came of it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::config::Config;
+use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
+use crate::jobs::hitl::operator::{self, Answerer, Outcome};
+use crate::jobs::model::stop::StopSource;
+use crate::jobs::run::{kill, queue};
+use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::{JobId, read_job};
+use crate::tui::effect::Effect;
+use crate::tui::event::Event;
+use crate::watch::QueueWatcher;
+
+/// Threads of the writes worker.
+pub const WRITERS: usize = 4;
+
+#[derive(Clone)]
+pub struct Writes {
+    root: PathBuf,
+    tx: UnboundedSender<Event>,
+    /// What dispatch needs (projects, agent command, queue); `None` when unknown.
+    config: Option<Arc<Config>>,
+    read_only: bool,
+    queue: Arc<Mutex<QueueSync>>,
+    /// Lists the queue whenever it changes; `None` until its root can be watched.
+    queue_watcher: Arc<Mutex<Option<QueueWatcher>>>,
+}
+
+/// At most one listing of the queue at a time: it takes the slot lock when tasks wait, and a
+/// lock held elsewhere must not take every writer with it. One asked for meanwhile runs once
+/// the current one is done.
+#[derive(Default)]
+struct QueueSync {
+    running: bool,
+    again: bool,
+}
+
+impl Writes {
+    pub fn new(
+        root: PathBuf,
+        tx: UnboundedSender<Event>,
+        config: Option<Config>,
+        read_only: bool,
+    ) -> Writes {
+        Writes {
+            root,
+            tx,
+            config: config.map(Arc::new),
+            read_only,
+            queue: Arc::default(),
+            queue_watcher: Arc::default(),
+        }
+    }
+
+    fn send(&self, ev: Event) {
+        // The loop has gone: the cockpit is shutting down, nothing to report to.
+        let _ = self.tx.send(ev);
+    }
+
+    /// Performs one of the effects that change files or processes (a read-only cockpit has
+    /// refused them before they got here).
+    pub fn perform(&mut self, effect: Effect) {
+        match effect {
+            Effect::Answer {
+                job,
+                question_id,
+                answer,
+            } => {
+                let outcome = self.answer(&job, &question_id, &answer);
+                self.answered(job, outcome);
+            }
+            Effect::Decide {
+                job,
+                gate,
+                approved,
+                reason,
+            } => {
+                let outcome = self.decide(&job, &gate, approved, &reason);
+                self.answered(job, outcome);
+            }
+            Effect::Dispatch {
+                project,
+                task,
+                retry_of,
+            } => {
+                let mut req = Request::new(&project, &task);
+                req.retry_of = retry_of.map(|r| r.to_string());
+                let result = self.dispatch(&req);
+                self.send(Event::Dispatched(result));
+            }
+            Effect::Retry(id) => {
+                let result = match read_job(&self.root, &id, chrono::Utc::now()) {
+                    None => Err(format!("job {id} is gone")),
+                    Some(job) => retry_request(&job, None)
+                        .map_err(|e| format!("{e:#}"))
+                        .and_then(|req| self.dispatch(&req)),
+                };
+                self.send(Event::Dispatched(result));
+            }
+            Effect::Kill(id) => self.kill(id),
+            other => tracing::warn!("not a write, not performed here: {other:?}"),
+        }
+    }
+
+    fn answered(&self, job: JobId, outcome: Result<String, String>) {
+        self.send(Event::Answered {
+            job,
+            ok: outcome.is_ok(),
+            message: outcome.unwrap_or_else(|e| e),
+        });
+    }
+
+    /// Answers the question the popup showed, if it is still the one pending. Returns what to
+    /// tell the operator.
+    fn answer(&self, id: &JobId, question_id: &str, text: &str) -> Result<String, String> {
+        let by = operator::operator();
+        let who = Answerer {
+            source: "tui",
+            by: &by,
+        };
+        let now = chrono::Utc::now();
+        match operator::answer_if_pending(&self.root, id, question_id, text, who, now) {
+            Ok(Outcome::Done(r)) => Ok(format!("answered {id}: {}", plain_text(&r.answer))),
+            Ok(Outcome::Already(r)) => Err(format!(
+                "already answered by {}: '{}'",
+                r.who(),
+                plain_text(&r.answer)
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn decide(
+        &self,
+        id: &JobId,
+        gate: &str,
+        approved: bool,
+        reason: &str,
+    ) -> Result<String, String> {
+        let by = operator::operator();
+        let who = Answerer {
+            source: "tui",
+            by: &by,
+        };
+        let now = chrono::Utc::now();
+        match operator::decide_if_pending(&self.root, id, gate, approved, reason, who, now) {
+            Ok(Outcome::Done(d)) => Ok(format!(
+                "{} {id} at '{}'",
+                if d.approved { "approved" } else { "denied" },
+                plain_text(&d.gate)
+            )),
+            Ok(Outcome::Already(d)) => {
+                let word = if d.approved { "approved" } else { "denied" };
+                Err(format!("already {word} by {}", d.who()))
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn dispatch(&self, req: &Request) -> Result<(Option<JobId>, String), String> {
+        let cfg = self
+            .config
+            .as_deref()
+            .ok_or("this cockpit has no configuration to dispatch with")?;
+        let dispatcher = Dispatcher::new(cfg).map_err(|e| format!("{e:#}"))?;
+        match dispatcher.dispatch(req).map_err(|e| format!("{e:#}"))? {
+            Dispatched::Started(c) => Ok((
+                Some(c.id.clone()),
+                format!("started {} on {}", c.id, req.project),
+            )),
+            Dispatched::Queued(q) => Ok((None, format!("queued {}: every slot is taken", q.id))),
+        }
+    }
+
+    /// SIGTERM, then SIGKILL after the grace period.
+    fn kill(&self, id: JobId) {
+        let message = match read_job(&self.root, &id, chrono::Utc::now()) {
+            None => format!("job {id} is gone"),
+            Some(job) => match kill::kill(&job, kill::DEFAULT_GRACE, StopSource::Tui) {
+                Ok(code) => format!("killed {id} (exit:{code})"),
+                Err(e) => e.to_string(),
+            },
+        };
+        self.send(Event::Notice(message));
+        self.send(Event::JobsChanged(vec![id]));
+    }
+
+    /// Shows the queue as jobs, and starts queued tasks while slots are free.
+    pub fn sync_queue(&mut self) {
+        {
+            let Ok(mut q) = self.queue.lock() else { return };
+            if q.running {
+                q.again = true;
+                return;
+            }
+            q.running = true;
+        }
+        loop {
+            self.list_queue();
+            let Ok(mut q) = self.queue.lock() else { return };
+            if !std::mem::take(&mut q.again) {
+                q.running = false;
+                return;
+            }
+        }
+    }
+
+    fn list_queue(&self) {
+        let Some(cfg) = self.config.as_deref() else {
+            return;
+        };
+        if !self.read_only
+            && let Ok(d) = Dispatcher::new(cfg)
+            && let Err(e) = d.start_queued()
+        {
+            self.send(Event::Notice(format!("cannot start queued tasks: {e:#}")));
+        }
+        self.send(Event::QueueListed(queue::listed_rows(&cfg.queue_dir)));
+        self.watch_queue(cfg);
+    }
+
+    /// Lists the queue whenever it changes, from the watcher's thread. Tried again at every
+    /// listing while the queue root is not there to watch (a wall display does not create it).
+    fn watch_queue(&self, cfg: &Config) {
+        let Ok(mut watcher) = self.queue_watcher.lock() else {
+            return;
+        };
+        if watcher.is_none() {
+            let sink = self.tx.clone();
+            let send = move |rows| drop(sink.send(Event::QueueListed(rows)));
+            *watcher = QueueWatcher::listing(&cfg.queue_dir, !self.read_only, send);
+        }
+    }
+}
