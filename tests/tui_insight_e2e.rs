@@ -231,11 +231,16 @@ fn a_known_issues_file_beside_the_config_adds_a_pattern() {
 
     select_by_filter(&ck, "delorean", hot);
     ck.key("v");
-    let s = ck.wait_for("the detail view with the pattern and its fix", |s| {
-        s.contains(&format!("{hot} · detail"))
-            && s.contains("Known issues")
-            && s.contains("Let it cool down")
-    });
+    // The timeline is read off the loop: wait for it too, not only for the issues.
+    let s = ck.wait_for(
+        "the detail view with the pattern, its fix and the timeline",
+        |s| {
+            s.contains(&format!("{hot} · detail"))
+                && s.contains("Known issues")
+                && s.contains("Let it cool down")
+                && timeline_read(s)
+        },
+    );
     assert!(
         s.lines.iter().any(|l| l
             .find("critical")
@@ -502,4 +507,14 @@ fn status_watch_redraws_in_place_in_a_real_terminal_and_ctrl_c_leaves_it_sane() 
     assert_eq!(ck.wait_exit(), 0);
     let (before, after) = ck.stty();
     assert_eq!(before, after, "the terminal's settings changed");
+}
+
+/// Whether the detail view's timeline has been read (its heading is not followed by
+/// `reading…`).
+fn timeline_read(s: &Screen) -> bool {
+    s.lines
+        .iter()
+        .position(|l| l.contains("Timeline"))
+        .and_then(|at| s.lines.get(at + 1))
+        .is_some_and(|next| !next.contains("reading"))
 }
