@@ -19,7 +19,6 @@ use crate::jobs::insight::timeline::{read_history, read_notifications};
 use crate::jobs::model::job::read_prompt;
 use crate::jobs::model::scan::{list_ids, read_all};
 use crate::jobs::model::stop::StopSource;
-use crate::jobs::os::process::is_alive;
 use crate::jobs::run::{kill, queue};
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, fs::files::open_nofollow, read_job};
@@ -149,7 +148,7 @@ impl Executor {
             Effect::CheckAlive(jobs) => {
                 let gone: Vec<JobId> = jobs
                     .into_iter()
-                    .filter(|(_, pid)| !pid.is_some_and(is_alive))
+                    .filter(|(_, processes)| !processes.is_alive())
                     .map(|(id, _)| id)
                     .collect();
                 if !gone.is_empty() {
