@@ -147,18 +147,31 @@ impl World {
             .into_owned()
     }
 
-    /// A pid recorded in the job's `process.json` (`supervisor` or `agent`).
-    fn recorded(&self, id: &str, who: &str) -> u32 {
-        let path = self.dir(id).join("process.json");
-        wait_for(&format!("{who} in {}", path.display()), || {
-            let v: Value = serde_json::from_slice(&fs::read(&path).ok()?).ok()?;
-            v[who]["pid"].as_u64().map(|p| p as u32)
+    /// The supervisor's pid, once its `pid` file is complete.
+    fn supervisor(&self, id: &str) -> u32 {
+        let path = self.dir(id).join("pid");
+        wait_for(&format!("{}", path.display()), || {
+            fs::read_to_string(&path)
+                .ok()?
+                .strip_suffix('\n')?
+                .parse()
+                .ok()
+        })
+    }
+
+    /// The agent's pid: the supervisor's child, once it runs `program`.
+    fn agent(&self, id: &str, program: &str) -> u32 {
+        let sup = self.supervisor(id);
+        wait_for(&format!("the agent of {id}"), || {
+            children_of(sup)
+                .into_iter()
+                .find(|&c| proc_comm(c).as_deref() == Some(program))
         })
     }
 
     /// Waits for the exit line and for the supervisor to be gone.
     fn wait_done(&self, id: &str) -> Value {
-        let sup = self.recorded(id, "supervisor");
+        let sup = self.supervisor(id);
         let job = wait_for(&format!("{id} to finish"), || {
             let j = self.job(id);
             (!j["exit_code"].is_null()).then_some(j)
@@ -277,14 +290,11 @@ fn the_agent_dies_with_its_supervisor_and_kill_stops_what_it_left() {
         r#"sleep 300 & echo $! > "$LUZIA_JOB_DIR/bg"; exec sleep 301"#,
     ]);
     let id = w.start("hold on");
-    let sup = w.recorded(&id, "supervisor");
-    let agent = w.recorded(&id, "agent");
+    let sup = w.supervisor(&id);
+    let agent = w.agent(&id, "sleep");
     let bg_file = w.dir(&id).join("bg");
     let bg: u32 = wait_for("the background child", || {
         fs::read_to_string(&bg_file).ok()?.trim().parse().ok()
-    });
-    wait_for("the agent to run sleep", || {
-        (proc_comm(agent).as_deref() == Some("sleep")).then_some(())
     });
     kill_hard(sup);
     wait_for("the agent to die with its supervisor", || {
@@ -400,15 +410,16 @@ fn run_on_a_full_disk_says_what_failed_and_leaves_no_job() {
     let before = entries(&w.jobs);
     let out = w.luzia(&["run", "p", "--", "anything"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    // Before: an empty job directory, listed as `unknown` for ever.
+    assert_eq!(entries(&w.jobs), before, "no job, and no half-made one");
     let err = stderr_of(&out);
     assert!(
-        err.contains("No space left on device")
+        err.contains("cannot write prompt.txt of a new job in")
+            && err.contains("No space left on device")
             && err.contains(w.jobs.to_str().unwrap())
             && err.contains("nothing was left behind"),
         "{err}"
     );
-    // Before: an empty job directory, listed as `unknown` for ever.
-    assert_eq!(entries(&w.jobs), before, "no job, and no half-made one");
     let listed = w.luzia(&["jobs", "--json"]);
     assert_eq!(stdout_of(&listed).trim(), "[]");
 }
