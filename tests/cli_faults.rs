@@ -169,6 +169,15 @@ impl World {
         })
     }
 
+    /// Waits until the supervisor has recorded its agent in `process.json`.
+    fn wait_agent_recorded(&self, id: &str) {
+        let record = self.dir(id).join("process.json");
+        wait_for("the agent in process.json", || {
+            let v: Value = serde_json::from_slice(&fs::read(&record).ok()?).ok()?;
+            v["agent"]["pid"].as_u64()
+        });
+    }
+
     /// Waits for the exit line and for the supervisor to be gone.
     fn wait_done(&self, id: &str) -> Value {
         let sup = self.supervisor(id);
@@ -292,6 +301,7 @@ fn the_agent_dies_with_its_supervisor_and_kill_stops_what_it_left() {
     let id = w.start("hold on");
     let sup = w.supervisor(&id);
     let agent = w.agent(&id, "sleep");
+    w.wait_agent_recorded(&id);
     let bg_file = w.dir(&id).join("bg");
     let bg: u32 = wait_for("the background child", || {
         fs::read_to_string(&bg_file).ok()?.trim().parse().ok()
@@ -315,6 +325,58 @@ fn the_agent_dies_with_its_supervisor_and_kill_stops_what_it_left() {
     assert_eq!(after["exit_code"], -15);
     assert_eq!(w.meta(&id)["exit_code"], -15, "meta.json says so too");
     assert_eq!(last_line(&w.log(&id)), "exit:-15");
+}
+
+#[test]
+fn a_supervisor_that_dies_while_stopping_its_agent_is_taken_over_by_kill() {
+    // A leftover that ignores SIGTERM, and an agent that notes the SIGTERM passed on to it.
+    let w = World::new(&[
+        "sh",
+        "-c",
+        r#"sh -c 'trap "" TERM; while :; do sleep 0.1; done' &
+echo $! > "$LUZIA_JOB_DIR/bg"
+trap ': > "$LUZIA_JOB_DIR/term"' TERM
+while :; do sleep 0.1; done"#,
+    ]);
+    let id = w.start("hold on");
+    let sup = w.supervisor(&id);
+    w.wait_agent_recorded(&id);
+    let bg: u32 = wait_for("the background child", || {
+        fs::read_to_string(w.dir(&id).join("bg"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    });
+    let kill = std::thread::spawn({
+        let (config, xdg) = (w.config.clone(), w.xdg.clone());
+        let id = id.clone();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_luzia"))
+                .env_remove("LUZIA_JOBS_DIR")
+                .env("XDG_CONFIG_HOME", xdg)
+                .arg("--config")
+                .arg(config)
+                .args(["kill", &id, "--grace", "2s"])
+                .output()
+                .unwrap()
+        }
+    });
+    wait_for("the stop to reach the agent", || {
+        w.dir(&id).join("term").exists().then_some(())
+    });
+    kill_hard(sup);
+    let out = kill.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).contains("exit:-9"), "{}", stdout_of(&out));
+    assert!(
+        !pid_alive(bg),
+        "the leftover that ignored SIGTERM was killed"
+    );
+    let job = w.job(&id);
+    assert_eq!(job["status"], "killed", "{job}");
+    assert_eq!(w.meta(&id)["exit_code"], -9);
+    assert_eq!(last_line(&w.log(&id)), "exit:-9");
 }
 
 // ---------------------------------------------------------------------------------------------

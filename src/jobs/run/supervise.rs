@@ -19,7 +19,7 @@ use std::time::Duration;
 use chrono::Local;
 use serde_json::Value;
 
-use crate::jobs::fs::publish::write_atomic;
+use crate::jobs::fs::publish::{write_atomic, write_unsynced};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::run::{finish, leftovers};
@@ -199,7 +199,9 @@ fn run_agent(
             supervisor: Recorded::of(std::process::id()),
             agent: Some(a.clone()),
         };
-        let _ = write_atomic(dir, PROCESS_FILE, &record.to_json());
+        // Not fsynced: a start time means nothing after a reboot, and the sooner the agent is
+        // recorded, the smaller the window in which its supervisor could die unrecorded.
+        let _ = write_unsynced(dir, PROCESS_FILE, &record.to_json());
     }
     rt.block_on(async {
         let code = run_to_end(child, signals.as_mut()).await;
