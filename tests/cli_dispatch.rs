@@ -687,9 +687,10 @@ fn a_supervisor_killed_with_sigkill_leaves_a_died_job() {
     let log = w.read_string(&id, "output.log");
     assert!(!log.contains("exit:"), "nobody wrote an exit line: {log:?}");
     assert!(w.notes().is_empty());
-    // The orphaned agent is still there (World's drop kills it); luzia cannot reach it through
-    // the dead supervisor and says so.
-    assert!(pid_alive(agent));
+    // The agent died with its supervisor: nothing of the job is left running, and kill says so.
+    wait_for("the agent to die with its supervisor", || {
+        (!pid_alive(agent)).then_some(())
+    });
     w.run(["kill", &id]).refused(1, "not running");
 }
 

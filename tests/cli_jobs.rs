@@ -256,7 +256,7 @@ fn every_status_table_row_from_real_directories() {
     let alive = |id: &str| {
         sb.write(id, "meta.json", meta("p", OLD, None));
         sb.write(id, "output.log", "working\n");
-        sb.write(id, "pid", format!("{live_pid}\n"));
+        sb.write_pid(id, live_pid);
     };
 
     alive("running");
@@ -299,6 +299,8 @@ fn every_status_table_row_from_real_directories() {
         meta("p", OLD, Some(json!(live_pid.to_string()))),
     );
     sb.write("metapid", "output.log", "working\n");
+    // The sleeper started long after OLD: only its recorded start makes it this job's.
+    record_process(&sb.job_dir("metapid"), live_pid);
     alive("midexit");
     sb.write(
         "midexit",
@@ -387,7 +389,7 @@ fn a_killed_agent_turns_running_into_died() {
     let mut agent = sleeper();
     sb.write("j1", "meta.json", meta("p", OLD, None));
     sb.write("j1", "output.log", "working\n");
-    sb.write("j1", "pid", agent.id().to_string());
+    sb.write_pid("j1", agent.id());
     assert_eq!(sb.jobs_json(&[])[0]["status"], "running");
     agent.kill_and_reap();
     let after = sb.jobs_json(&[]);
@@ -450,6 +452,9 @@ fn orchestrator_tree() -> OrchTree {
         "2026-01-09T11:00:00.5",
         "step 1 ok\nrunning subcommand...\nexit:0\nsubcommand returned, continuing\nstep 2...\n",
     );
+    // The live agent started today, long after this job's start time: without a record of its
+    // start it would rightly be taken for a reused pid.
+    record_process(&sb.job_dir("110000-cccc"), agent.id());
     job(
         "120000-dddd",
         "librec",

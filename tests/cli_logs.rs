@@ -139,7 +139,7 @@ fn follow_job(sb: &Sandbox, id: &str, writer_body: &str) -> (ChildGuard, std::pa
             ("GO2", sb.tmp.path().join(format!("go2-{id}")).as_path()),
         ],
     );
-    sb.write(id, "pid", writer.id().to_string());
+    sb.write_pid(id, writer.id());
     (writer, go)
 }
 
@@ -309,7 +309,7 @@ fn follow_stops_when_the_agent_dies_without_an_exit_line() {
     let mut agent = sleeper();
     sb.write("dying", "meta.json", OLD_META);
     sb.write("dying", "output.log", "working...\nstill working...\n");
-    sb.write("dying", "pid", format!("{}\n", agent.id()));
+    sb.write_pid("dying", agent.id());
     let mut follow = Follow::spawn(&sb, "dying", &[]);
     follow.wait_for_line("still working...");
     agent.kill_and_reap();

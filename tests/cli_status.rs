@@ -101,7 +101,7 @@ impl Fleet {
     /// A job whose agent is the live process `pid`, started `minutes` ago.
     fn running(&self, id: &str, project: &str, pid: u32, minutes: i64) {
         self.meta(id, project, "work", &ago(minutes));
-        self.sb.write(id, "pid", format!("{pid}\n"));
+        self.sb.write_pid(id, pid);
         self.sb.write(id, "output.log", "working\n");
     }
 
@@ -700,7 +700,7 @@ fn hostile_text_never_reaches_the_output_raw() {
     let agent = sleeper();
     let evil = "Deploy\x1b]0;pwned\x07 now\x1b[2J\x1b[H\u{202e}gnp.exe\x1b]52;c;aGk=\x07";
     f.meta("evil-run", "mus\x1b[31mica", evil, &ago(1));
-    f.sb.write("evil-run", "pid", format!("{}\n", agent.id()));
+    f.sb.write_pid("evil-run", agent.id());
     f.sb.write(
         "evil-run",
         "output.log",

@@ -23,6 +23,7 @@ fn job(id: &str, status: Status, started_min: i64) -> Job {
         status,
         exit_code: None,
         pid: Some(4242),
+        process_record: None,
         progress: None,
         question: None,
         gate: None,

@@ -157,6 +157,7 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
 }
 
 pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
+    supervise::adopt_orphans();
     let code = supervise::supervise(&args.job_dir, Some(&cfg.notifications_log))?;
     // A slot is free now: queued tasks may start.
     if let Ok(d) = Dispatcher::new(cfg)

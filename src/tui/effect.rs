@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crate::jobs::JobId;
+use crate::jobs::model::process::Processes;
 
 /// The most events the recent-events feed holds (and reads from the notifications log).
 pub const FEED_EVENTS: usize = 500;
@@ -16,8 +17,9 @@ pub enum Effect {
         skip: HashSet<JobId>,
     },
     ReadJobs(Vec<JobId>),
-    /// Re-read those of these live jobs whose pid is gone (or which have none yet).
-    CheckAlive(Vec<(JobId, Option<u32>)>),
+    /// Re-read those of these live jobs whose process is gone, or is no longer the job's (or
+    /// which have none yet).
+    CheckAlive(Vec<(JobId, Processes)>),
     OpenLog(JobId),
     PollLog(JobId),
     CloseLog,

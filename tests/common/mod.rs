@@ -82,6 +82,14 @@ impl Sandbox {
         fs::write(dir.join(name), body).unwrap();
     }
 
+    /// Writes `pid` into job `id` with its start time beside it in `process.json`, as luzia's
+    /// supervisor records itself: a live process of the test stands for a job that started
+    /// long before it did (without the record, a process younger than its job is not the job's).
+    pub fn write_pid(&self, id: &str, pid: u32) {
+        self.write(id, "pid", format!("{pid}\n"));
+        record_process(&self.job_dir(id), pid);
+    }
+
     /// Runs `luzia jobs --json` and returns the array, checking it succeeded.
     pub fn jobs_json(&self, extra: &[&str]) -> Vec<Value> {
         let out = self
@@ -389,6 +397,25 @@ pub fn proc_stat(pid: u32) -> Option<(u8, u32, u32)> {
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
     Some((state, ppid, pgrp))
+}
+
+/// `process.json` naming `pid` (live) as the job's supervisor, with its start time (field 22 of
+/// `/proc/PID/stat`) and this boot's id.
+pub fn record_process(dir: &Path, pid: u32) {
+    let stat = fs::read(format!("/proc/{pid}/stat")).expect("a live process");
+    let close = stat.iter().rposition(|&b| b == b')').unwrap();
+    let rest = std::str::from_utf8(&stat[close + 1..]).unwrap();
+    let start: u64 = rest
+        .split_whitespace()
+        .nth(22 - 3)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let record = serde_json::json!({"supervisor": {"pid": pid, "start_ticks": start,
+        "boot_id": boot.trim()}});
+    fs::create_dir_all(dir).unwrap();
+    fs::write(dir.join("process.json"), record.to_string()).unwrap();
 }
 
 /// The process's name (`/proc/PID/comm`), e.g. `sleep`.

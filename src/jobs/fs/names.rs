@@ -25,3 +25,9 @@ pub const HISTORY_FILE: &str = "history.jsonl";
 /// A requested stop: who asked for the agent to be stopped, and when (published before the
 /// signal is sent).
 pub const STOP_FILE: &str = "stop.json";
+/// Who runs the job, told apart from later processes of the same pid: the supervisor's and the
+/// agent's pids, each with its start time.
+pub const PROCESS_FILE: &str = "process.json";
+/// Room the supervisor keeps on the job's disk for its last words (the exit line and meta.json's
+/// `exit_code`), so that a full disk cannot take the result away.
+pub const RESERVE_FILE: &str = ".reserve";

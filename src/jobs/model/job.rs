@@ -2,7 +2,7 @@
 //! read, said per file so that one bad job never hides the others.
 
 use crate::jobs::fs::names::{
-    LOG_FILE, META_FILE, PID_FILE, PROGRESS_FILE, PROMPT_FILE, STOP_FILE,
+    LOG_FILE, META_FILE, PID_FILE, PROCESS_FILE, PROGRESS_FILE, PROMPT_FILE, STOP_FILE,
 };
 use std::fmt;
 use std::fs::File;
@@ -14,11 +14,11 @@ use crate::jobs::fs::files::{META_FILE_CAP, open_nofollow, read_capped, read_sma
 use crate::jobs::fs::tail;
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::meta::Meta;
+use crate::jobs::model::process::{ProcessRecord, Processes};
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::status::{self, Evidence, Status};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::model::waiting::{self, Gate, Question, Waiting};
-use crate::jobs::os::process::is_alive;
 
 /// Something in a job directory that could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +61,8 @@ pub struct Job {
     pub status: Status,
     pub exit_code: Option<i32>,
     pub pid: Option<u32>,
+    /// What `process.json` says of the job's processes (read only while it has no exit line).
+    pub process_record: Option<ProcessRecord>,
     pub progress: Option<Progress>,
     pub question: Option<Question>,
     pub gate: Option<Gate>,
@@ -131,6 +133,12 @@ impl Job {
     pub fn log_path(&self) -> PathBuf {
         self.dir.join(LOG_FILE)
     }
+
+    /// The processes that stand for the job, each with what tells it from a later process of
+    /// the same pid.
+    pub fn processes(&self) -> Processes {
+        Processes::identify(self.pid, self.process_record.as_ref(), self.started)
+    }
 }
 
 /// Reads the job `id` under `root`. `None` when its directory does not exist (any more), or is
@@ -163,6 +171,7 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         status: Status::Unknown,
         exit_code: log.exit_code,
         pid: meta.as_ref().and_then(|m| m.pid),
+        process_record: None,
         progress: r.progress(),
         question: None,
         gate: None,
@@ -185,6 +194,7 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         }
     }
     job.pid = r.pid().or(job.pid);
+    job.process_record = r.process_record();
     let pending = r.pending();
     let waiting = match (&pending.question, &pending.gate) {
         (Some(_), _) => Some(Waiting::Question),
@@ -196,11 +206,12 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         .started
         .or_else(|| dir_stat()?.modified().ok().map(DateTime::<Utc>::from));
     if log.exit_code.is_none() {
+        let processes = job.processes();
         job.status = status::derive(&Evidence {
             has_meta: job.meta.is_some(),
             has_log: log.exists,
             exit_code: None,
-            pid_alive: job.pid.map(is_alive),
+            pid_alive: processes.is_known().then(|| processes.is_alive()),
             age_secs: born.map(|t| (now - t).num_seconds()),
             waiting,
             stop_requested: job.stop.is_some(),
@@ -314,6 +325,13 @@ impl DirReader<'_> {
                 None
             }
         }
+    }
+
+    fn process_record(&mut self) -> Option<ProcessRecord> {
+        let bytes = self.small(PROCESS_FILE)?;
+        ProcessRecord::parse(&bytes)
+            .map_err(|e| self.problem(PROCESS_FILE, e))
+            .ok()
     }
 
     fn pending(&mut self) -> waiting::PendingRead {

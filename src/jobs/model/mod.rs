@@ -7,6 +7,7 @@ pub mod format;
 pub mod id;
 pub mod job;
 pub mod meta;
+pub mod process;
 pub mod progress;
 pub mod scan;
 pub mod status;

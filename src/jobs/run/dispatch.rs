@@ -1,7 +1,10 @@
-//! Dispatching a job: a fresh id (`mkdir` that fails if taken), `prompt.txt`, `meta.json` and a
-//! readable `run.sh`, then the supervisor started detached in its own session, so the agent
-//! outlives the cockpit and the SSH session. The task reaches the agent through `prompt.txt`
-//! only: it never appears on a command line and never passes through a shell.
+//! Dispatching a job: a fresh id, `prompt.txt`, `meta.json`, a readable `run.sh` and the room its
+//! supervisor's last words will need, all made in a hidden `.partial-<id>` directory that is
+//! renamed to `<id>` only when whole (a rename that fails if the id is taken), then the
+//! supervisor started detached in its own session, so the agent outlives the cockpit and the SSH
+//! session. Whatever fails on the way (a full disk, a supervisor that cannot start), no half job
+//! is left behind. The task reaches the agent through `prompt.txt` only: it never appears on a
+//! command line and never passes through a shell.
 
 use crate::jobs::fs::names::{META_FILE, PROMPT_FILE, RUN_SCRIPT};
 use std::path::{Path, PathBuf};
@@ -12,6 +15,7 @@ use serde_json::json;
 
 use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
+use crate::jobs::run::finish;
 
 /// The longest task accepted: meta.json holds it, and is read whole.
 pub const MAX_TASK_BYTES: usize = 4 * 1024 * 1024;
@@ -54,8 +58,19 @@ pub enum DispatchError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot start the supervisor: {0}")]
-    Spawn(std::io::Error),
+    #[error(
+        "cannot write {what} of a new job in {root}: {source} (is the disk full, the jobs root \
+         writable?); {leftover}"
+    )]
+    Write {
+        root: PathBuf,
+        what: String,
+        source: std::io::Error,
+        /// What became of the half-made job.
+        leftover: String,
+    },
+    #[error("cannot start the supervisor: {0}; the job {1} was removed again")]
+    Spawn(std::io::Error, PathBuf),
 }
 
 /// A job that exists on disk.
@@ -112,6 +127,23 @@ fn candidate_id(now: DateTime<Utc>, salt: u64) -> String {
 
 /// Creates the job directory and its files. Does not start anything.
 pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, DispatchError> {
+    check(spec)?;
+    let mut last = None;
+    for salt in 0..64 {
+        let id = JobId::parse(&candidate_id(now, salt)).expect("ids we make are valid");
+        match build(root, &id, spec, now) {
+            Ok(created) => return Ok(created),
+            Err(Built::Taken(e)) => last = Some(e),
+            Err(Built::Failed(e)) => return Err(e),
+        }
+    }
+    Err(DispatchError::Io {
+        path: root.to_owned(),
+        source: last.unwrap_or_else(|| std::io::Error::other("no free job id")),
+    })
+}
+
+fn check(spec: &Spec) -> Result<(), DispatchError> {
     if !is_valid(&spec.project) {
         return Err(DispatchError::BadProject(
             spec.project.escape_debug().take(80).collect(),
@@ -129,11 +161,66 @@ pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, D
     if !spec.project_path.is_dir() {
         return Err(DispatchError::NoProjectDir(spec.project_path.clone()));
     }
-    let io = |source| DispatchError::Io {
-        path: root.to_owned(),
-        source,
+    Ok(())
+}
+
+enum Built {
+    /// The id is taken (by a job, or another dispatcher making one): try another.
+    Taken(std::io::Error),
+    Failed(DispatchError),
+}
+
+/// Makes job `id` in `.partial-<id>` and renames it into place; on failure removes it again.
+fn build(root: &Path, id: &JobId, spec: &Spec, now: DateTime<Utc>) -> Result<Created, Built> {
+    let staging = root.join(format!(".partial-{id}"));
+    match std::fs::create_dir(&staging) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(Built::Taken(e)),
+        Err(source) => {
+            return Err(Built::Failed(DispatchError::Io {
+                path: root.to_owned(),
+                source,
+            }));
+        }
+    }
+    let dir = root.join(id.as_str());
+    let made = write_files(&staging, &dir, id, spec, now).and_then(|()| {
+        sync_dir(&staging);
+        rename_into_place(&staging, &dir).map_err(|e| ("the job directory".to_owned(), e))
+    });
+    let Err((what, source)) = made else {
+        sync_dir(root);
+        return Ok(Created {
+            id: id.clone(),
+            dir,
+        });
     };
-    let (id, dir) = make_dir(root, now).map_err(io)?;
+    let leftover = match std::fs::remove_dir_all(&staging) {
+        Ok(()) => "nothing was left behind".to_owned(),
+        Err(e) => format!(
+            "the half-made {} could not be removed ({e}): remove it by hand",
+            staging.display()
+        ),
+    };
+    if source.kind() == std::io::ErrorKind::AlreadyExists {
+        return Err(Built::Taken(source));
+    }
+    Err(Built::Failed(DispatchError::Write {
+        root: root.to_owned(),
+        what,
+        source,
+        leftover,
+    }))
+}
+
+/// The job's files, written into `staging`; `dir` is where they will be.
+fn write_files(
+    staging: &Path,
+    dir: &Path,
+    id: &JobId,
+    spec: &Spec,
+    now: DateTime<Utc>,
+) -> Result<(), (String, std::io::Error)> {
     let dir_s = dir.display().to_string();
     let path_s = spec.project_path.display().to_string();
     let values = [
@@ -162,37 +249,35 @@ pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, D
     if let Some(r) = &spec.retry_of {
         meta["retry_of"] = json!(r);
     }
+    let meta = serde_json::to_vec_pretty(&meta).map_err(|e| (META_FILE.into(), e.into()))?;
     let write = |name: &str, bytes: &[u8]| {
-        write_unsynced(&dir, name, bytes).map_err(|source| DispatchError::Io {
-            path: dir.join(name),
-            source,
-        })
+        write_unsynced(staging, name, bytes).map_err(|e| (name.to_owned(), e))
     };
     write(PROMPT_FILE, prompt.as_bytes())?;
     write(
         RUN_SCRIPT,
-        run_script(&id, &dir, &spec.project_path, &argv).as_bytes(),
+        run_script(id, dir, &spec.project_path, &argv).as_bytes(),
     )?;
-    // meta.json last: a job with meta.json is complete enough to be started and shown.
-    write(META_FILE, &serde_json::to_vec_pretty(&meta).expect("JSON"))?;
-    // One sync for the whole job: its files are small, and a crash before the agent starts
-    // loses the job as a whole rather than leaving half of one.
-    sync_dir(&dir);
-    Ok(Created { id, dir })
+    write(META_FILE, &meta)?;
+    // Made now, while the disk has room: a full disk later cannot take the result away.
+    finish::reserve(staging, meta.len() as u64)
+        .map_err(|e| ("the room for its exit line".to_owned(), e))
 }
 
-fn make_dir(root: &Path, now: DateTime<Utc>) -> std::io::Result<(JobId, PathBuf)> {
-    let mut last = None;
-    for salt in 0..64 {
-        let id = JobId::parse(&candidate_id(now, salt)).expect("ids we make are valid");
-        let dir = root.join(id.as_str());
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok((id, dir)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
+/// `rename(2)` that fails if `to` exists (`RENAME_NOREPLACE`); on a file system without it, a
+/// look first, then a plain rename (which cannot replace a job: its directory is not empty).
+fn rename_into_place(from: &Path, to: &Path) -> std::io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {
+            if std::fs::symlink_metadata(to).is_ok() {
+                return Err(std::io::ErrorKind::AlreadyExists.into());
+            }
+            std::fs::rename(from, to)
         }
+        Err(e) => Err(e.into()),
     }
-    Err(last.unwrap_or_else(|| std::io::Error::other("no free job id")))
 }
 
 /// A script a person can read and run again; the supervisor does not use it.
@@ -209,7 +294,8 @@ fn run_script(id: &JobId, dir: &Path, cwd: &Path, argv: &[String]) -> String {
     )
 }
 
-/// Starts `luzia supervise DIR` detached in its own session.
+/// Starts `luzia supervise DIR` detached in its own session. If it cannot be started, the job
+/// directory (just made by [`create`]) is removed again.
 pub fn start_supervisor(
     exe: &Path,
     dir: &Path,
@@ -235,7 +321,14 @@ pub fn start_supervisor(
                 .map_err(std::io::Error::from)
         });
     }
-    let mut child = cmd.spawn().map_err(DispatchError::Spawn)?;
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            // Nobody will ever run it: a job that cannot start is not left to read as died.
+            let _ = std::fs::remove_dir_all(dir);
+            return Err(DispatchError::Spawn(e, dir.to_owned()));
+        }
+    };
     // Reap it in the background when it ends, so it never lingers as a zombie of ours.
     std::thread::spawn(move || child.wait());
     Ok(())

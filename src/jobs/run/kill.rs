@@ -3,22 +3,25 @@
 //! agent ends after it reads as `killed` whatever its exit code. A job luzia dispatched is
 //! stopped through its supervisor (SIGTERM to it; it passes the signal on to the agent's process
 //! group, escalates to SIGKILL after the grace period, and writes the exit line). A job started
-//! some other way (the orchestrator's) has no supervisor to write the exit line, so luzia
-//! signals the agent itself and writes it.
+//! some other way (the orchestrator's), or whose supervisor is gone while what its agent started
+//! lives on, has nobody to write the exit line, so luzia signals the agent itself and writes it.
+//! A process is signalled only while it is still the job's: a pid whose recorded start time (or,
+//! without a record, the job's start time) does not match names another process, which is left
+//! alone.
 
 use crate::jobs::fs::names::{LOG_FILE, STOP_FILE};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+use rustix::process::{Pid, Signal};
 
 use crate::jobs::fs::publish::{Published, publish_once};
 use crate::jobs::fs::tail::exit_code;
 use crate::jobs::hitl::operator::operator;
 use crate::jobs::model::job::Job;
-use crate::jobs::model::stop::{StopRequest, StopSource};
-use crate::jobs::os::process::is_alive;
+use crate::jobs::model::stop::{self, StopRequest, StopSource};
+use crate::jobs::os::process::{Found, ProcessRef, SignalError};
+use crate::jobs::run::finish;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KillError {
@@ -28,6 +31,10 @@ pub enum KillError {
     NoPid(String),
     #[error("job {0} is not running (its process is gone)")]
     NotRunning(String),
+    #[error(
+        "job {id} is not running: pid {pid} now belongs to another process, which was left alone"
+    )]
+    NotOurs { id: String, pid: u32 },
     #[error("cannot signal pid {pid} of job {id}: {source}")]
     Signal {
         id: String,
@@ -44,6 +51,10 @@ pub enum KillError {
     },
     #[error("job {id} did not stop within {secs} s")]
     Stuck { id: String, secs: u64 },
+    #[error(
+        "job {0} has stopped, but its supervisor ended before writing the exit line; it reads as killed"
+    )]
+    Unrecorded(String),
     #[error(
         "cannot record the stop of job {id} in {path}: {source}; nothing was signalled \
          (run this as a user who may write in the job directory)"
@@ -66,83 +77,192 @@ pub fn kill(job: &Job, grace: Duration, source: StopSource) -> Result<i32, KillE
 /// How long an agent has to stop after SIGTERM, unless the operator says otherwise.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 
+/// How long SIGKILL may take to show.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// Whom a stop is sent to. Only processes that are still the job's own are ever signalled.
+enum Target {
+    /// A live supervisor: it passes the stop on to the agent's group, escalates, and writes the
+    /// exit line.
+    Supervisor(ProcessRef),
+    /// An agent that nobody will write the exit line for: the orchestrator's, or one whose
+    /// supervisor is gone. `group`: its whole process group is signalled. `supervised`: a job of
+    /// luzia's, whose meta.json is given the finish too.
+    Agent {
+        process: ProcessRef,
+        group: bool,
+        supervised: bool,
+    },
+}
+
+fn target(job: &Job) -> Result<Target, KillError> {
+    let id = job.id.to_string();
+    let processes = job.processes();
+    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
+    let main = processes.main.as_ref().map(|p| (p, p.find()));
+    if let Some((p, found)) = &main
+        && found.is_alive()
+    {
+        if supervised {
+            return Ok(Target::Supervisor((*p).clone()));
+        }
+        // Without a supervisor, the agent's group is signalled if it leads one.
+        return Ok(Target::Agent {
+            process: (*p).clone(),
+            group: leads_group(p.pid),
+            supervised: false,
+        });
+    }
+    // The supervisor is gone, but what its agent started may live on.
+    if let Some(agent) = processes.agent.filter(|a| a.find_group().is_alive()) {
+        return Ok(Target::Agent {
+            process: agent,
+            group: true,
+            supervised,
+        });
+    }
+    match main {
+        None => Err(KillError::NoPid(id)),
+        Some((p, Found::Other)) => Err(KillError::NotOurs { id, pid: p.pid }),
+        Some(_) => Err(KillError::NotRunning(id)),
+    }
+}
+
+fn leads_group(pid: u32) -> bool {
+    let p = i32::try_from(pid).ok().and_then(Pid::from_raw);
+    p.is_some_and(|p| rustix::process::getpgid(Some(p)) == Ok(p))
+}
+
+fn send(process: &ProcessRef, group: bool, sig: Signal) -> Result<(), SignalError> {
+    if group {
+        process.signal_group(sig)
+    } else {
+        process.signal(sig)
+    }
+}
+
+fn signal_error(job: &Job, e: SignalError) -> KillError {
+    let id = job.id.to_string();
+    match e {
+        SignalError::Gone(_) => KillError::NotRunning(id),
+        SignalError::NotOurs(pid) => KillError::NotOurs { id, pid },
+        SignalError::Os { pid, source } => KillError::Signal { id, pid, source },
+    }
+}
+
 /// Records `request` (unless a stop was asked for already: the first request stands), then
 /// stops the job and returns the agent's exit code recorded for it.
 pub fn kill_with(job: &Job, grace: Duration, request: &StopRequest) -> Result<i32, KillError> {
-    let id = job.id.to_string();
     if job.exit_code.is_some() {
-        return Err(KillError::Finished(id));
+        return Err(KillError::Finished(job.id.to_string()));
     }
-    let pid = job.pid.ok_or_else(|| KillError::NoPid(id.clone()))?;
-    if !is_alive(pid) {
-        return Err(KillError::NotRunning(id));
-    }
-    let p = Pid::from_raw(pid as i32).ok_or_else(|| KillError::NoPid(id.clone()))?;
+    let target = target(job)?;
     let ours = record(job, request)?;
-    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
-    // A supervisor passes SIGTERM on to the agent's group. Without one, the agent's group is
-    // signalled if it leads one, else the agent alone.
-    let term = |sig| match rustix::process::getpgid(Some(p)) {
-        Ok(g) if g == p && !supervised => kill_process_group(p, sig),
-        _ => kill_process(p, sig),
+    let sent = match &target {
+        Target::Supervisor(p) => p.signal(Signal::TERM),
+        Target::Agent { process, group, .. } => send(process, *group, Signal::TERM),
     };
-    if let Err(e) = term(Signal::TERM) {
+    if let Err(e) = sent {
         // Nothing was signalled: a request just made is withdrawn, so the job is not taken for
         // killed when it ends by itself.
         if ours {
             let _ = std::fs::remove_file(job.dir.join(STOP_FILE));
         }
-        return Err(KillError::Signal {
-            id,
-            pid,
-            source: e.into(),
-        });
+        return Err(signal_error(job, e));
     }
-    if !supervised {
-        return stop_unsupervised(job, pid, grace, term);
+    match target {
+        Target::Supervisor(p) => stop_supervised(job, &p, grace),
+        Target::Agent {
+            process,
+            group,
+            supervised,
+        } => stop_agent(job, &process, group, supervised, grace),
     }
-    // A second SIGTERM after our grace period makes the supervisor kill the agent's group at
-    // once. It writes the exit line either way.
-    if let Some(code) = wait_for_exit_line(job, grace) {
-        return Ok(code);
-    }
-    let _ = kill_process(p, Signal::TERM);
+}
+
+/// The supervisor has been sent SIGTERM. A second one after our grace period makes it kill the
+/// agent's group at once; it writes the exit line either way. Should it end without writing it,
+/// whatever its agent left is stopped here.
+fn stop_supervised(job: &Job, supervisor: &ProcessRef, grace: Duration) -> Result<i32, KillError> {
     let within = Duration::from_secs(5);
-    wait_for_exit_line(job, within).ok_or(KillError::Stuck {
-        id,
+    for (i, wait) in [grace, within].into_iter().enumerate() {
+        if i > 0 {
+            let _ = supervisor.signal(Signal::TERM);
+        }
+        match wait_for_exit_line(job, wait, supervisor) {
+            Waited::Code(code) => return Ok(code),
+            Waited::SupervisorGone => return take_over(job, grace),
+            Waited::TimedOut => {}
+        }
+    }
+    Err(KillError::Stuck {
+        id: job.id.to_string(),
         secs: (grace + within).as_secs(),
     })
 }
 
-/// Waits for a job without a supervisor (signalled with SIGTERM by `term`) to end, kills it
-/// after the grace period, and writes its exit line.
-fn stop_unsupervised(
-    job: &Job,
-    pid: u32,
-    grace: Duration,
-    term: impl Fn(Signal) -> rustix::io::Result<()>,
-) -> Result<i32, KillError> {
-    let deadline = Instant::now() + grace;
-    let mut code = -15;
-    while is_alive(pid) {
-        if Instant::now() >= deadline {
-            let _ = term(Signal::KILL);
-            code = -9;
-            break;
+/// The supervisor ended without an exit line: its agent's group, if anything of it lives, is
+/// stopped here.
+fn take_over(job: &Job, grace: Duration) -> Result<i32, KillError> {
+    match job.processes().agent {
+        Some(agent) if send(&agent, true, Signal::TERM).is_ok() => {
+            stop_agent(job, &agent, true, true, grace)
         }
-        std::thread::sleep(Duration::from_millis(50));
+        _ => Err(KillError::Unrecorded(job.id.to_string())),
     }
-    let mut log = std::fs::OpenOptions::new()
+}
+
+/// Waits for an agent (or its group) signalled with SIGTERM to end, kills it after the grace
+/// period, and writes its exit line; for a job of luzia's, meta.json's finish too.
+fn stop_agent(
+    job: &Job,
+    process: &ProcessRef,
+    group: bool,
+    supervised: bool,
+    grace: Duration,
+) -> Result<i32, KillError> {
+    let alive = || {
+        if group {
+            process.find_group().is_alive()
+        } else {
+            process.is_alive()
+        }
+    };
+    let mut code = -15;
+    if !gone_within(grace, alive) {
+        let _ = send(process, group, Signal::KILL);
+        code = -9;
+        // Written only once nothing of it can write after the exit line.
+        gone_within(KILL_WAIT, alive);
+    }
+    let exit_line_error = |source| KillError::ExitLine {
+        id: job.id.to_string(),
+        pid: process.pid,
+        source,
+    };
+    let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(job.dir.join(LOG_FILE))
-        .map_err(|source| KillError::ExitLine {
-            id: job.id.to_string(),
-            pid,
-            source,
-        })?;
-    let _ = writeln!(log, "\nexit:{code}");
+        .map_err(exit_line_error)?;
+    finish::exit_line(&job.dir, &log, code).map_err(exit_line_error)?;
+    if supervised {
+        let stop = stop::read(&job.dir).map(|(request, _)| request);
+        let _ = finish::record_finish(&job.dir, code, stop.as_ref());
+        finish::discard_reserve(&job.dir);
+    }
     Ok(code)
+}
+
+fn gone_within(within: Duration, alive: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while alive() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
 }
 
 /// Publishes the request in the job directory, durably, before any signal. `true` when it is
@@ -160,26 +280,39 @@ fn record(job: &Job, request: &StopRequest) -> Result<bool, KillError> {
     }
 }
 
-fn wait_for_exit_line(job: &Job, within: Duration) -> Option<i32> {
+enum Waited {
+    Code(i32),
+    SupervisorGone,
+    TimedOut,
+}
+
+fn wait_for_exit_line(job: &Job, within: Duration, supervisor: &ProcessRef) -> Waited {
     let deadline = Instant::now() + within;
     let path = job.dir.join(LOG_FILE);
+    // Never blocks, and refuses anything but a regular file (a FIFO would wait forever).
+    let read = || {
+        let f = crate::jobs::fs::files::open_nofollow(&path).ok()??;
+        let len = f.metadata().ok()?.len();
+        exit_code(&f, len).ok().flatten()
+    };
     while Instant::now() < deadline {
-        // Never blocks, and refuses anything but a regular file (a FIFO would wait forever).
-        if let Ok(Some(f)) = crate::jobs::fs::files::open_nofollow(&path)
-            && let Ok(md) = f.metadata()
-            && let Ok(Some(code)) = exit_code(&f, md.len())
-        {
-            return Some(code);
+        if let Some(code) = read() {
+            return Waited::Code(code);
+        }
+        if !supervisor.is_alive() {
+            // It may have written the line just before it ended.
+            return read().map_or(Waited::SupervisorGone, Waited::Code);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    None
+    Waited::TimedOut
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::jobs::model::status::Status;
+    use crate::jobs::os::process::is_alive;
     use crate::jobs::{JobId, read_job};
     use chrono::{TimeZone, Utc};
     use std::os::unix::process::CommandExt;
@@ -272,5 +405,37 @@ mod tests {
         assert_eq!(read.stop, Some(first));
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    #[test]
+    fn a_pid_that_is_another_process_now_is_never_signalled() {
+        let d = tempfile::tempdir().unwrap();
+        let mut bystander = Command::new("sleep").arg("30").spawn().unwrap();
+        let mut job = orchestrator_job(d.path(), &bystander);
+        // The job's own process had this pid but started at another time.
+        let mut recorded = crate::jobs::model::process::Recorded::of(bystander.id()).unwrap();
+        recorded.start_ticks -= 1;
+        job.process_record = Some(crate::jobs::model::process::ProcessRecord {
+            supervisor: Some(recorded),
+            agent: None,
+        });
+        let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
+        assert!(
+            matches!(&err, KillError::NotOurs { pid, .. } if *pid == bystander.id()),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("left alone"), "{err}");
+        assert!(is_alive(bystander.id()), "the bystander was not signalled");
+        assert!(!job.dir.join(STOP_FILE).exists(), "nothing recorded either");
+        // Without a record: a process that started long after the job is not its agent.
+        job.process_record = None;
+        job.started = Some(chrono::Utc::now() - chrono::Duration::days(3));
+        assert!(matches!(
+            kill_with(&job, DEFAULT_GRACE, &ana()),
+            Err(KillError::NotOurs { .. })
+        ));
+        assert!(is_alive(bystander.id()));
+        let _ = bystander.kill();
+        let _ = bystander.wait();
     }
 }

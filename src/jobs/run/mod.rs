@@ -2,6 +2,8 @@
 //! runs the agent and writes its exit line, the queue, and kill.
 
 pub mod dispatch;
+pub mod finish;
 pub mod kill;
+pub mod leftovers;
 pub mod queue;
 pub mod supervise;

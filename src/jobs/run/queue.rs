@@ -214,6 +214,7 @@ impl Queued {
             status: Status::Queued,
             exit_code: None,
             pid: None,
+            process_record: None,
             progress: None,
             question: None,
             gate: None,

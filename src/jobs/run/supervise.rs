@@ -3,9 +3,12 @@
 //! comes, then the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
 //! one line in the notifications log. A SIGTERM (from `luzia kill`, or a shutdown) is passed on
 //! to the agent's process group, followed by SIGKILL after a grace period; the exit line is
-//! written either way.
+//! written either way, and only once nothing the agent started is left to write after it.
+//! The agent dies with the supervisor, however the supervisor ends. Both are recorded in
+//! `process.json` with their start times, so that neither is ever mistaken for a later process
+//! of the same pid.
 
-use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROMPT_FILE};
+use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROCESS_FILE, PROMPT_FILE};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -13,12 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use chrono::{Local, Utc};
+use chrono::Local;
 use serde_json::Value;
 
-use crate::jobs::fs::publish::write_atomic;
-use crate::jobs::model::status::Status;
+use crate::jobs::fs::publish::{write_atomic, write_unsynced};
+use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
+use crate::jobs::run::{finish, leftovers};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -111,43 +115,103 @@ pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, Superv
     let _inside = rt.enter();
     // Signals are caught before the pid is published: whoever reads the pid and sends SIGTERM
     // finds us ready to pass it on and record the kill.
-    let signals = Signals::new();
-    write_atomic(
-        dir,
-        PID_FILE,
-        format!("{}\n", std::process::id()).as_bytes(),
-    )
-    .map_err(io(dir.join(PID_FILE)))?;
+    let signals = Signals::new().ok();
     let log_path = dir.join(LOG_FILE);
     let log = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log_path)
         .map_err(io(log_path.clone()))?;
-    // Spawning registers the child with the runtime's reaper.
-    let spawned = spawn_agent(dir, &plan, &log);
-    let code = match (spawned, signals) {
-        (Ok(child), Ok(signals)) => run_to_end(&rt, child, signals),
-        (Ok(mut child), Err(_)) => rt.block_on(async { status_code(child.wait().await) }),
-        (Err(message), _) => {
-            let _ = writeln!(
+    let code = match publish_self(dir) {
+        Ok(()) => run_agent(&rt, dir, &plan, &log, signals),
+        Err(message) => {
+            let _ = finish::append(
+                dir,
                 &log,
-                "luzia: cannot start the agent {:?}: {message}",
-                plan.argv[0]
+                &format!("luzia: {message}; the agent was not started\n"),
             );
             127
         }
     };
-    // The exit line: an empty line, then exit:N, as the orchestrator writes it.
-    writeln!(&log, "\nexit:{code}").map_err(io(log_path.clone()))?;
-    let _ = log.sync_data();
+    finish::exit_line(dir, &log, code).map_err(io(log_path))?;
     // Published before any signal was sent: if a stop was asked for, it is on disk by now.
     let stop = stop::read(dir).map(|(request, _)| request);
-    record_finish(dir, code, stop.as_ref());
+    let _ = finish::record_finish(dir, code, stop.as_ref());
     if let Some(n) = notifications {
         notify(n, &plan.id, code, stop.as_ref());
     }
+    finish::discard_reserve(dir);
     Ok(code)
+}
+
+/// Makes this process the reaper of whatever the agent leaves behind when its parent ends, so
+/// that the leftovers of its process group can be waited for and reaped (see `leftovers`).
+/// For the `luzia supervise` process only: it changes the whole process.
+pub fn adopt_orphans() {
+    let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+}
+
+/// The room for the last words, then `process.json` and `pid`: from here on the job is known
+/// by this process, and cannot be confused with a later one of the same pid.
+fn publish_self(dir: &Path) -> Result<(), String> {
+    finish::ensure_reserve(dir).map_err(|e| {
+        format!(
+            "cannot reserve room for the exit line in {}: {e}",
+            dir.display()
+        )
+    })?;
+    let record = ProcessRecord {
+        supervisor: Recorded::of(std::process::id()),
+        agent: None,
+    };
+    let publish = |name: &str, bytes: &[u8]| {
+        write_atomic(dir, name, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
+    publish(PROCESS_FILE, &record.to_json())?;
+    publish(PID_FILE, format!("{}\n", std::process::id()).as_bytes())
+}
+
+/// Starts the agent, records it beside the supervisor, and waits until it and what it left
+/// running in its process group have ended. Returns the agent's exit code.
+fn run_agent(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    plan: &Plan,
+    log: &File,
+    mut signals: Option<Signals>,
+) -> i32 {
+    // Spawning registers the child with the runtime's reaper.
+    let child = match spawn_agent(dir, plan, log) {
+        Ok(child) => child,
+        Err(message) => {
+            let line = format!(
+                "luzia: cannot start the agent {:?}: {message}\n",
+                plan.argv[0]
+            );
+            let _ = finish::append(dir, log, &line);
+            return 127;
+        }
+    };
+    let agent = child.id().and_then(Recorded::of);
+    if let Some(a) = &agent {
+        let record = ProcessRecord {
+            supervisor: Recorded::of(std::process::id()),
+            agent: Some(a.clone()),
+        };
+        // Not fsynced: a start time means nothing after a reboot, and the sooner the agent is
+        // recorded, the smaller the window in which its supervisor could die unrecorded.
+        let _ = write_unsynced(dir, PROCESS_FILE, &record.to_json());
+    }
+    rt.block_on(async {
+        let code = run_to_end(child, signals.as_mut()).await;
+        if let Some(a) = &agent
+            && let Some(note) = leftovers::wait_out(&a.process(), signals.as_mut()).await
+        {
+            let _ = finish::append(dir, log, &note);
+        }
+        code
+    })
 }
 
 /// Why the agent could not be started (written to its log, where a person reads it).
@@ -173,6 +237,7 @@ fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Ch
         .env("LUZIA_JOB_ID", &plan.id)
         // Its own process group: a kill reaches everything the agent started.
         .process_group(0);
+    die_with_supervisor(&mut cmd);
     if !plan.user.is_empty() && rustix::process::geteuid().is_root() {
         let (uid, gid, home) =
             lookup_user(&plan.user).ok_or_else(|| SpawnError::NoUser(plan.user.clone()))?;
@@ -187,9 +252,27 @@ fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Ch
         .map_err(SpawnError::Io)
 }
 
-/// Waits for the agent, passing SIGTERM/SIGINT/SIGHUP on to its group (then SIGKILL after the
-/// grace period). Returns its exit code, or minus the signal that ended it.
-struct Signals {
+/// The agent gets SIGKILL from the kernel when the supervisor ends, however it ends: even a
+/// SIGKILL of the supervisor, which leaves it no chance to pass anything on. Set between fork
+/// and exec, after any change of user (which would clear it). The kernel sends it when the
+/// thread that spawned the agent ends: the supervisor spawns from the thread that waits for it.
+fn die_with_supervisor(cmd: &mut std::process::Command) {
+    let supervisor = rustix::process::getpid();
+    // SAFETY: prctl and getppid are system calls that allocate nothing: async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // A supervisor that died before the line above will send no signal: do not start.
+            if rustix::process::getppid() != Some(supervisor) {
+                return Err(rustix::io::Errno::SRCH.into());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// SIGTERM, SIGINT and SIGHUP: each asks the supervisor to stop the agent.
+pub struct Signals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
     hup: tokio::signal::unix::Signal,
@@ -204,44 +287,48 @@ impl Signals {
             hup: signal(SignalKind::hangup())?,
         })
     }
+
+    /// The next stop signal, whichever it is.
+    pub async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+            _ = self.hup.recv() => {}
+        }
+    }
 }
 
-fn run_to_end(
-    rt: &tokio::runtime::Runtime,
-    mut child: tokio::process::Child,
-    signals: Signals,
-) -> i32 {
+/// Waits for the agent, passing a stop signal on to its group (then SIGKILL after the grace
+/// period). Returns its exit code, or minus the signal that ended it.
+async fn run_to_end(mut child: tokio::process::Child, mut signals: Option<&mut Signals>) -> i32 {
     let pgid = child
         .id()
         .and_then(|p| rustix::process::Pid::from_raw(p as i32));
-    let Signals {
-        mut term,
-        mut int,
-        mut hup,
-    } = signals;
-    rt.block_on(async move {
-        let mut deadline: Option<tokio::time::Instant> = None;
-        loop {
-            let kill_at = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
+    let mut deadline: Option<tokio::time::Instant> = None;
+    loop {
+        let kill_at = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let stop = async {
+            match signals.as_deref_mut() {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            status = child.wait() => return status_code(status),
+            _ = stop => deadline = Some(on_stop_signal(deadline, pgid)),
+            _ = kill_at => {
+                if let Some(p) = pgid {
+                    let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
                 }
-            };
-            tokio::select! {
-                status = child.wait() => return status_code(status),
-                _ = term.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
-                _ = int.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
-                _ = hup.recv() => deadline = Some(on_stop_signal(deadline, pgid)),
-                _ = kill_at => {
-                    if let Some(p) = pgid {
-                        let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
-                    }
-                    deadline = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
-                }
+                deadline = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
             }
         }
-    })
+    }
 }
 
 /// The first stop signal passes SIGTERM on and starts the grace period; a second one (as
@@ -275,31 +362,6 @@ fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
     }
 }
 
-/// `finished` and `exit_code` into meta.json, keeping every other field as it was; after a
-/// requested stop also `stop` and `status: killed`, which the exit code cannot say.
-fn record_finish(dir: &Path, code: i32, stop: Option<&StopRequest>) {
-    let Ok(bytes) = std::fs::read(dir.join(META_FILE)) else {
-        return;
-    };
-    let Ok(Value::Object(mut meta)) = serde_json::from_slice::<Value>(&bytes) else {
-        return;
-    };
-    meta.insert(
-        "finished".into(),
-        Value::String(Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-    );
-    meta.insert("exit_code".into(), Value::from(code));
-    if let Some(s) = stop.and_then(|s| serde_json::to_value(s).ok()) {
-        meta.insert("status".into(), Value::from(Status::Killed.as_str()));
-        meta.insert("stop".into(), s);
-    }
-    let _ = write_atomic(
-        dir,
-        META_FILE,
-        &serde_json::to_vec_pretty(&Value::Object(meta)).expect("JSON"),
-    );
-}
-
 /// `[HH:MM:SS] Agent <job id> finished (exit <code>)`, one line, one write; after a requested
 /// stop it goes on with `, killed by <user@host> (<cli|tui>)`.
 fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest>) {
@@ -320,6 +382,7 @@ fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest>) {
 mod tests {
     use super::*;
     use crate::jobs::run::dispatch::{Spec, create};
+    use chrono::Utc;
 
     fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
         let root = tempfile::tempdir().unwrap();

@@ -565,7 +565,10 @@ fn ticks_check_liveness_and_redraw_only_what_moves() {
     let mut ids: Vec<&str> = live.iter().map(|(id, _)| id.as_str()).collect();
     ids.sort();
     assert_eq!(ids, ["155700-gate", "155800-run2", "155900-run1"]);
-    assert!(live.iter().all(|(_, pid)| *pid == Some(4242)));
+    assert!(
+        live.iter()
+            .all(|(_, processes)| processes.pid() == Some(4242))
+    );
     assert!(app.dirty, "elapsed times on screen move");
     press(&mut app, [key(KeyCode::Left)]);
     assert_eq!(app.table.tab, Tab::Failed);

@@ -2,6 +2,7 @@
 //! rotation.
 
 use super::{App, Mode};
+use crate::jobs::model::process::Processes;
 use crate::jobs::{JobId, Status};
 use crate::tui::effect::Effect;
 
@@ -9,11 +10,11 @@ impl App {
     pub(super) fn on_tick(&mut self) -> Vec<Effect> {
         // A process that dies changes nothing on disk, so no event says so: ask once a second
         // whether the live jobs' pids are still alive.
-        let live: Vec<(JobId, Option<u32>)> = self
+        let live: Vec<(JobId, Processes)> = self
             .jobs
             .values()
             .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
-            .map(|j| (j.id.clone(), j.pid))
+            .map(|j| (j.id.clone(), j.processes()))
             .collect();
         let mut effects = Vec::new();
         if !live.is_empty() {

@@ -13,8 +13,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::jobs::insight::timeline::{read_history, read_notifications};
 use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::process::Processes;
 use crate::jobs::model::scan::{list_ids, read_all};
-use crate::jobs::os::process::is_alive;
 use crate::jobs::{Job, JobId, read_job};
 use crate::tui::effect::FEED_EVENTS;
 use crate::tui::event::{Event, Synced};
@@ -77,11 +77,12 @@ impl Reads {
         self.send(Event::JobsRead(read));
     }
 
-    /// Re-reads those of these live jobs whose pid is gone (or which have none yet).
-    pub fn check_alive(&mut self, jobs: Vec<(JobId, Option<u32>)>) {
+    /// Re-reads those of these live jobs whose process is gone or is no longer the job's (or
+    /// which have none yet).
+    pub fn check_alive(&mut self, jobs: Vec<(JobId, Processes)>) {
         let gone: Vec<JobId> = jobs
             .into_iter()
-            .filter(|(_, pid)| !pid.is_some_and(is_alive))
+            .filter(|(_, processes)| !processes.is_alive())
             .map(|(id, _)| id)
             .collect();
         if !gone.is_empty() {

@@ -21,6 +21,7 @@ fn job(status: Status) -> Job {
         status,
         exit_code: None,
         pid: Some(1),
+        process_record: None,
         progress: None,
         question: None,
         gate: None,

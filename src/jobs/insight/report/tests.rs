@@ -24,6 +24,7 @@ fn job(id: &str, project: &str, status: Status, started_min: i64) -> Job {
         status,
         exit_code: None,
         pid: None,
+        process_record: None,
         progress: None,
         question: None,
         gate: None,

@@ -27,6 +27,7 @@ fn finished_job() -> Job {
         status: Status::Failed,
         exit_code: Some(1),
         pid: None,
+        process_record: None,
         progress: None,
         question: None,
         gate: None,
