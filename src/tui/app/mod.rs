@@ -158,6 +158,12 @@ impl App {
         layout::areas(self.size, self.opts.read_only)
     }
 
+    /// The terminal is too small to show the cockpit: the screen says only that, and nothing
+    /// the operator does may act on what it hides (but quitting).
+    pub fn too_small(&self) -> bool {
+        layout::too_small(self.size)
+    }
+
     pub fn selected_job(&self) -> Option<&Job> {
         self.table
             .selected
@@ -343,3 +349,5 @@ impl App {
 mod keys_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod too_small_tests;
