@@ -18,6 +18,7 @@ pub mod insight;
 mod keys;
 mod mouse;
 pub mod output;
+mod paste;
 pub mod picker;
 pub mod table;
 mod tick;
@@ -211,6 +212,7 @@ impl App {
                 vec![]
             }
             Event::Mouse(m) => self.on_mouse(m),
+            Event::Paste(text) => self.on_paste(&text),
             Event::Resize(w, h) => {
                 self.size = Rect::new(0, 0, w, h);
                 self.table.keep_visible(self.areas().table_rows());
@@ -347,6 +349,8 @@ impl App {
 
 #[cfg(test)]
 mod keys_tests;
+#[cfg(test)]
+mod paste_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

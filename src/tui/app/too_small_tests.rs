@@ -1,5 +1,5 @@
 //! While the terminal is too small the screen says only that: in every mode, with any popup
-//! open when it shrank, no key, click or wheel may act on what it hides. Quitting works.
+//! open when it shrank, no key, click, wheel or paste may act on what it hides. Quitting works.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
@@ -136,6 +136,7 @@ fn state(app: &App) -> String {
 
 #[test]
 fn nothing_but_quit_acts_while_too_small_in_any_mode() {
+    let pastes = ["y", "K", "a line\nand another\n"];
     for (mode, open) in every_mode() {
         let mut app = full_app();
         press(&mut app, open);
@@ -143,7 +144,10 @@ fn nothing_but_quit_acts_while_too_small_in_any_mode() {
         let before = state(&app);
         // The frame saying "too small" is drawn.
         app.dirty = false;
-        let events = every_key_but_quit().into_iter().chain(every_click());
+        let events = every_key_but_quit()
+            .into_iter()
+            .chain(every_click())
+            .chain(pastes.map(|t| Event::Paste(t.into())));
         for ev in events {
             let what = format!("{ev:?}");
             let effects = app.update(ev, now());
