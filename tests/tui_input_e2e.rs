@@ -19,7 +19,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use tmux::{Cockpit, Opts, POLL, Sandbox, TIMEOUT, now_rfc3339, process_alive, sh_quote};
+use luzia::jobs::text::width::char_width;
+use tmux::{Cockpit, Opts, POLL, Sandbox, Screen, TIMEOUT, now_rfc3339, process_alive, sh_quote};
 
 const RUNNING: &str = "200001-busy";
 const DONE: &str = "200002-done";
@@ -268,4 +269,164 @@ fn a_paste_on_the_main_screen_is_no_keys() {
     // Typing still works after it: the paste left no half-read sequence behind.
     ck.key("?");
     ck.wait_text("help (any key closes)");
+}
+
+// ----------------------------------------------------------------------------------------------
+// Width: no glyph debris
+// ----------------------------------------------------------------------------------------------
+
+const WIDE_JOB: &str = "200020-wide";
+
+/// Lines as an agent writes them, each with the text a terminal may then hold for it.
+fn tricky_lines(round: usize) -> Vec<(String, Vec<String>)> {
+    let family = "👨\u{200D}👩\u{200D}👧\u{200D}👦";
+    let one = |shown: &str| vec![shown.to_string()];
+    let cases = [
+        (
+            format!("family {family} photos"),
+            one("family 👨👩👧👦 photos"),
+        ),
+        (
+            "heart ❤\u{FE0F} and text ❤\u{FE0E} love".into(),
+            one("heart ❤ and text ❤ love"),
+        ),
+        (
+            "thumbs 👍\u{1F3FD} wave 👋\u{1F3FF} ok".into(),
+            one("thumbs 👍 wave 👋 ok"),
+        ),
+        (
+            "cafe\u{301} cre\u{300}me z\u{301}\u{302}\u{303}".into(),
+            one("cafe\u{301} cre\u{300}me z\u{301}\u{302}\u{303}"),
+        ),
+        // A mark after a space stays on the space: how a mark is shown alone.
+        (
+            "\u{301}lone mark, keycap 1\u{FE0F}\u{20E3}".into(),
+            one("\u{301}lone mark, keycap 1\u{20E3}"),
+        ),
+        (
+            "soft\u{AD}hy\u{200B}phen\u{2060} ｶ\u{FF9E}ｷ\u{FF9E}".into(),
+            one("softhyphen ｶ\u{3099}ｷ\u{3099}"),
+        ),
+        (
+            format!("日本語 {family}{family} 🇫🇷 end"),
+            one("日本語 👨👩👧👦👨👩👧👦 🇫🇷 end"),
+        ),
+        // A conjunct: one grapheme of two spacing letters.
+        (
+            "conjunct \u{915}\u{94D}\u{937}\u{92E}\u{93E} ok".into(),
+            one("conjunct \u{915}\u{94D}\u{937}\u{92E}\u{93E} ok"),
+        ),
+        // Unicode 15: drawn where the terminal's tables know it, else blank; never debris.
+        (
+            "shaking \u{1FAE8} face".into(),
+            vec!["shaking \u{1FAE8} face".into(), "shaking    face".into()],
+        ),
+    ];
+    // Each round shifts the text sideways, so that every cell of a row changes.
+    cases
+        .into_iter()
+        .enumerate()
+        .map(|(i, (raw, shown))| {
+            let pad = " ".repeat((round * 3 + i) % 7);
+            let prefix = format!("{round}.{i} {pad}");
+            let shown = shown.iter().map(|s| format!("{prefix}{s}")).collect();
+            (format!("{prefix}{raw}"), shown)
+        })
+        .collect()
+}
+
+/// Whether the last rows of the output pane are the lines expected (one of the texts each
+/// may show as).
+fn output_is(s: &Screen, want: &[Vec<String>]) -> bool {
+    let rows = s.output_lines();
+    let shown: Vec<&str> = rows
+        .iter()
+        .map(|r| r.trim_end())
+        .filter(|r| !r.is_empty())
+        .collect();
+    shown.len() >= want.len()
+        && shown[shown.len() - want.len()..]
+            .iter()
+            .zip(want)
+            .all(|(row, ways)| ways.iter().any(|w| w == row))
+}
+
+#[test]
+fn text_of_disputed_width_leaves_no_debris_when_rows_redraw() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    sb.running_job(
+        WIDE_JOB,
+        "musica",
+        "Plain task to start with",
+        Some(&now_rfc3339()),
+    );
+    // A pane full of wide text first: whatever a row leaves behind shows against it.
+    let filler: String = (0..40)
+        .map(|i| format!("{i:02} {}\n", "#".repeat(150)))
+        .collect();
+    sb.append(WIDE_JOB, "output.log", filler);
+    let ck = Cockpit::start(&sb, Opts::default());
+    ck.wait_for("the filler in the output pane", |s| {
+        s.output_lines().iter().any(|l| l.starts_with("39 ###"))
+    });
+    for round in 0..4 {
+        let lines = tricky_lines(round);
+        let raw: String = lines.iter().map(|(r, _)| format!("{r}\n")).collect();
+        sb.append(WIDE_JOB, "output.log", raw);
+        let want: Vec<Vec<String>> = lines.into_iter().map(|(_, shown)| shown).collect();
+        let s = ck.wait_stable(&format!("round {round} of lines, whole"), |s| {
+            output_is(s, &want)
+        });
+        // The rows above, still filler, are whole filler rows: nothing spilled up or across.
+        for row in s.output_lines().iter().filter(|r| r.contains("###")) {
+            assert!(
+                row.trim_end().ends_with(&"#".repeat(20)),
+                "a filler row was written over: {row:?}"
+            );
+        }
+        borders_in_place(&s);
+    }
+
+    // The task in the table: a row drawn again with other text.
+    for (raw, shown) in [
+        (
+            "Sort 👨\u{200D}👩\u{200D}👧 cafe\u{301} ❤\u{FE0F}",
+            "Sort 👨👩👧 cafe\u{301} ❤",
+        ),
+        (
+            "Plain task written over the emoji row",
+            "Plain task written over the emoji row",
+        ),
+        (
+            "👍\u{1F3FD}👍\u{1F3FD} then ｶ\u{FF9E} 日本",
+            "👍👍 then ｶ\u{3099} 日本",
+        ),
+    ] {
+        sb.write_meta(WIDE_JOB, "musica", raw, Some(&now_rfc3339()));
+        let s = ck.wait_stable(&format!("the task {shown:?} in its row"), |s| {
+            s.job_row(WIDE_JOB)
+                .is_some_and(|r| r.trim_end().ends_with(shown))
+        });
+        borders_in_place(&s);
+    }
+}
+
+/// Every row of the table and the output pane, as the terminal holds it, is as wide as the
+/// terminal, and ends in the right border: nothing shifted a row's cells.
+fn borders_in_place(s: &Screen) {
+    let boxes = [s.table_box(), s.output_box()];
+    for b in boxes
+        .into_iter()
+        .map(|b| b.expect("the table and the output pane"))
+    {
+        for row in &s.lines[b.top..=b.bottom] {
+            let columns: usize = row.chars().map(char_width).sum();
+            assert!(
+                columns == 160 && ['┐', '│', '┘'].iter().any(|c| row.ends_with(*c)),
+                "a row shifted ({columns} columns): {row:?}\n{}",
+                s.text()
+            );
+        }
+    }
 }
