@@ -15,6 +15,8 @@ use crate::watch::WatchMode;
 pub enum Event {
     Key(KeyEvent),
     Mouse(MouseEvent),
+    /// Text pasted into the terminal (bracketed paste): one event, newlines and all.
+    Paste(String),
     Resize(u16, u16),
     /// Once a second, while elapsed times are on screen (or the wall display cycles).
     Tick,

@@ -6,6 +6,10 @@
 //! Delete, the arrows, Home/End, ctrl-a/ctrl-e (start/end of the line), ctrl-w (the word
 //! before), ctrl-k (to the end of the line), ctrl-u (the whole line), ctrl-z/ctrl-r (undo,
 //! redo), alt-b/alt-f (a word back/forward). One-line inputs refuse what would start a line.
+//!
+//! A paste goes in whole, as one edit (one undo takes it back): several-line inputs keep its
+//! lines, one-line inputs get a space for each line break (a copied line's own last break is
+//! dropped); control characters never enter, as when typed.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{CursorMove, TextArea};
@@ -66,6 +70,12 @@ impl TextInput {
         }
     }
 
+    /// Inserts pasted text at the cursor; true when the text changed.
+    pub fn paste(&mut self, text: &str) -> bool {
+        let text = pasted(text, self.multi_line);
+        !text.is_empty() && self.area.insert_str(text)
+    }
+
     /// Keys that edit whatever a mode binds to them, while the input has the keyboard: typing,
     /// Backspace, Delete and the cursor keys (so `k` is a letter and `←` moves the cursor).
     pub fn always_edits(key: &KeyEvent) -> bool {
@@ -101,6 +111,26 @@ impl TextInput {
             _ => self.area.input(*key),
         }
     }
+}
+
+/// Pasted text as it may enter: line breaks as `\n` (terminals send `\r`, `\r\n` or `\n`),
+/// or spaces in one line; tabs kept where lines are, spaces elsewhere; no control characters.
+fn pasted(text: &str, multi_line: bool) -> String {
+    let unified = text.replace("\r\n", "\n").replace('\r', "\n");
+    let unified = if multi_line {
+        unified.as_str()
+    } else {
+        unified.trim_end_matches('\n')
+    };
+    unified
+        .chars()
+        .filter_map(|c| match c {
+            '\n' | '\t' if multi_line => Some(c),
+            '\n' | '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -156,6 +186,28 @@ mod tests {
         let mut one = TextInput::line("a");
         one.new_line();
         assert_eq!(one.text(), "a");
+    }
+
+    #[test]
+    fn pastes_keep_lines_where_there_are_lines() {
+        let mut one = TextInput::line("find ");
+        assert!(one.paste("first\r\nsecond\rthird\nfourth\tcol\u{1b}[2J\n"));
+        assert_eq!(one.text(), "find first second third fourth col[2J");
+        assert_eq!(
+            one.cursor(),
+            one.text().chars().count(),
+            "the cursor after it"
+        );
+        let mut lines = TextInput::lines();
+        lines.paste("fix the build\r\n\tthen run\u{7}\r\nthe tests\n");
+        assert_eq!(lines.text(), "fix the build\n\tthen run\nthe tests\n");
+        assert!(!lines.paste("\u{1b}\u{7}"), "nothing left to insert");
+        lines.edit(&KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL));
+        assert_eq!(lines.text(), "", "one undo takes the whole paste back");
+        let mut mid = TextInput::line("ab");
+        mid.edit(&KeyEvent::new(KeyCode::Left, KeyModifiers::NONE));
+        mid.paste("XY");
+        assert_eq!((mid.text().as_str(), mid.cursor()), ("aXYb", 3));
     }
 
     #[test]

@@ -194,6 +194,7 @@ fn spawn_input_thread(tx: UnboundedSender<Event>) {
             let ev = match crossterm::event::read() {
                 Ok(TermEvent::Key(k)) => Event::Key(k),
                 Ok(TermEvent::Mouse(m)) => Event::Mouse(m),
+                Ok(TermEvent::Paste(text)) => Event::Paste(text),
                 Ok(TermEvent::Resize(w, h)) => Event::Resize(w, h),
                 Ok(_) => continue,
                 Err(e) => {

@@ -1,3 +1,8 @@
-//! Text from agents is hostile: decoding, dropping escape sequences, capping lines.
+//! Text from agents is hostile: decoding, dropping escape sequences, capping lines; and its
+//! display width, measured one way for everything shown (`width`).
 
 pub mod sanitize;
+pub mod width;
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -2,13 +2,22 @@
 //! SGR colours are kept (as data, so each front end draws them its own way); every other escape
 //! sequence (cursor moves, screen clears, OSC titles and clipboard writes, mode switches, DCS)
 //! and every control character is dropped; bidi overrides are dropped; tabs are expanded; a `\r`
-//! keeps only what follows it, as a terminal would show a progress redraw; length is capped.
+//! keeps only what follows it, as a terminal would show a progress redraw; width is capped.
+//! What is kept is settled (see `width`): every grapheme takes the columns every terminal gives
+//! it, so rows drawn again leave no debris.
 
 use vte::{Params, Parser, Perform};
 
-/// Characters kept of one line; the rest is replaced by a single `…`.
-pub const MAX_CHARS: usize = 4096;
+use super::width::{self, char_width};
+
+/// Columns one line may take, its `…` included: a longer line is cut to fit, ending in `…`.
+pub const MAX_WIDTH: usize = 4096;
+/// Characters kept of one line while reading it, whatever their width: zero-width marks by the
+/// million must not cost memory before the line is cut.
+pub const MAX_CHARS: usize = 4 * MAX_WIDTH;
 const TAB_STOP: usize = 8;
+/// What stands for a grapheme no terminal would draw in the columns it is measured at.
+const UNSETTLED: &str = "\u{FFFD}";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Color {
@@ -73,11 +82,13 @@ pub fn sanitize_line(bytes: &[u8]) -> StyledLine {
     sink.finish()
 }
 
-/// The first `max` characters of `s`, and `…` when there were more.
+/// The first `max` columns of `s` (cut between graphemes), and `…` when there was more.
 pub fn ellipsize(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
+    let kept = width::fit(s, max);
+    if kept.len() < s.len() {
+        format!("{kept}…")
+    } else {
+        s.to_string()
     }
 }
 
@@ -90,25 +101,22 @@ pub fn plain_text(s: &str) -> String {
 struct Sink {
     segments: Vec<Segment>,
     style: Style,
+    /// Characters and columns (each character's own width) kept so far.
     chars: usize,
-    capped: bool,
+    cols: usize,
+    /// More came than is kept: the line ends in `…`.
+    overflow: bool,
 }
 
 impl Sink {
     fn push_char(&mut self, c: char) {
-        if self.capped {
-            return;
-        }
-        if self.chars >= MAX_CHARS {
-            self.capped = true;
-            self.push_raw('…');
+        let w = char_width(c);
+        if self.overflow || self.chars >= MAX_CHARS || self.cols + w > MAX_WIDTH {
+            self.overflow = true;
             return;
         }
         self.chars += 1;
-        self.push_raw(c);
-    }
-
-    fn push_raw(&mut self, c: char) {
+        self.cols += w;
         match self.segments.last_mut() {
             Some(seg) if seg.style == self.style => seg.text.push(c),
             _ => self.segments.push(Segment {
@@ -120,8 +128,15 @@ impl Sink {
 
     fn finish(mut self) -> StyledLine {
         self.segments.retain(|s| !s.text.is_empty());
+        let ascii = self.segments.iter().all(|s| s.text.is_ascii());
+        if ascii && !self.overflow {
+            // One character, one grapheme, one column: settled and within the cap as it is.
+            return StyledLine {
+                segments: self.segments,
+            };
+        }
         StyledLine {
-            segments: self.segments,
+            segments: settle(&self.segments, self.overflow),
         }
     }
 
@@ -194,13 +209,15 @@ impl Perform for Sink {
         if is_bidi_control(c) || c.is_control() {
             return;
         }
-        self.push_char(c);
+        if let Some(c) = width::shown(c) {
+            self.push_char(c);
+        }
     }
 
     fn execute(&mut self, byte: u8) {
         match byte {
             b'\t' => {
-                let spaces = TAB_STOP - self.chars % TAB_STOP;
+                let spaces = TAB_STOP - self.cols % TAB_STOP;
                 for _ in 0..spaces {
                     self.push_char(' ');
                 }
@@ -209,7 +226,8 @@ impl Perform for Sink {
                 // What follows the carriage return overwrites the line: keep only that.
                 self.segments.clear();
                 self.chars = 0;
-                self.capped = false;
+                self.cols = 0;
+                self.overflow = false;
             }
             _ => {} // BEL, BS, VT, FF, SO/SI, C1 controls: never passed on
         }
@@ -220,6 +238,53 @@ impl Perform for Sink {
             self.apply_sgr(params);
         }
     }
+}
+
+/// The line regrouped by grapheme, each whole in the style where it starts (an accent coloured
+/// apart from its letter goes with the letter); a grapheme of no width dropped, one no terminal
+/// would draw in the columns measured replaced by U+FFFD; and cut to [`MAX_WIDTH`] columns with
+/// a `…` when `overflow` or when it is wider.
+fn settle(segments: &[Segment], overflow: bool) -> Vec<Segment> {
+    let text: String = segments.iter().map(|s| s.text.as_str()).collect();
+    let mut starts = Vec::with_capacity(segments.len());
+    let mut at = 0;
+    for seg in segments {
+        starts.push((at, seg.style));
+        at += seg.text.len();
+    }
+    let mut kept: Vec<(Style, &str, usize)> = Vec::new();
+    let mut seg = 0;
+    for (at, g, w) in width::grapheme_indices(&text) {
+        while seg + 1 < starts.len() && starts[seg + 1].0 <= at {
+            seg += 1;
+        }
+        match w {
+            0 => {}
+            _ if width::settled(g) => kept.push((starts[seg].1, g, w)),
+            _ => kept.push((starts[seg].1, UNSETTLED, 1)),
+        }
+    }
+    let total: usize = kept.iter().map(|k| k.2).sum();
+    if overflow || total > MAX_WIDTH {
+        let mut used = 0;
+        kept.retain(|k| {
+            used += k.2;
+            used < MAX_WIDTH
+        });
+        let style = kept.last().map_or(Style::default(), |k| k.0);
+        kept.push((style, "…", 1));
+    }
+    let mut out: Vec<Segment> = Vec::new();
+    for (style, g, _) in kept {
+        match out.last_mut() {
+            Some(last) if last.style == style => last.text.push_str(g),
+            _ => out.push(Segment {
+                style,
+                text: g.to_string(),
+            }),
+        }
+    }
+    out
 }
 
 fn sgr_for(style: &Style) -> String {
@@ -307,10 +372,50 @@ mod tests {
 
     #[test]
     fn length_is_capped() {
-        let long = vec![b'x'; MAX_CHARS * 3];
+        let long = vec![b'x'; MAX_WIDTH * 3];
         let out = plain(&long);
-        assert_eq!(out.chars().count(), MAX_CHARS + 1);
+        assert_eq!(out.chars().count(), MAX_WIDTH);
         assert!(out.ends_with('…'));
+        let exact = vec![b'x'; MAX_WIDTH];
+        assert_eq!(plain(&exact).as_bytes(), exact, "a line that fits is whole");
+    }
+
+    #[test]
+    fn width_is_capped_whatever_the_characters() {
+        let wide = "日".repeat(MAX_WIDTH);
+        let out = plain(wide.as_bytes());
+        assert_eq!(
+            width::width(&out),
+            MAX_WIDTH - 1,
+            "a wide character does not fit in one"
+        );
+        assert!(out.ends_with("日…"));
+        // Accents by the thousand on each letter cost no columns, yet are not kept forever.
+        let zalgo = "e\u{301}\u{302}\u{303}".repeat(MAX_WIDTH * 2);
+        let out = plain(zalgo.as_bytes());
+        assert!(out.ends_with('…'));
+        assert!(out.chars().count() <= MAX_CHARS + 1);
+        let tabs = plain("日\tx".as_bytes());
+        assert_eq!(tabs, "日      x", "tab stops count columns, not characters");
+    }
+
+    #[test]
+    fn what_terminals_draw_at_other_widths_is_settled() {
+        let cases: &[(&str, &str)] = &[
+            ("family 👨\u{200D}👩\u{200D}👧 ok", "family 👨👩👧 ok"),
+            ("\u{2764}\u{FE0F} love", "\u{2764} love"),
+            ("caf\x1b[31me\u{301}\x1b[0m", "cafe\u{301}"),
+            ("\u{301}lone accent", "lone accent"),
+            ("thumbs 👍\u{1F3FD}", "thumbs 👍"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(plain(raw.as_bytes()), *want, "{raw:?}");
+        }
+        // The accent coloured apart from its letter goes with the letter.
+        let line = sanitize_line("caf\x1b[31me\x1b[32m\u{301}\x1b[0m!".as_bytes());
+        let texts: Vec<&str> = line.segments.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts, ["caf", "e\u{301}", "!"]);
+        assert_eq!(line.segments[1].style.fg, Color::Indexed(1));
     }
 
     #[test]

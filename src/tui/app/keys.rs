@@ -18,8 +18,11 @@ pub(super) enum Typed<A> {
 
 impl App {
     pub(super) fn on_key(&mut self, ev: KeyEvent) -> Vec<Effect> {
-        self.message = None;
         let key = Key::from_event(&ev);
+        if self.too_small() {
+            return self.on_key_too_small(&key);
+        }
+        self.message = None;
         match &self.mode {
             Mode::Normal => self.on_normal_key(&key),
             Mode::Help => self.on_help_key(&key),
@@ -32,6 +35,18 @@ impl App {
             Mode::Filter(_) => self.on_filter_key(&ev, &key),
             Mode::Search(_) => self.on_search_key(&ev, &key),
         }
+    }
+
+    /// Only quitting works while the screen says the terminal is too small: its quit keys (the
+    /// screen names the first) and ctrl-c, which nothing there binds. Every other key is
+    /// dropped, whatever popup is open under it, so nothing hidden is killed, answered or sent.
+    fn on_key_too_small(&mut self, key: &Key) -> Vec<Effect> {
+        let quit = self.opts.keymap.actions::<NormalAction>(key);
+        if quit.contains(&NormalAction::Quit) || key.is_ctrl_c() {
+            return self.quit();
+        }
+        self.dirty = false;
+        vec![]
     }
 
     /// The mode's actions bound to `key`, in table order; `None` when it is an unbound ctrl-c,

@@ -18,6 +18,7 @@ pub mod insight;
 mod keys;
 mod mouse;
 pub mod output;
+mod paste;
 pub mod picker;
 pub mod table;
 mod tick;
@@ -158,6 +159,12 @@ impl App {
         layout::areas(self.size, self.opts.read_only)
     }
 
+    /// The terminal is too small to show the cockpit: the screen says only that, and nothing
+    /// the operator does may act on what it hides (but quitting).
+    pub fn too_small(&self) -> bool {
+        layout::too_small(self.size)
+    }
+
     pub fn selected_job(&self) -> Option<&Job> {
         self.table
             .selected
@@ -205,6 +212,7 @@ impl App {
                 vec![]
             }
             Event::Mouse(m) => self.on_mouse(m),
+            Event::Paste(text) => self.on_paste(&text),
             Event::Resize(w, h) => {
                 self.size = Rect::new(0, 0, w, h);
                 self.table.keep_visible(self.areas().table_rows());
@@ -342,4 +350,8 @@ impl App {
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
+mod paste_tests;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod too_small_tests;

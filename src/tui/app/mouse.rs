@@ -8,6 +8,11 @@ use crate::tui::effect::Effect;
 
 impl App {
     pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Effect> {
+        if self.too_small() {
+            // The regions clicked are not on screen.
+            self.dirty = false;
+            return vec![];
+        }
         let areas = self.areas();
         let at = Position::new(m.column, m.row);
         let in_table = areas.table.contains(at);

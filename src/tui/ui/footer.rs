@@ -6,6 +6,8 @@ use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::text::width;
 use crate::tui::action::{FooterHint, Pane, Section};
 use crate::tui::app::{App, Focus, Mode};
 use crate::tui::input::TextInput;
@@ -31,17 +33,19 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     prompt(f, area, theme, label, input, &hint.join(" · "));
 }
 
+/// The text typed is shown as any text is (settled, see `jobs::text::width`), the cursor after
+/// what is shown of the text before it.
 fn prompt(f: &mut Frame, area: Rect, theme: &Theme, label: &str, input: &TextInput, hint: &str) {
     let text = input.text();
     let line = Line::from(vec![
         Span::styled(label.to_string(), theme.accent()),
-        Span::raw(text.clone()),
+        Span::raw(plain_text(&text)),
         Span::styled(format!("   {hint}"), theme.dim()),
     ]);
     f.render_widget(Paragraph::new(line), area);
     let before: String = text.chars().take(input.cursor()).collect();
-    let x = area.x
-        + (label.chars().count() + unicode_width::UnicodeWidthStr::width(before.as_str())) as u16;
+    let x = width::width(label) + width::width(&plain_text(&before));
+    let x = area.x.saturating_add(u16::try_from(x).unwrap_or(u16::MAX));
     f.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
 }
 
@@ -71,7 +75,7 @@ fn section(app: &App) -> (Section, Pane) {
 fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     let (section, pane) = section(app);
     let mut hints = app.opts.keymap.footer(section, pane, app.opts.read_only);
-    let reserved = app.message.as_ref().map_or(0, |m| m.chars().count() + 3)
+    let reserved = app.message.as_ref().map_or(0, |m| width::width(m) + 3)
         + if app.opts.read_only { 10 } else { 0 };
     fit(&mut hints, width.saturating_sub(reserved));
     let mut spans = Vec::new();
@@ -93,7 +97,7 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
 fn fit(hints: &mut Vec<FooterHint>, width: usize) {
     let len = |h: &[FooterHint]| {
         h.iter()
-            .map(|h| h.keys.chars().count() + h.label.chars().count() + 3)
+            .map(|h| width::width(&h.keys) + width::width(h.label) + 3)
             .sum::<usize>()
     };
     let mut order: Vec<u8> = hints.iter().map(|h| h.drop).filter(|d| *d > 0).collect();

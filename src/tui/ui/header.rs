@@ -12,6 +12,7 @@ use ratatui::widgets::Paragraph;
 use crate::jobs::Status;
 use crate::jobs::insight::alarms::AlarmKind;
 use crate::jobs::os::system::SystemAlert;
+use crate::jobs::text::sanitize::plain_text;
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
 use crate::watch::{POLL_EVERY, WatchMode};
@@ -65,7 +66,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     // A narrow header names the project only when one is picked: the root matters more.
     if !app.table.projects.is_empty() {
         spans.push(Span::styled(
-            format!("│ {} ", app.table.projects.join(",")),
+            format!("│ {} ", plain_text(&app.table.projects.join(","))),
             theme.title(),
         ));
     } else if !compact {

@@ -11,6 +11,8 @@ pub mod table;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod width_tests;
 
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};

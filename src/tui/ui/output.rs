@@ -5,10 +5,10 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
-use unicode_width::UnicodeWidthChar;
 
 use crate::jobs::fs::tail::RawLine;
 use crate::jobs::text::sanitize::sanitize_line;
+use crate::jobs::text::width;
 use crate::tui::action::NormalAction;
 use crate::tui::app::output::LogView;
 use crate::tui::app::{App, Focus};
@@ -172,7 +172,8 @@ fn styled_line<'a>(raw: &RawLine, abs: u64, log: &LogView, theme: &Theme) -> Lin
     Line::from(spans)
 }
 
-/// A matching line, plain, with every match of `query` (case-insensitive) reversed.
+/// A matching line, plain, with every match of `query` (case-insensitive) reversed. A match is
+/// widened to whole graphemes: an accent is never drawn apart from its letter.
 fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<Span<'a>> {
     let chars: Vec<char> = text.chars().collect();
     let lower: Vec<char> = chars
@@ -183,6 +184,15 @@ fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<S
         .chars()
         .map(|c| c.to_lowercase().next().unwrap_or(c))
         .collect();
+    // Where each grapheme starts, in characters, and the end.
+    let mut bounds: Vec<usize> = width::graphemes(text)
+        .scan(0, |at, (g, _)| {
+            let start = *at;
+            *at += g.chars().count();
+            Some(start)
+        })
+        .collect();
+    bounds.push(chars.len());
     let hit = if current {
         theme.badge()
     } else {
@@ -192,13 +202,19 @@ fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<S
     let (mut i, mut plain_from) = (0, 0);
     while !q.is_empty() && i + q.len() <= lower.len() {
         if lower[i..i + q.len()] == q[..] {
-            spans.push(Span::raw(chars[plain_from..i].iter().collect::<String>()));
+            let start = bounds.iter().rev().find(|b| **b <= i).copied().unwrap_or(0);
+            let start = start.max(plain_from);
+            let end = bounds.iter().find(|b| **b >= i + q.len()).copied();
+            let end = end.unwrap_or(chars.len());
+            spans.push(Span::raw(
+                chars[plain_from..start].iter().collect::<String>(),
+            ));
             spans.push(Span::styled(
-                chars[i..i + q.len()].iter().collect::<String>(),
+                chars[start..end].iter().collect::<String>(),
                 hit,
             ));
-            i += q.len();
-            plain_from = i;
+            i = end;
+            plain_from = end;
         } else {
             i += 1;
         }
@@ -207,16 +223,16 @@ fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<S
     spans
 }
 
-/// Splits a line into rows of at most `width` columns, keeping each span's style.
-fn wrap<'a>(line: Line<'a>, width: usize) -> Vec<Line<'a>> {
-    let width = width.max(1);
+/// Splits a line into rows of at most `columns` columns, between graphemes, keeping each span's
+/// style.
+fn wrap<'a>(line: Line<'a>, columns: usize) -> Vec<Line<'a>> {
+    let columns = columns.max(1);
     let mut rows: Vec<Line> = vec![Line::default()];
     let mut used = 0;
     for span in line.spans {
         let mut piece = String::new();
-        for c in span.content.chars() {
-            let cw = c.width().unwrap_or(0);
-            if used + cw > width && used > 0 {
+        for (g, gw) in width::graphemes(&span.content) {
+            if used + gw > columns && used > 0 {
                 if !piece.is_empty() {
                     rows.last_mut()
                         .expect("non-empty")
@@ -226,8 +242,8 @@ fn wrap<'a>(line: Line<'a>, width: usize) -> Vec<Line<'a>> {
                 rows.push(Line::default());
                 used = 0;
             }
-            piece.push(c);
-            used += cw;
+            piece.push_str(g);
+            used += gw;
         }
         if !piece.is_empty() {
             rows.last_mut()
@@ -255,6 +271,8 @@ mod tests {
         assert_eq!(texts(&rows), ["abc", "def", "gh"]);
         let wide = wrap(Line::from("日本語です"), 4);
         assert_eq!(texts(&wide), ["日本", "語で", "す"]);
+        let accents = wrap(Line::from("e\u{301}e\u{301}e\u{301}"), 2);
+        assert_eq!(texts(&accents), ["e\u{301}e\u{301}", "e\u{301}"]);
         assert_eq!(texts(&wrap(Line::from(""), 5)), [""]);
     }
 
@@ -269,5 +287,12 @@ mod tests {
         assert_eq!(styled, ["Error", "error"]);
         let joined: String = spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(joined, "Error: error!");
+        let spans = highlight("cafe\u{301} cafe", "cafe", &Theme::default(), true);
+        let parts: Vec<&str> = spans.iter().map(|s| s.content.as_ref()).collect();
+        assert_eq!(
+            parts,
+            ["", "cafe\u{301}", " ", "cafe", ""],
+            "the accent stays with its letter"
+        );
     }
 }

@@ -6,6 +6,8 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
 
+use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::text::width::width;
 use crate::tui::action::{ConfirmAction, HelpAction, InputBarAction as A, KeyMap};
 use crate::tui::app::input_bar::Draft;
 use crate::tui::app::picker::Picker;
@@ -56,23 +58,18 @@ pub fn help(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 }
 
 pub fn picker(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
-    let items = &picker.items;
-    let width = items
-        .iter()
-        .map(|i| i.chars().count())
-        .max()
-        .unwrap_or(10)
-        .clamp(24, 60) as u16
-        + 4;
+    // Project names come from the jobs' files: shown as any such text.
+    let items: Vec<String> = picker.items.iter().map(|i| plain_text(i)).collect();
+    let widest = items.iter().map(|i| width(i)).max().unwrap_or(10);
     let rect = centered(
         area,
-        width,
+        widest.clamp(24, 60) as u16 + 4,
         (items.len() as u16 + 2)
             .min(area.height.saturating_sub(2))
             .max(3),
     );
     f.render_widget(Clear, rect);
-    let list = List::new(items.iter().map(|i| ListItem::new(i.clone())))
+    let list = List::new(items.into_iter().map(ListItem::new))
         .block(
             Block::default()
                 .borders(Borders::ALL)

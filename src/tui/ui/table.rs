@@ -42,7 +42,7 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     ));
     if !app.table.filter.is_empty() {
         spans.push(Span::styled(
-            format!("  filter: {}", app.table.filter),
+            format!("  filter: {}", plain_text(&app.table.filter)),
             theme.warn(),
         ));
     }

@@ -1,5 +1,9 @@
 //! Entering and leaving the full-screen terminal, with one restore path for every way out:
-//! normal quit, Ctrl-C, SIGTERM, SIGHUP, and a panic on any thread.
+//! normal quit, Ctrl-C, SIGTERM, SIGHUP, and a panic on any thread. And the backend frames are
+//! drawn through (`backend`), which leaves no glyph debris where a terminal's own Unicode tables
+//! give a character fewer columns than the drawing does.
+
+mod backend;
 
 use std::io::{self, BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,9 +17,10 @@ use crossterm::terminal::{
 };
 use crossterm::{cursor, execute, queue};
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
 
-pub type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+pub use backend::Backend;
+
+pub type Term = Terminal<Backend<BufWriter<Stdout>>>;
 
 /// Set while the terminal is in raw mode on the alternate screen.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -32,7 +37,7 @@ pub fn enter() -> io::Result<Term> {
         EnableBracketedPaste,
         cursor::Hide
     )?;
-    Terminal::new(CrosstermBackend::new(out))
+    Terminal::new(Backend::new(out))
 }
 
 /// Puts the terminal back as it was. Safe to call more than once, from any thread; errors are
