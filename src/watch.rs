@@ -131,6 +131,13 @@ impl QueueWatcher {
                 return None;
             }
         }
+        // Tasks being started and tasks that failed to start, where their directories exist
+        // (every dispatcher makes them as it needs them): a failure shows at once.
+        for dir in crate::jobs::run::queue::task_dirs(queue) {
+            if dir.is_dir() && !dirs.contains(&dir) {
+                let _ = inner.add(&dir);
+            }
+        }
         (!inner.is_polling()).then_some(QueueWatcher { _inner: inner })
     }
 
@@ -143,7 +150,10 @@ impl QueueWatcher {
         sink: impl Fn(Vec<crate::jobs::Job>) + Send + 'static,
     ) -> Option<QueueWatcher> {
         if create {
-            for dir in queue_dirs(queue) {
+            for dir in queue_dirs(queue)
+                .into_iter()
+                .chain(crate::jobs::run::queue::task_dirs(queue))
+            {
                 let _ = std::fs::create_dir_all(dir);
             }
         }

@@ -31,6 +31,8 @@ pub struct Spec {
     pub retry_of: Option<String>,
     /// Appended to the prompt (the answers a retried job was missing).
     pub addendum: Option<String>,
+    /// The queue id of the task this job starts, written to meta.json as `queue_id`.
+    pub queue_id: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +164,9 @@ pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, D
     if let Some(r) = &spec.retry_of {
         meta["retry_of"] = json!(r);
     }
+    if let Some(q) = &spec.queue_id {
+        meta["queue_id"] = json!(q);
+    }
     let write = |name: &str, bytes: &[u8]| {
         write_unsynced(&dir, name, bytes).map_err(|source| DispatchError::Io {
             path: dir.join(name),
@@ -276,6 +281,7 @@ mod tests {
             prompt_template: "Project {project} at {project_path}.\n\n{task}\n".into(),
             retry_of: None,
             addendum: None,
+            queue_id: None,
         }
     }
 

@@ -332,6 +332,7 @@ mod tests {
             prompt_template: "{task}".into(),
             retry_of: None,
             addendum: None,
+            queue_id: None,
         };
         let c = create(root.path(), &spec, Utc::now()).unwrap();
         (root, c.dir)
