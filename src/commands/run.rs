@@ -239,7 +239,9 @@ fn queue_retry(cfg: &Config, ids: &[String], all: bool, out: &mut dyn Write) -> 
 }
 
 pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
-    let code = supervise::supervise(&args.job_dir, Some(&cfg.notifications_log));
+    let code = supervise::supervise_with(&args.job_dir, Some(&cfg.notifications_log), &|p| {
+        cfg.agent_env(p)
+    });
     // A slot is free now, whatever became of this job's bookkeeping (a full disk may have
     // refused it): queued tasks may start, or be recorded as unable to.
     if let Ok(d) = Dispatcher::new(cfg)

@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::status::Status;
 use crate::jobs::model::stop::{self, StopRequest};
+use crate::jobs::run::account::{Account, AgentEnv, agent_env};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -47,6 +48,7 @@ pub enum SuperviseError {
 /// What the supervisor needs from meta.json.
 struct Plan {
     id: String,
+    project: String,
     argv: Vec<String>,
     cwd: PathBuf,
     user: String,
@@ -81,6 +83,7 @@ fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
     }
     Ok(Plan {
         id: meta["id"].as_str().unwrap_or_default().to_owned(),
+        project: meta["project"].as_str().unwrap_or_default().to_owned(),
         argv,
         cwd: meta["cwd"]
             .as_str()
@@ -90,18 +93,18 @@ fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
     })
 }
 
-/// (uid, gid, home) of `user` from /etc/passwd.
-fn lookup_user(user: &str) -> Option<(u32, u32, String)> {
-    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-    passwd.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(':').collect();
-        (f.len() >= 6 && f[0] == user)
-            .then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?, f[5].to_owned())))?
-    })
+/// Runs the job's agent to the end with no more environment than the allowlist. Returns the
+/// exit code written to the exit line.
+pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, SuperviseError> {
+    supervise_with(dir, notifications, &|_| AgentEnv::default())
 }
 
-/// Runs the job's agent to the end. Returns the exit code written to the exit line.
-pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, SuperviseError> {
+/// [`supervise`], with what the config adds to the environment of an agent of each project.
+pub fn supervise_with(
+    dir: &Path,
+    notifications: Option<&Path>,
+    env: &dyn Fn(&str) -> AgentEnv,
+) -> Result<i32, SuperviseError> {
     let plan = plan(dir)?;
     let io = |path: PathBuf| move |source| SuperviseError::Io { path, source };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -125,7 +128,7 @@ pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, Superv
         .open(&log_path)
         .map_err(io(log_path.clone()))?;
     // Spawning registers the child with the runtime's reaper.
-    let spawned = spawn_agent(dir, &plan, &log);
+    let spawned = spawn_agent(dir, &plan, &log, &env(&plan.project));
     let code = match (spawned, signals) {
         (Ok(child), Ok(signals)) => run_to_end(&rt, child, signals),
         (Ok(mut child), Err(_)) => rt.block_on(async { status_code(child.wait().await) }),
@@ -155,13 +158,20 @@ pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, Superv
 enum SpawnError {
     #[error("cannot read prompt.txt: {0}")]
     Prompt(std::io::Error),
-    #[error("no user '{0}' on this machine")]
+    #[error("no user '{0}' on this machine (add it, or fix [projects.NAME] user in the config)")]
     NoUser(String),
+    #[error("cannot give the job directory to user '{0}': {1}")]
+    TakeDir(String, std::io::Error),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 
-fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Child, SpawnError> {
+fn spawn_agent(
+    dir: &Path,
+    plan: &Plan,
+    log: &File,
+    rules: &AgentEnv,
+) -> Result<tokio::process::Child, SpawnError> {
     let stdin = File::open(dir.join(PROMPT_FILE)).map_err(SpawnError::Prompt)?;
     let mut cmd = std::process::Command::new(&plan.argv[0]);
     cmd.args(&plan.argv[1..])
@@ -169,22 +179,38 @@ fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Ch
         .stdin(Stdio::from(stdin))
         .stdout(log.try_clone()?)
         .stderr(log.try_clone()?)
-        .env("LUZIA_JOB_DIR", dir)
-        .env("LUZIA_JOB_ID", &plan.id)
         // Its own process group: a kill reaches everything the agent started.
         .process_group(0);
-    if !plan.user.is_empty() && rustix::process::geteuid().is_root() {
-        let (uid, gid, home) =
-            lookup_user(&plan.user).ok_or_else(|| SpawnError::NoUser(plan.user.clone()))?;
-        cmd.uid(uid)
-            .gid(gid)
-            .env("HOME", home)
-            .env("USER", &plan.user);
-    }
+    let account = run_as(dir, plan, &mut cmd)?;
+    cmd.env_clear().envs(agent_env(
+        std::env::vars_os(),
+        rules,
+        account.as_ref(),
+        (dir, &plan.id),
+    ));
     tokio::process::Command::from(cmd)
         .kill_on_drop(false)
         .spawn()
         .map_err(SpawnError::Io)
+}
+
+/// With a project user and luzia running as root, the agent runs as that user, in a job
+/// directory that is the user's: see [`Account`]. Returns the account switched to.
+fn run_as(
+    dir: &Path,
+    plan: &Plan,
+    cmd: &mut std::process::Command,
+) -> Result<Option<Account>, SpawnError> {
+    if plan.user.is_empty() || !rustix::process::geteuid().is_root() {
+        return Ok(None);
+    }
+    let account =
+        Account::lookup(&plan.user).ok_or_else(|| SpawnError::NoUser(plan.user.clone()))?;
+    account
+        .take_dir(dir)
+        .map_err(|e| SpawnError::TakeDir(plan.user.clone(), e))?;
+    account.switch(cmd);
+    Ok(Some(account))
 }
 
 /// Waits for the agent, passing SIGTERM/SIGINT/SIGHUP on to its group (then SIGKILL after the
