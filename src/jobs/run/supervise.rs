@@ -304,7 +304,11 @@ fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
 /// `finished` and `exit_code` into meta.json, keeping every other field as it was; after a
 /// requested stop also `stop` and `status: killed`, which the exit code cannot say.
 fn record_finish(dir: &Path, code: i32, stop: Option<&StopRequest>) {
-    let Ok(bytes) = std::fs::read(dir.join(META_FILE)) else {
+    // Not followed if a link: the directory may be the agent's user's by now.
+    let Ok(Some(bytes)) = crate::jobs::fs::files::read_capped(
+        &dir.join(META_FILE),
+        crate::jobs::fs::files::META_FILE_CAP,
+    ) else {
         return;
     };
     let Ok(Value::Object(mut meta)) = serde_json::from_slice::<Value>(&bytes) else {
@@ -434,6 +438,42 @@ mod tests {
         assert!(meta.get("stop").is_none());
         let line = std::fs::read_to_string(notes).unwrap();
         assert!(line.ends_with(" finished (exit 0)\n"), "{line}");
+    }
+
+    #[test]
+    fn a_meta_json_the_agent_turned_into_a_link_is_not_followed() {
+        // An agent running as another user owns its directory and could point meta.json at a
+        // file only root can read: its content must not be copied into the job directory.
+        let (root, dir) = job(&[
+            "sh",
+            "-c",
+            r#"cat >/dev/null; ln -sf "$0" "$LUZIA_JOB_DIR/meta.json""#,
+        ]);
+        let secret = root.path().join("secret.json");
+        std::fs::write(&secret, r#"{"token": "s3cr3t"}"#).unwrap();
+        let meta = std::fs::read_to_string(dir.join(META_FILE)).unwrap();
+        let agent: Vec<String> = serde_json::from_str::<Value>(&meta).unwrap()["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .chain([secret.display().to_string()])
+            .collect();
+        let mut m: Value = serde_json::from_str(&meta).unwrap();
+        m["argv"] = serde_json::json!(agent);
+        std::fs::write(dir.join(META_FILE), m.to_string()).unwrap();
+        assert_eq!(supervise(&dir, None).unwrap(), 0);
+        assert!(
+            std::fs::symlink_metadata(dir.join(META_FILE))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "rewritten through the link"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&secret).unwrap(),
+            r#"{"token": "s3cr3t"}"#
+        );
     }
 
     #[test]
