@@ -471,11 +471,11 @@ fn a_starter_that_died_holding_a_task_leaves_it_to_the_next_one_exactly_once() {
 
 #[test]
 fn many_starters_racing_start_every_task_exactly_once_again_and_again() {
-    for round in 0..4 {
+    for round in 0..10 {
         let w = World::new();
         w.configure(&["sh", "-c", "cat >/dev/null"], 6);
         let mut tasks = Vec::new();
-        for i in 0..16 {
+        for i in 0..20 {
             let t = format!("r{round}-early-{i:02}");
             luzia::jobs::run::queue::enqueue(
                 &w.queue,
@@ -487,9 +487,9 @@ fn many_starters_racing_start_every_task_exactly_once_again_and_again() {
             .unwrap();
             tasks.push(t);
         }
-        // Eight dispatchers at once, each starting what it finds queued, while the supervisors
+        // Twelve dispatchers at once, each starting what it finds queued, while the supervisors
         // of the jobs they start finish and start queued tasks too.
-        let racers: Vec<String> = (0..8).map(|i| format!("r{round}-racer-{i}")).collect();
+        let racers: Vec<String> = (0..12).map(|i| format!("r{round}-racer-{i}")).collect();
         let mut children: Vec<ChildGuard> = racers
             .iter()
             .map(|t| {
