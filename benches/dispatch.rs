@@ -33,6 +33,7 @@ fn spec(project_path: &Path) -> Spec {
         prompt_template: DEFAULT_PROMPT_TEMPLATE.into(),
         retry_of: None,
         addendum: None,
+        queue_id: None,
     }
 }
 

@@ -59,7 +59,7 @@ pub enum Command {
     Kill(KillArgs),
     /// Start a job again: same project and task, `retry_of` set
     Retry(RetryArgs),
-    /// Tasks waiting for a free slot; `luzia queue cancel ID` removes one
+    /// Tasks waiting for a free slot, and those that failed to start with the reason
     Queue(QueueArgs),
     /// Run a job's agent to the end (started by `run`; not for people)
     #[command(hide = true)]
@@ -319,8 +319,17 @@ pub struct QueueArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum QueueAction {
-    /// Remove a queued task
+    /// Remove a queued task, or one that failed to start
     Cancel { id: String },
+    /// Put tasks that failed to start back in the queue (once what stopped them is fixed)
+    Retry {
+        /// Queue ids, as `luzia queue` lists them
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        ids: Vec<String>,
+        /// Every task that failed to start
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -10,9 +10,8 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::config::Config;
-use crate::jobs::run::dispatch::{self, Created, Spec};
-
-use crate::jobs::run::queue::{self, Priority, Queued};
+use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
+use crate::jobs::run::queue::{self, Priority, Queued, Slots, Unrecorded};
 use crate::jobs::{Job, Status, scan};
 
 #[derive(Clone, Debug)]
@@ -100,86 +99,165 @@ impl<'a> Dispatcher<'a> {
             prompt_template: self.cfg.agent.prompt_template.clone(),
             retry_of: req.retry_of.clone(),
             addendum: req.addendum.clone(),
+            queue_id: None,
         })
     }
 
     /// Starts the task now, or queues it when asked to or when every slot is taken.
     pub fn dispatch(&self, req: &Request) -> Result<Dispatched> {
+        self.dispatch_noting(req).map(|(d, _)| d)
+    }
+
+    /// [`Dispatcher::dispatch`], with what went wrong starting the tasks queued earlier (each
+    /// also recorded in the queue, where `luzia queue` and the cockpit show it).
+    pub fn dispatch_noting(&self, req: &Request) -> Result<(Dispatched, Vec<String>)> {
         let spec = self.spec(req)?;
         if req.task.trim().is_empty() {
             bail!("the task is empty: say what the agent should do");
         }
-        let _slots = self.lock_slots()?;
+        let slots = Slots::lock(&self.cfg.queue_dir)?;
         // Tasks queued earlier go first: a free slot is theirs.
-        self.start_queued_locked()?;
-        if req.queue || self.running()? >= self.cfg.agent.max_concurrent {
+        let round = self.start_queued_locked(&slots)?;
+        let notes = round.notes();
+        let dispatched = if req.queue || self.running()? >= self.cfg.agent.max_concurrent {
             let by = crate::jobs::hitl::operator::operator();
-            return Ok(Dispatched::Queued(queue::enqueue(
+            queue::enqueue(
                 &self.cfg.queue_dir,
                 &req.project,
                 &req.task,
                 req.priority,
                 &by,
-            )?));
+            )
+            .map(Dispatched::Queued)
+            .map_err(anyhow::Error::from)
+        } else {
+            self.start(&spec).map(Dispatched::Started)
+        };
+        match dispatched {
+            Ok(d) => Ok((d, notes)),
+            // The same fault often stops both: say what became of the earlier tasks too.
+            Err(e) if !notes.is_empty() => bail!("{e:#}\n{}", notes.join("\n")),
+            Err(e) => Err(e),
         }
-        Ok(Dispatched::Started(self.start(&spec)?))
     }
 
+    /// Creates the job and starts its supervisor. A supervisor that cannot be started leaves
+    /// no job behind: the directory, which nothing runs in, is removed.
     fn start(&self, spec: &Spec) -> Result<Created> {
         let created = dispatch::create(self.root(), spec, Utc::now())?;
-        dispatch::start_supervisor(
+        if let Err(e) = dispatch::start_supervisor(
             &self.exe,
             &created.dir,
             self.cfg.file.as_deref(),
             self.root(),
-        )?;
+        ) {
+            let _ = std::fs::remove_dir_all(&created.dir);
+            return Err(e.into());
+        }
         Ok(created)
     }
 
-    /// Starts queued tasks while slots are free: high before normal, then oldest first.
+    /// Starts queued tasks while slots are free: high before normal, then oldest first. A task
+    /// that cannot start is recorded as failed in the queue with the reason (or, when not even
+    /// that can be written, stays queued), and the error says which and why.
     pub fn start_queued(&self) -> Result<Vec<Created>> {
         if queue::list(&self.cfg.queue_dir)?.is_empty() {
             return Ok(Vec::new());
         }
-        let _slots = self.lock_slots()?;
-        self.start_queued_locked()
+        let slots = Slots::lock(&self.cfg.queue_dir)?;
+        let round = self.start_queued_locked(&slots)?;
+        match round.notes().as_slice() {
+            [] => Ok(round.started),
+            notes => bail!("{}", notes.join("; ")),
+        }
     }
 
-    fn start_queued_locked(&self) -> Result<Vec<Created>> {
-        let mut started = Vec::new();
+    fn start_queued_locked(&self, slots: &Slots) -> Result<Round> {
+        // A starter that died holding a claim: its task has a job, or it waits again.
+        slots.recover(self.root())?;
+        let mut round = Round::default();
         // Counting costs a scan of the root: only when something waits.
-        if queue::list(&self.cfg.queue_dir)?.is_empty() {
-            return Ok(started);
+        if !slots.has_pending()? {
+            return Ok(round);
         }
         let mut running = self.running()?;
         while running < self.cfg.agent.max_concurrent {
-            let Some(q) = queue::take_next(&self.cfg.queue_dir)? else {
+            let Some(claim) = slots.claim_next()? else {
                 break;
             };
-            let spec = self.spec(&Request::new(&q.project, &q.task))?;
-            started.push(self.start(&spec)?);
-            running += 1;
+            match self.start_claimed(claim.entry()) {
+                Ok(created) => {
+                    claim.started();
+                    round.started.push(created);
+                    running += 1;
+                }
+                Err(failure) => {
+                    let id = claim.entry().id.clone();
+                    let reason = format!("{:#}", failure.error);
+                    let recorded = claim.fail(&reason);
+                    round.failed.push((id, reason, recorded.err()));
+                    // The machine is at fault (a full disk, an unwritable root): the next
+                    // task would fail the same way, and is better left waiting.
+                    if failure.system {
+                        break;
+                    }
+                }
+            }
         }
-        Ok(started)
+        Ok(round)
     }
 
-    /// Counting the running agents and starting one must not interleave with another
-    /// dispatcher doing the same, or both would fill the last slot: an exclusive `flock`,
-    /// released when the guard drops (or the process dies).
-    fn lock_slots(&self) -> Result<std::fs::File> {
-        let dir = &self.cfg.queue_dir;
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the queue directory {}", dir.display()))?;
-        let path = dir.join(".slots.lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .with_context(|| format!("cannot lock {}", path.display()))?;
-        Ok(file)
+    /// Starts a claimed task as a job that names it (`queue_id` in meta.json), so that a
+    /// starter dying before it settles the claim never leads to a second job.
+    fn start_claimed(&self, q: &Queued) -> Result<Created, StartFailure> {
+        let mut spec = self
+            .spec(&Request::new(&q.project, &q.task))
+            .map_err(|error| StartFailure {
+                error,
+                system: false,
+            })?;
+        spec.queue_id = Some(q.id.clone());
+        self.start(&spec).map_err(|error| {
+            let system = matches!(
+                error.downcast_ref::<DispatchError>(),
+                Some(
+                    DispatchError::Io { .. }
+                        | DispatchError::Write { .. }
+                        | DispatchError::Spawn(..)
+                )
+            );
+            StartFailure { error, system }
+        })
+    }
+}
+
+/// Why a queued task could not start; `system` when the machine is at fault rather than the
+/// task or its project.
+struct StartFailure {
+    error: anyhow::Error,
+    system: bool,
+}
+
+/// What one pass over the queue did.
+#[derive(Default)]
+struct Round {
+    started: Vec<Created>,
+    /// Queue id, reason, and why the failure could not be recorded (when it could not).
+    failed: Vec<(String, String, Option<Unrecorded>)>,
+}
+
+impl Round {
+    /// One sentence for each task that could not start.
+    fn notes(&self) -> Vec<String> {
+        self.failed
+            .iter()
+            .map(|(id, reason, unrecorded)| match unrecorded {
+                None => format!(
+                    "queued task {id} could not start: {reason} (`luzia queue` lists it with the reason; `luzia queue retry {id}` tries again)"
+                ),
+                Some(u) => format!("queued task {id} could not start: {reason}; {u}"),
+            })
+            .collect()
     }
 }
 

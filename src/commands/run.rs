@@ -30,7 +30,12 @@ pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
 
 fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
     super::jobs_root(cfg)?;
-    match Dispatcher::new(cfg)?.dispatch(req)? {
+    let (dispatched, notes) = Dispatcher::new(cfg)?.dispatch_noting(req)?;
+    // Tasks queued earlier that could not start: this one was dispatched all the same.
+    for note in notes {
+        eprintln!("luzia: {note}");
+    }
+    match dispatched {
         Dispatched::Started(c) => writeln!(out, "{}", c.id)?,
         Dispatched::Queued(q) => writeln!(
             out,
@@ -127,43 +132,123 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
                 plain_text(&q.task)
             )?;
         }
+        Some(QueueAction::Retry { ids, all }) => return queue_retry(cfg, ids, *all, out),
         None => {
-            let all = queue::list(&cfg.queue_dir)?;
-            if all.is_empty() {
-                writeln!(out, "the queue is empty")?;
-            }
-            let mut table = Table::new(vec![
-                Column::right().min(3),
-                Column::left().min(8),
-                Column::left().min(6),
-                Column::left().min(12),
-                Column::left(),
-            ]);
-            for (i, q) in all.iter().enumerate() {
-                table.push(vec![
-                    plain((i + 1).to_string()),
-                    plain(q.id.clone()),
-                    plain(q.priority.dir()),
-                    plain(plain_text(&q.project)),
-                    plain(plain_text(&q.task)),
-                ]);
-            }
-            for line in table.lines() {
-                writeln!(out, "{}", line.render(false, None))?;
-            }
+            list_pending(cfg, out)?;
+            list_failed(cfg, out)?;
         }
+    }
+    Ok(0)
+}
+
+fn list_pending(cfg: &Config, out: &mut dyn Write) -> Result<()> {
+    let all = queue::list(&cfg.queue_dir)?;
+    if all.is_empty() {
+        writeln!(out, "the queue is empty")?;
+    }
+    let mut table = Table::new(vec![
+        Column::right().min(3),
+        Column::left().min(8),
+        Column::left().min(6),
+        Column::left().min(12),
+        Column::left(),
+    ]);
+    for (i, q) in all.iter().enumerate() {
+        table.push(vec![
+            plain((i + 1).to_string()),
+            plain(q.id.clone()),
+            plain(q.priority.dir()),
+            plain(plain_text(&q.project)),
+            plain(plain_text(&q.task)),
+        ]);
+    }
+    for line in table.lines() {
+        writeln!(out, "{}", line.render(false, None))?;
+    }
+    Ok(())
+}
+
+/// The tasks that could not start, each with its reason on the line below.
+fn list_failed(cfg: &Config, out: &mut dyn Write) -> Result<()> {
+    let failed = queue::failed(&cfg.queue_dir)?;
+    if failed.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nfailed to start (`luzia queue retry ID` queues one again once fixed, `luzia queue cancel ID` drops it):"
+    )?;
+    let mut table = Table::new(vec![
+        Column::right().min(3),
+        Column::left().min(8),
+        Column::left().min(6),
+        Column::left().min(12),
+        Column::left(),
+    ]);
+    for f in &failed {
+        table.push(vec![
+            plain("!"),
+            plain(plain_text(&f.entry.id)),
+            plain(f.entry.priority.dir()),
+            plain(plain_text(&f.entry.project)),
+            plain(plain_text(&f.entry.task)),
+        ]);
+    }
+    for (line, f) in table.lines().into_iter().zip(&failed) {
+        writeln!(out, "{}", line.render(false, None))?;
+        let at = if f.failed_at.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", plain_text(&f.failed_at))
+        };
+        writeln!(out, "      {}{at}", plain_text(&f.why()))?;
+    }
+    Ok(())
+}
+
+/// `luzia queue retry`: back in the queue, then started while slots are free.
+fn queue_retry(cfg: &Config, ids: &[String], all: bool, out: &mut dyn Write) -> Result<u8> {
+    let ids: Vec<String> = if all {
+        queue::failed(&cfg.queue_dir)?
+            .into_iter()
+            .map(|f| f.entry.id)
+            .collect()
+    } else {
+        ids.to_vec()
+    };
+    if ids.is_empty() {
+        writeln!(out, "no task failed to start")?;
+        return Ok(0);
+    }
+    for id in &ids {
+        let q = queue::retry(&cfg.queue_dir, id)?;
+        writeln!(
+            out,
+            "queued {} again ({}: {})",
+            q.id,
+            plain_text(&q.project),
+            plain_text(&q.task)
+        )?;
+    }
+    super::jobs_root(cfg)?;
+    if let Err(e) = Dispatcher::new(cfg)?.start_queued() {
+        eprintln!("luzia: {}", super::describe(&e));
+        return Ok(1);
     }
     Ok(0)
 }
 
 pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     supervise::adopt_orphans();
-    let code = supervise::supervise(&args.job_dir, Some(&cfg.notifications_log))?;
-    // A slot is free now: queued tasks may start.
+    let code = supervise::supervise_with(&args.job_dir, Some(&cfg.notifications_log), &|p| {
+        cfg.agent_env(p)
+    });
+    // A slot is free now, whatever became of this job's bookkeeping (a full disk may have
+    // refused it): queued tasks may start, or be recorded as unable to.
     if let Ok(d) = Dispatcher::new(cfg)
         && let Err(e) = d.start_queued()
     {
         eprintln!("luzia: cannot start queued tasks: {}", super::describe(&e));
     }
-    Ok(u8::try_from(code).unwrap_or(1))
+    Ok(u8::try_from(code?).unwrap_or(1))
 }

@@ -58,6 +58,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
     let result = crate::tui::run(opts, Some(cfg.clone()));
+    report_log_failure();
     if args.demo {
         let file = cfg
             .file
@@ -87,9 +88,58 @@ fn init_logging() -> Result<()> {
     let filter =
         tracing_subscriber::EnvFilter::try_from_env("LUZIA_LOG").unwrap_or_else(|_| "info".into());
     tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(file))
+        .with_writer(LogFile { file, path })
         .with_ansi(false)
         .with_env_filter(filter)
+        // Its own errors would go to stderr: onto the cockpit's screen.
+        .log_internal_errors(false)
         .init();
     Ok(())
+}
+
+/// The first write to the log file that failed: what it was and why, said once the terminal is
+/// restored (never on the screen the cockpit draws on).
+static LOG_FAILURE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The cockpit's log file. A write that fails (a full disk) is kept in [`LOG_FAILURE`] and
+/// dropped; the cockpit goes on.
+struct LogFile {
+    file: std::fs::File,
+    path: std::path::PathBuf,
+}
+
+/// One event, written in one `write` to a file opened for appending: lines of several threads
+/// never interleave, so no lock is needed.
+struct LogLine<'a>(&'a LogFile);
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogFile {
+    type Writer = LogLine<'a>;
+
+    fn make_writer(&'a self) -> LogLine<'a> {
+        LogLine(self)
+    }
+}
+
+impl std::io::Write for LogLine<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        (&self.0.file).write(buf).inspect_err(|e| {
+            LOG_FAILURE.get_or_init(|| {
+                format!(
+                    "the cockpit could not write its log file {}: {e} (free space there, or set XDG_STATE_HOME to another directory)",
+                    self.0.path.display()
+                )
+            });
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Says that the log could not be written, if so: called once the terminal is restored.
+fn report_log_failure() {
+    if let Some(failure) = LOG_FAILURE.get() {
+        eprintln!("luzia: {failure}");
+    }
 }

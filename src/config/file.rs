@@ -51,6 +51,12 @@ pub struct AgentConfig {
     /// The prompt around a task: `{task}`, `{project}`, `{project_path}`, `{job_id}`, `{job_dir}`.
     #[serde(default = "default_prompt_template")]
     pub prompt_template: String,
+    /// Variables of luzia's environment every agent receives, beyond the allowlist.
+    #[serde(default)]
+    pub env_pass: Vec<String>,
+    /// Variables every agent receives with these values.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 impl Default for AgentConfig {
@@ -59,6 +65,8 @@ impl Default for AgentConfig {
             command: default_agent_command(),
             max_concurrent: default_max_concurrent(),
             prompt_template: default_prompt_template(),
+            env_pass: Vec::new(),
+            env: BTreeMap::new(),
         }
     }
 }
@@ -101,6 +109,12 @@ pub struct Project {
     pub user: Option<String>,
     /// How long a job of this project should take (`45m`), when the job gives no estimate.
     pub budget: Option<String>,
+    /// Variables of luzia's environment this project's agents receive, beyond `[agent]`'s.
+    #[serde(default)]
+    pub env_pass: Vec<String>,
+    /// Variables this project's agents receive with these values (over `[agent.env]`'s).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// `[alarms]` as written: durations are strings with units, checked in `validate`.

@@ -12,6 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::jobs::insight::alarms::AlarmRules;
+use crate::jobs::run::account::{AgentEnv, is_env_name};
 
 pub use file::{
     AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
@@ -193,7 +194,14 @@ impl Config {
         if self.agent.max_concurrent == 0 {
             return Err(invalid("[agent] max_concurrent must be at least 1".into()));
         }
+        check_env("[agent]", &self.agent.env_pass, &self.agent.env).map_err(invalid)?;
         for (name, project) in &self.projects {
+            check_env(
+                &format!("[projects.{name}]"),
+                &project.env_pass,
+                &project.env,
+            )
+            .map_err(invalid)?;
             if !crate::jobs::model::id::is_valid(name) {
                 return Err(invalid(format!(
                     "project name '{name}' may hold only letters, digits, '.', '_' and '-'"
@@ -208,6 +216,41 @@ impl Config {
         }
         Ok(())
     }
+}
+
+impl Config {
+    /// What an agent of `project` receives beyond the allowlist: `[agent]`'s `env_pass` and
+    /// `env`, then the project's (its values over `[agent]`'s).
+    pub fn agent_env(&self, project: &str) -> AgentEnv {
+        let mut env = AgentEnv {
+            pass: self.agent.env_pass.clone(),
+            set: self.agent.env.clone(),
+        };
+        if let Some(p) = self.projects.get(project) {
+            env.pass.extend(p.env_pass.iter().cloned());
+            env.set.extend(p.env.clone());
+        }
+        env
+    }
+}
+
+/// `env_pass` and `env` of one table: names a shell could export, values without NUL.
+fn check_env(table: &str, pass: &[String], set: &BTreeMap<String, String>) -> Result<(), String> {
+    let bad_name = |n: &str| {
+        format!(
+            "{table} env: '{}' is not a variable name (a letter or _, then letters, digits and _)",
+            n.escape_debug()
+        )
+    };
+    if let Some(n) = pass.iter().chain(set.keys()).find(|n| !is_env_name(n)) {
+        return Err(bad_name(n));
+    }
+    if let Some((n, _)) = set.iter().find(|(_, v)| v.contains('\0')) {
+        return Err(format!(
+            "{table} env: the value of {n} holds a NUL character"
+        ));
+    }
+    Ok(())
 }
 
 /// Beside the config file that was read, else where the user's config file would be.

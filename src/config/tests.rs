@@ -229,3 +229,48 @@ fn keys_are_read_per_mode_and_a_bad_shape_names_the_key_and_the_file() {
         assert!(err.contains(key) && err.contains("c.toml"), "{err}");
     }
 }
+
+#[test]
+fn agent_environments_merge_agent_then_project_and_bad_names_are_refused() {
+    let ov = || Overrides {
+        config: Some("c.toml".into()),
+        ..Overrides::default()
+    };
+    let body = "[agent]\nenv_pass = [\"ANTHROPIC_API_KEY\"]\n[agent.env]\nMODE = \"ci\"\nLEVEL = \"1\"\n\
+                [projects.p]\npath = \"/p\"\nenv_pass = [\"GIT_SSH\"]\n[projects.p.env]\nLEVEL = \"2\"\n\
+                [projects.q]\npath = \"/q\"\n";
+    let cfg = load(&[("c.toml", body)], &[], ov()).unwrap();
+    let p = cfg.agent_env("p");
+    assert_eq!(p.pass, ["ANTHROPIC_API_KEY", "GIT_SSH"]);
+    let set: Vec<(&str, &str)> = p
+        .set
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        set,
+        [("LEVEL", "2"), ("MODE", "ci")],
+        "the project's value wins"
+    );
+    assert_eq!(cfg.agent_env("q").pass, ["ANTHROPIC_API_KEY"]);
+    assert_eq!(cfg.agent_env("unknown"), cfg.agent_env("q"));
+
+    for (bad, says) in [
+        (
+            "[agent]\nenv_pass = [\"A-B\"]",
+            "[agent] env: 'A-B' is not a variable name",
+        ),
+        ("[agent.env]\n\"1X\" = \"v\"", "[agent] env: '1X'"),
+        (
+            "[projects.p]\npath = \"/p\"\nenv_pass = [\"\"]",
+            "[projects.p] env: ''",
+        ),
+        (
+            "[projects.p]\npath = \"/p\"\n[projects.p.env]\nX = \"a\\u0000b\"",
+            "NUL",
+        ),
+    ] {
+        let err = load(&[("c.toml", bad)], &[], ov()).unwrap_err().to_string();
+        assert!(err.contains(says) && err.contains("c.toml"), "{bad}: {err}");
+    }
+}

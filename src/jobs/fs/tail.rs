@@ -53,7 +53,11 @@ pub fn last_lines(file: &File, len: u64, n: usize) -> io::Result<Vec<RawLine>> {
     if n == 0 || len == 0 {
         return Ok(Vec::new());
     }
-    let budget = ((n as u64 + 1) * LINE_CAP as u64).max(256 * 1024);
+    // Saturating: `luzia logs -n` takes any count a person types.
+    let budget = (n as u64)
+        .saturating_add(1)
+        .saturating_mul(LINE_CAP as u64)
+        .max(256 * 1024);
     let mut blocks: Vec<Vec<u8>> = Vec::new();
     let mut pos = len;
     let mut newlines = 0usize;

@@ -21,14 +21,24 @@ pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     })
 }
 
-/// A duration written without a unit, or not at all.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("'{0}' is not a duration: write it with a unit, like 90s, 30m, 2h or 1h30m")]
-pub struct DurationError(pub String);
+/// The longest duration accepted: 100 years. Every deadline luzia computes (`now` plus a
+/// duration, as an `Instant` or a date) holds far more than that, so nothing built from a parsed
+/// duration can overflow.
+pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(36_500 * 86_400);
 
-/// `90s`, `30m`, `2h`, `1h30m`, `1d`, `500ms`. A bare number is refused: minutes or seconds?
+/// A duration written without a unit, or not at all, or too long to mean anything.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("'{0}' is not a duration: write it with a unit, like 90s, 30m, 2h or 1h30m")]
+    Malformed(String),
+    #[error("'{0}' is too long: at most 36500d (100 years)")]
+    TooLong(String),
+}
+
+/// `90s`, `30m`, `2h`, `1h30m`, `1d`, `500ms`, at most [`MAX_DURATION`]. A bare number is
+/// refused: minutes or seconds?
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, DurationError> {
-    let err = || DurationError(s.to_owned());
+    let err = || DurationError::Malformed(s.to_owned());
     let t = s.trim();
     if t.is_empty() {
         return Err(err());
@@ -57,6 +67,11 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, DurationError> {
         };
         total += n * secs;
         rest = &rest[digits + unit_len..];
+    }
+    // A number of 400 digits reads as infinity; anything past the bound is refused before it
+    // becomes a `Duration` (whose conversion would panic).
+    if !total.is_finite() || total > MAX_DURATION.as_secs_f64() {
+        return Err(DurationError::TooLong(s.to_owned()));
     }
     Ok(std::time::Duration::from_secs_f64(total))
 }
@@ -121,6 +136,23 @@ mod tests {
         for bad in ["", "30", "m", "3x", "-5m", "1h 30m"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn durations_too_long_to_hold_are_refused_not_a_panic() {
+        let many_digits = format!("{}s", "9".repeat(400));
+        for huge in [
+            "99999999999999999999999d",
+            "18446744073709551616s",
+            &many_digits,
+            "36501d",
+            "36500d1ms",
+        ] {
+            let e = parse_duration(huge).unwrap_err();
+            assert_eq!(e, DurationError::TooLong(huge.to_owned()));
+            assert!(e.to_string().contains("at most 36500d"), "{e}");
+        }
+        assert_eq!(parse_duration("36500d").unwrap(), MAX_DURATION);
     }
 
     #[test]

@@ -143,7 +143,9 @@ impl Question {
 }
 
 fn deadline(since: Option<DateTime<Utc>>, minutes: Option<f64>) -> Option<DateTime<Utc>> {
-    Some(since? + chrono::Duration::milliseconds((minutes? * 60_000.0) as i64))
+    // The file may say 1e300 minutes: a deadline past what a date can hold is no deadline.
+    let after = chrono::Duration::try_milliseconds((minutes? * 60_000.0) as i64)?;
+    since?.checked_add_signed(after)
 }
 
 impl Question {

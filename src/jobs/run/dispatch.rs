@@ -35,6 +35,8 @@ pub struct Spec {
     pub retry_of: Option<String>,
     /// Appended to the prompt (the answers a retried job was missing).
     pub addendum: Option<String>,
+    /// The queue id of the task this job starts, written to meta.json as `queue_id`.
+    pub queue_id: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -249,6 +251,9 @@ fn write_files(
     if let Some(r) = &spec.retry_of {
         meta["retry_of"] = json!(r);
     }
+    if let Some(q) = &spec.queue_id {
+        meta["queue_id"] = json!(q);
+    }
     let meta = serde_json::to_vec_pretty(&meta).map_err(|e| (META_FILE.into(), e.into()))?;
     let write = |name: &str, bytes: &[u8]| {
         write_unsynced(staging, name, bytes).map_err(|e| (name.to_owned(), e))
@@ -369,6 +374,7 @@ mod tests {
             prompt_template: "Project {project} at {project_path}.\n\n{task}\n".into(),
             retry_of: None,
             addendum: None,
+            queue_id: None,
         }
     }
 

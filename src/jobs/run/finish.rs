@@ -112,7 +112,13 @@ pub fn exit_line(dir: &Path, log: &File, code: i32) -> io::Result<()> {
 /// `finished` and `exit_code` into meta.json, keeping every other field as it was; after a
 /// requested stop also `stop` and `status: killed`, which the exit code cannot say.
 pub fn record_finish(dir: &Path, code: i32, stop: Option<&StopRequest>) -> io::Result<()> {
-    let bytes = std::fs::read(dir.join(META_FILE))?;
+    // Not followed if a link: the directory may be the agent's user's by now, and a link could
+    // point at a file only root may read.
+    let bytes = crate::jobs::fs::files::read_capped(
+        &dir.join(META_FILE),
+        crate::jobs::fs::files::META_FILE_CAP,
+    )?
+    .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
     let Ok(Value::Object(mut meta)) = serde_json::from_slice::<Value>(&bytes) else {
         return Err(io::Error::other("meta.json is not a JSON object"));
     };

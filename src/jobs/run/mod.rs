@@ -1,6 +1,7 @@
 //! Starting and stopping agents: dispatching a job directory, the detached supervisor that
 //! runs the agent and writes its exit line, the queue, and kill.
 
+pub mod account;
 pub mod dispatch;
 pub mod finish;
 pub mod kill;

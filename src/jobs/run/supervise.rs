@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::jobs::fs::publish::{write_atomic, write_unsynced};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
+use crate::jobs::run::account::{Account, AgentEnv, agent_env};
 use crate::jobs::run::{finish, leftovers};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
@@ -51,6 +52,8 @@ pub enum SuperviseError {
 /// What the supervisor needs from meta.json.
 struct Plan {
     id: String,
+    /// Whose `[projects.NAME]` settings (the agent's environment) apply.
+    project: String,
     argv: Vec<String>,
     cwd: PathBuf,
     user: String,
@@ -85,6 +88,7 @@ fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
     }
     Ok(Plan {
         id: meta["id"].as_str().unwrap_or_default().to_owned(),
+        project: meta["project"].as_str().unwrap_or_default().to_owned(),
         argv,
         cwd: meta["cwd"]
             .as_str()
@@ -94,18 +98,18 @@ fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
     })
 }
 
-/// (uid, gid, home) of `user` from /etc/passwd.
-fn lookup_user(user: &str) -> Option<(u32, u32, String)> {
-    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-    passwd.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(':').collect();
-        (f.len() >= 6 && f[0] == user)
-            .then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?, f[5].to_owned())))?
-    })
+/// Runs the job's agent to the end with no more environment than the allowlist. Returns the
+/// exit code written to the exit line.
+pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, SuperviseError> {
+    supervise_with(dir, notifications, &|_| AgentEnv::default())
 }
 
-/// Runs the job's agent to the end. Returns the exit code written to the exit line.
-pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, SuperviseError> {
+/// [`supervise`], with what the config adds to the environment of an agent of each project.
+pub fn supervise_with(
+    dir: &Path,
+    notifications: Option<&Path>,
+    env: &dyn Fn(&str) -> AgentEnv,
+) -> Result<i32, SuperviseError> {
     let plan = plan(dir)?;
     let io = |path: PathBuf| move |source| SuperviseError::Io { path, source };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -123,7 +127,7 @@ pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, Superv
         .open(&log_path)
         .map_err(io(log_path.clone()))?;
     let code = match publish_self(dir) {
-        Ok(()) => run_agent(&rt, dir, &plan, &log, signals),
+        Ok(()) => run_agent(&rt, dir, &plan, &log, signals, &env(&plan.project)),
         Err(message) => {
             let _ = finish::append(
                 dir,
@@ -180,9 +184,10 @@ fn run_agent(
     plan: &Plan,
     log: &File,
     mut signals: Option<Signals>,
+    rules: &AgentEnv,
 ) -> i32 {
     // Spawning registers the child with the runtime's reaper.
-    let child = match spawn_agent(dir, plan, log) {
+    let child = match spawn_agent(dir, plan, log, rules) {
         Ok(child) => child,
         Err(message) => {
             let line = format!(
@@ -219,13 +224,20 @@ fn run_agent(
 enum SpawnError {
     #[error("cannot read prompt.txt: {0}")]
     Prompt(std::io::Error),
-    #[error("no user '{0}' on this machine")]
+    #[error("no user '{0}' on this machine (add it, or fix [projects.NAME] user in the config)")]
     NoUser(String),
+    #[error("cannot give the job directory to user '{0}': {1}")]
+    TakeDir(String, std::io::Error),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 
-fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Child, SpawnError> {
+fn spawn_agent(
+    dir: &Path,
+    plan: &Plan,
+    log: &File,
+    rules: &AgentEnv,
+) -> Result<tokio::process::Child, SpawnError> {
     let stdin = File::open(dir.join(PROMPT_FILE)).map_err(SpawnError::Prompt)?;
     let mut cmd = std::process::Command::new(&plan.argv[0]);
     cmd.args(&plan.argv[1..])
@@ -233,23 +245,40 @@ fn spawn_agent(dir: &Path, plan: &Plan, log: &File) -> Result<tokio::process::Ch
         .stdin(Stdio::from(stdin))
         .stdout(log.try_clone()?)
         .stderr(log.try_clone()?)
-        .env("LUZIA_JOB_DIR", dir)
-        .env("LUZIA_JOB_ID", &plan.id)
         // Its own process group: a kill reaches everything the agent started.
         .process_group(0);
+    let account = run_as(dir, plan, &mut cmd)?;
+    // After the switch of user, which would clear the death signal.
     die_with_supervisor(&mut cmd);
-    if !plan.user.is_empty() && rustix::process::geteuid().is_root() {
-        let (uid, gid, home) =
-            lookup_user(&plan.user).ok_or_else(|| SpawnError::NoUser(plan.user.clone()))?;
-        cmd.uid(uid)
-            .gid(gid)
-            .env("HOME", home)
-            .env("USER", &plan.user);
-    }
+    cmd.env_clear().envs(agent_env(
+        std::env::vars_os(),
+        rules,
+        account.as_ref(),
+        (dir, &plan.id),
+    ));
     tokio::process::Command::from(cmd)
         .kill_on_drop(false)
         .spawn()
         .map_err(SpawnError::Io)
+}
+
+/// With a project user and luzia running as root, the agent runs as that user, in a job
+/// directory that is the user's: see [`Account`]. Returns the account switched to.
+fn run_as(
+    dir: &Path,
+    plan: &Plan,
+    cmd: &mut std::process::Command,
+) -> Result<Option<Account>, SpawnError> {
+    if plan.user.is_empty() || !rustix::process::geteuid().is_root() {
+        return Ok(None);
+    }
+    let account =
+        Account::lookup(&plan.user).ok_or_else(|| SpawnError::NoUser(plan.user.clone()))?;
+    account
+        .take_dir(dir)
+        .map_err(|e| SpawnError::TakeDir(plan.user.clone(), e))?;
+    account.switch(cmd);
+    Ok(Some(account))
 }
 
 /// The agent gets SIGKILL from the kernel when the supervisor ends, however it ends: even a
@@ -395,6 +424,7 @@ mod tests {
             prompt_template: "{task}".into(),
             retry_of: None,
             addendum: None,
+            queue_id: None,
         };
         let c = create(root.path(), &spec, Utc::now()).unwrap();
         (root, c.dir)
@@ -476,5 +506,41 @@ mod tests {
     fn a_signal_death_is_a_negative_exit() {
         let (_root, dir) = job(&["sh", "-c", "kill -9 $$"]);
         assert_eq!(supervise(&dir, None).unwrap(), -9);
+    }
+
+    #[test]
+    fn a_meta_json_the_agent_turned_into_a_link_is_not_followed() {
+        // An agent running as another user owns its directory and could point meta.json at a
+        // file only root can read: its content must not be copied into the job directory.
+        let (root, dir) = job(&[
+            "sh",
+            "-c",
+            r#"cat >/dev/null; ln -sf "$0" "$LUZIA_JOB_DIR/meta.json""#,
+        ]);
+        let secret = root.path().join("secret.json");
+        std::fs::write(&secret, r#"{"token": "s3cr3t"}"#).unwrap();
+        let meta = std::fs::read_to_string(dir.join(META_FILE)).unwrap();
+        let agent: Vec<String> = serde_json::from_str::<Value>(&meta).unwrap()["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .chain([secret.display().to_string()])
+            .collect();
+        let mut m: Value = serde_json::from_str(&meta).unwrap();
+        m["argv"] = serde_json::json!(agent);
+        std::fs::write(dir.join(META_FILE), m.to_string()).unwrap();
+        assert_eq!(supervise(&dir, None).unwrap(), 0);
+        assert!(
+            std::fs::symlink_metadata(dir.join(META_FILE))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "rewritten through the link"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&secret).unwrap(),
+            r#"{"token": "s3cr3t"}"#
+        );
     }
 }

@@ -76,7 +76,8 @@ impl App {
     /// before changes nothing (it is listed once a second while jobs are live).
     pub(super) fn on_queue_listed(&mut self, queued: Vec<Job>) -> Vec<Effect> {
         let mut before: Vec<&Job> = self.jobs.values().filter(|j| j.id.is_queued()).collect();
-        before.sort_by_key(|j| j.queue_position);
+        // As the queue lists them: by place, those with none (failed to start) first by key.
+        before.sort_by(|a, b| (a.queue_position, &a.id).cmp(&(b.queue_position, &b.id)));
         let same = before.len() == queued.len()
             && before.iter().zip(&queued).all(|(a, b)| {
                 a.id == b.id && a.queue_position == b.queue_position && same_on_screen(a, b)

@@ -1,0 +1,279 @@
+//! Who an agent runs as, and with what environment, the way `sudo -u` would: with a project's
+//! `user` set and luzia running as root, the agent gets that user's uid, primary and
+//! supplementary groups, HOME, USER, LOGNAME and SHELL, and its job directory becomes the
+//! user's (group and mode kept, so whoever could write there before still can). Whether the
+//! user is switched or not, the agent's environment is a clean allowlist: nothing of the
+//! dispatcher's environment reaches it unless named here or in the config.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{Gid, Uid};
+
+use crate::jobs::fs::names::HISTORY_FILE;
+
+/// The variables an agent always keeps from the environment luzia runs in (besides every
+/// `LUZIA_*`): what a login gives a program, and no more.
+pub const ALWAYS_PASSED: [&str; 8] = [
+    "HOME", "USER", "LOGNAME", "PATH", "SHELL", "LANG", "TERM", "TZ",
+];
+
+/// What the config adds to an agent's environment (`env_pass` and `env`, of `[agent]` and of
+/// the project).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentEnv {
+    /// Names passed through from luzia's environment, when set there.
+    pub pass: Vec<String>,
+    /// Values set, over anything passed through.
+    pub set: BTreeMap<String, String>,
+}
+
+/// A user of this machine, as `/etc/passwd` and `/etc/group` have it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Account {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Supplementary groups (those of `/etc/group` that list the user), primary group first.
+    pub groups: Vec<u32>,
+    pub home: PathBuf,
+    pub shell: String,
+}
+
+impl Account {
+    /// `name` from `/etc/passwd` (and its groups from `/etc/group`); `None` when there is no
+    /// such user.
+    pub fn lookup(name: &str) -> Option<Account> {
+        let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+        let group = std::fs::read_to_string("/etc/group").unwrap_or_default();
+        Account::from_files(name, &passwd, &group)
+    }
+
+    fn from_files(name: &str, passwd: &str, group: &str) -> Option<Account> {
+        let mut account = passwd.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            if f.len() < 7 || f[0] != name || name.is_empty() {
+                return None;
+            }
+            Some(Account {
+                name: name.to_owned(),
+                uid: f[2].parse().ok()?,
+                gid: f[3].parse().ok()?,
+                groups: Vec::new(),
+                home: PathBuf::from(f[5]),
+                shell: f[6].to_owned(),
+            })
+        })?;
+        account.groups.push(account.gid);
+        for l in group.lines() {
+            let f: Vec<&str> = l.split(':').collect();
+            if f.len() >= 4
+                && f[3].split(',').any(|m| m == name)
+                && let Ok(gid) = f[2].parse::<u32>()
+                && !account.groups.contains(&gid)
+            {
+                account.groups.push(gid);
+            }
+        }
+        Some(account)
+    }
+
+    /// Gives the job directory to the user: it becomes its owner (its group and mode stay, so
+    /// the operators who could write there still can, and root always can), and
+    /// `history.jsonl`, which the agent appends to and an operator's tool might create first,
+    /// is made the user's too. The agent then writes its progress, questions and gates (and
+    /// their temporary files) there like any file of its own.
+    pub fn take_dir(&self, dir: &Path) -> std::io::Result<()> {
+        let history = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o644)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(dir.join(HISTORY_FILE))?;
+        rustix::fs::fchown(&history, Some(self.uid()), None)?;
+        rustix::fs::chown(dir, Some(self.uid()), None)?;
+        Ok(())
+    }
+
+    /// Makes `cmd` run as the user: groups, then group, then user (after which nothing can be
+    /// taken back). A parent-death signal, if one is set for the child, must be set after
+    /// this: changing credentials clears it.
+    pub fn switch(&self, cmd: &mut std::process::Command) {
+        let groups: Vec<Gid> = self.groups.iter().map(|&g| Gid::from_raw(g)).collect();
+        let (uid, gid) = (self.uid(), Gid::from_raw(self.gid));
+        // SAFETY: between fork and exec only three raw system calls are made, on memory
+        // prepared before the fork; the child has one thread, so the per-thread calls apply to
+        // the whole process.
+        unsafe {
+            cmd.pre_exec(move || {
+                rustix::thread::set_thread_groups(&groups)?;
+                rustix::thread::set_thread_gid(gid)?;
+                rustix::thread::set_thread_uid(uid)?;
+                Ok(())
+            });
+        }
+    }
+
+    fn uid(&self) -> Uid {
+        Uid::from_raw(self.uid)
+    }
+}
+
+/// The agent's whole environment: from `parent` (luzia's own) only [`ALWAYS_PASSED`], every
+/// `LUZIA_*` and the names `rules` passes; then, for a switched user, its HOME, USER, LOGNAME
+/// and SHELL; then the values `rules` sets; then `LUZIA_JOB_DIR` and `LUZIA_JOB_ID`, which
+/// nothing overrides.
+pub fn agent_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    rules: &AgentEnv,
+    account: Option<&Account>,
+    job: (&Path, &str),
+) -> BTreeMap<OsString, OsString> {
+    let kept = |name: &OsString| {
+        let b = name.as_bytes();
+        b.starts_with(b"LUZIA_")
+            || ALWAYS_PASSED.iter().any(|k| k.as_bytes() == b)
+            || rules.pass.iter().any(|k| k.as_bytes() == b)
+    };
+    let mut env: BTreeMap<OsString, OsString> =
+        parent.into_iter().filter(|(k, _)| kept(k)).collect();
+    if let Some(a) = account {
+        env.insert("HOME".into(), a.home.clone().into_os_string());
+        env.insert("USER".into(), a.name.clone().into());
+        env.insert("LOGNAME".into(), a.name.clone().into());
+        if !a.shell.is_empty() {
+            env.insert("SHELL".into(), a.shell.clone().into());
+        }
+    }
+    for (k, v) in &rules.set {
+        env.insert(k.into(), v.into());
+    }
+    env.insert("LUZIA_JOB_DIR".into(), job.0.as_os_str().to_owned());
+    env.insert("LUZIA_JOB_ID".into(), job.1.into());
+    env
+}
+
+/// Whether `name` can be an environment variable's name in the config: a letter or `_`, then
+/// letters, digits and `_`.
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\n\
+        musica:x:1001:1001:Musica:/srv/musica:/bin/sh\n\
+        broken:x:notanumber:1:b:/x:/bin/sh\n\
+        short:x:5:5\n";
+    const GROUP: &str = "root:x:0:\nmusica:x:1001:\ndocker:x:998:bruno,musica\n\
+        audio:x:29:musical\nbad:x:nan:musica\n";
+
+    #[test]
+    fn accounts_come_from_passwd_with_their_groups() {
+        let a = Account::from_files("musica", PASSWD, GROUP).unwrap();
+        assert_eq!(
+            a,
+            Account {
+                name: "musica".into(),
+                uid: 1001,
+                gid: 1001,
+                groups: vec![1001, 998],
+                home: "/srv/musica".into(),
+                shell: "/bin/sh".into(),
+            }
+        );
+        for missing in ["nobody", "broken", "short", "", "musica:x"] {
+            assert_eq!(
+                Account::from_files(missing, PASSWD, GROUP),
+                None,
+                "{missing}"
+            );
+        }
+    }
+
+    fn parent(vars: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        vars.iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    fn shown(env: &BTreeMap<OsString, OsString>) -> Vec<String> {
+        env.iter()
+            .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+            .collect()
+    }
+
+    #[test]
+    fn the_environment_is_an_allowlist_whether_or_not_the_user_is_switched() {
+        let from = parent(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/root"),
+            ("USER", "root"),
+            ("TERM", "xterm"),
+            ("AWS_SECRET_ACCESS_KEY", "s3cr3t"),
+            ("SSH_AUTH_SOCK", "/tmp/agent"),
+            ("ANTHROPIC_API_KEY", "sk-1"),
+            ("LUZIA_QUEUE_DIR", "/q"),
+            ("LUZIA_JOB_ID", "from-the-dispatcher"),
+            ("LD_PRELOAD", "/evil.so"),
+        ]);
+        let rules = AgentEnv {
+            pass: vec!["ANTHROPIC_API_KEY".into(), "NOT_SET".into()],
+            set: [
+                ("MODE".to_string(), "ci".to_string()),
+                ("TERM".into(), "dumb".into()),
+            ]
+            .into(),
+        };
+        let job = (Path::new("/jobs/j1"), "j1");
+        let plain = agent_env(from.clone(), &rules, None, job);
+        assert_eq!(
+            shown(&plain),
+            [
+                "ANTHROPIC_API_KEY=sk-1",
+                "HOME=/root",
+                "LUZIA_JOB_DIR=/jobs/j1",
+                "LUZIA_JOB_ID=j1",
+                "LUZIA_QUEUE_DIR=/q",
+                "MODE=ci",
+                "PATH=/usr/bin",
+                "TERM=dumb",
+                "USER=root",
+            ]
+        );
+        let musica = Account::from_files("musica", PASSWD, GROUP).unwrap();
+        let switched = agent_env(from, &AgentEnv::default(), Some(&musica), job);
+        assert_eq!(
+            shown(&switched),
+            [
+                "HOME=/srv/musica",
+                "LOGNAME=musica",
+                "LUZIA_JOB_DIR=/jobs/j1",
+                "LUZIA_JOB_ID=j1",
+                "LUZIA_QUEUE_DIR=/q",
+                "PATH=/usr/bin",
+                "SHELL=/bin/sh",
+                "TERM=xterm",
+                "USER=musica",
+            ]
+        );
+    }
+
+    #[test]
+    fn env_names() {
+        for ok in ["PATH", "_X", "a1_B"] {
+            assert!(is_env_name(ok), "{ok}");
+        }
+        for bad in ["", "1A", "A-B", "A=B", "A B", "É"] {
+            assert!(!is_env_name(bad), "{bad}");
+        }
+    }
+}

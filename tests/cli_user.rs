@@ -1,0 +1,328 @@
+//! Agents run like `sudo -u USER`: with `user = "..."` in a project's config and luzia running
+//! as root, the agent runs as that user, can report progress, ask and wait at gates in its job
+//! directory, and sees a clean environment (the allowlist, what the config passes and sets);
+//! a secret in the dispatcher's environment never reaches it. The allowlist also applies when
+//! the user is not switched.
+//!
+//! The switched-user test creates a throwaway system user with `useradd` and removes it at
+//! the end; it needs root (without it, it says SKIPPED loudly and passes). Agents are real
+//! processes; every wait has a hang guard.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+use tempfile::TempDir;
+
+const LUZIA: &str = env!("CARGO_BIN_EXE_luzia");
+const GUARD: Duration = Duration::from_secs(60);
+/// In the dispatcher's environment only: must never reach an agent.
+const SECRET: (&str, &str) = ("TEST_SECRET_TOKEN", "hunter2-do-not-leak");
+
+/// The agent: reports progress, asks a question, then records its answer, its environment and
+/// its uid in `$2` (a directory it may write). Any step that fails exits with its own code.
+const AGENT: &str = r#"L="$1"; out="$2"
+"$L" progress 50 --name halfway || exit 11
+a=$("$L" ask "Which database?" --option staging --option production) || exit 12
+printf %s "$a" > "$out/answer" || exit 13
+env > "$out/env" || exit 14
+id -u > "$out/uid"
+"#;
+
+/// A throwaway system user, removed (with anything still running as it) when dropped.
+struct User {
+    name: String,
+    uid: u32,
+}
+
+impl User {
+    fn create(home: &Path) -> User {
+        let name = format!("luzia-t{}", std::process::id());
+        let out = Command::new("useradd")
+            .args([
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/bin/sh",
+                "--home-dir",
+            ])
+            .arg(home)
+            .arg(&name)
+            .output()
+            .expect("useradd");
+        assert!(
+            out.status.success(),
+            "useradd: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let id = Command::new("id").arg("-u").arg(&name).output().unwrap();
+        let uid = String::from_utf8_lossy(&id.stdout).trim().parse().unwrap();
+        User { name, uid }
+    }
+}
+
+impl Drop for User {
+    fn drop(&mut self) {
+        for pid in all_pids() {
+            if fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == self.uid) {
+                kill_hard(pid);
+            }
+        }
+        let _ = Command::new("userdel").arg(&self.name).status();
+    }
+}
+
+/// A world readable by other users: a project, a jobs root, a directory the agent writes its
+/// findings to, and the config. Dropping it kills every process it started.
+struct World {
+    base: PathBuf,
+    luzia: PathBuf,
+    _tmp: TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::Builder::new()
+            .prefix("luzia-user-")
+            .tempdir()
+            .unwrap();
+        let base = tmp.path().to_owned();
+        fs::set_permissions(&base, fs::Permissions::from_mode(0o755)).unwrap();
+        for d in ["jobs", "proj", "out", "home", "xdg"] {
+            fs::create_dir(base.join(d)).unwrap();
+        }
+        let luzia = reachable_luzia(&base);
+        World {
+            base,
+            luzia,
+            _tmp: tmp,
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.base.join(name)
+    }
+
+    /// The config: project `p` (with `extra` lines in its table), the agent [`AGENT`].
+    fn configure(&self, extra: &str) {
+        let q = |p: &Path| serde_json::to_string(p.to_str().unwrap()).unwrap();
+        let text = format!(
+            "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\n\
+             command = [\"sh\", \"-c\", {}, \"sh\", {}, {}]\nprompt_template = \"{{task}}\"\n\n\
+             [projects.p]\npath = {}\n{extra}\n",
+            q(&self.path("jobs")),
+            q(&self.path("notifications.log")),
+            q(&self.path("queue")),
+            serde_json::to_string(AGENT).unwrap(),
+            q(&self.luzia),
+            q(&self.path("out")),
+            q(&self.path("proj")),
+        );
+        fs::write(self.path("config.toml"), text).unwrap();
+    }
+
+    fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        let mut cmd = Command::new(LUZIA);
+        for var in [
+            "LUZIA_JOBS_DIR",
+            "LUZIA_CONFIG",
+            "LUZIA_JOB_DIR",
+            "LUZIA_JOB_ID",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env("XDG_CONFIG_HOME", self.path("xdg"))
+            .env(SECRET.0, SECRET.1)
+            .env("PASSED_TOKEN", "passed-through")
+            .current_dir(&self.base)
+            .arg("--config")
+            .arg(self.path("config.toml"))
+            .args(args);
+        let out = assert_cmd::Command::from_std(cmd)
+            .timeout(GUARD)
+            .output()
+            .unwrap();
+        (out.status.code(), stdout_of(&out), stderr_of(&out))
+    }
+
+    fn job(&self, id: &str) -> Value {
+        let (code, out, err) = self.run(&["jobs", id, "--json"]);
+        assert_eq!(code, Some(0), "{err}");
+        serde_json::from_str(&out).unwrap()
+    }
+
+    /// Dispatches the agent, answers its question as the operator, waits for the end; returns
+    /// the job id and `luzia jobs ID --json`.
+    fn dispatch_and_answer(&self) -> (String, Value) {
+        let (code, out, err) = self.run(&["run", "p", "check the database"]);
+        assert_eq!(code, Some(0), "{err}");
+        let id = out.trim().to_owned();
+        wait_for(&format!("{id} to ask"), || {
+            let j = self.job(&id);
+            assert!(
+                j["exit_code"].is_null(),
+                "the agent ended before asking: {j}\n{}",
+                fs::read_to_string(self.path("jobs").join(&id).join("output.log"))
+                    .unwrap_or_default()
+            );
+            (j["waiting"] == "question").then_some(())
+        });
+        let (code, out, err) = self.run(&["answer", &id, "staging"]);
+        assert_eq!(code, Some(0), "{out}{err}");
+        let job = wait_for(&format!("{id} to finish"), || {
+            let j = self.job(&id);
+            (!j["exit_code"].is_null()).then_some(j)
+        });
+        (id, job)
+    }
+
+    /// The agent's environment as it recorded it.
+    fn agent_env(&self) -> String {
+        fs::read_to_string(self.path("out/env")).unwrap()
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        kill_processes_mentioning(&self.base);
+    }
+}
+
+/// The luzia binary, where any user can run it: where it was built if every directory on the
+/// way lets others through, else a copy in `base`.
+fn reachable_luzia(base: &Path) -> PathBuf {
+    let built = Path::new(LUZIA);
+    let open = built
+        .ancestors()
+        .skip(1)
+        .all(|d| fs::metadata(d).is_ok_and(|m| m.mode() & 0o001 != 0));
+    if open {
+        return built.to_owned();
+    }
+    let copy = base.join("luzia");
+    fs::copy(built, &copy).unwrap();
+    copy
+}
+
+fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + GUARD;
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "hang guard: waited for {what}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn is_root() -> bool {
+    if rustix::process::geteuid().is_root() {
+        return true;
+    }
+    let _ = std::io::stderr().write_all(
+        b"\n****************************************************************\n\
+          SKIPPED: switching users needs root (useradd, and luzia as root)\n\
+          ****************************************************************\n\n",
+    );
+    false
+}
+
+#[test]
+fn an_agent_run_as_the_project_user_reports_asks_and_sees_no_secret() {
+    if !is_root() {
+        return;
+    }
+    let w = World::new();
+    let user = User::create(&w.path("home"));
+    for d in ["proj", "out", "home"] {
+        rustix::fs::chown(w.path(d), Some(rustix::fs::Uid::from_raw(user.uid)), None).unwrap();
+    }
+    w.configure(&format!("user = {:?}", user.name));
+
+    let (id, job) = w.dispatch_and_answer();
+    let dir = w.path("jobs").join(&id);
+    assert_eq!(
+        job["status"],
+        "completed",
+        "{job}\n{}",
+        fs::read_to_string(dir.join("output.log")).unwrap_or_default()
+    );
+    assert_eq!(
+        fs::read_to_string(w.path("out/uid")).unwrap().trim(),
+        user.uid.to_string()
+    );
+    assert_eq!(fs::read_to_string(w.path("out/answer")).unwrap(), "staging");
+    // What the agent wrote is its own; the operator's answer went in beside it.
+    assert_eq!(
+        fs::metadata(dir.join("progress.json")).unwrap().uid(),
+        user.uid
+    );
+    assert_eq!(fs::metadata(&dir).unwrap().uid(), user.uid);
+    let history = fs::read_to_string(dir.join("history.jsonl")).unwrap();
+    assert!(
+        history.contains("\"staging\"") && history.contains("halfway"),
+        "{history}"
+    );
+
+    let env = w.agent_env();
+    assert!(!env.contains(SECRET.0) && !env.contains(SECRET.1), "{env}");
+    assert!(
+        !env.contains("PASSED_TOKEN"),
+        "not passed unless configured: {env}"
+    );
+    for want in [
+        format!("USER={}", user.name),
+        format!("LOGNAME={}", user.name),
+        format!("HOME={}", w.path("home").display()),
+        "SHELL=/bin/sh".to_string(),
+        format!("LUZIA_JOB_DIR={}", dir.display()),
+        format!("LUZIA_JOB_ID={id}"),
+    ] {
+        assert!(env.lines().any(|l| l == want), "{want} missing:\n{env}");
+    }
+}
+
+#[test]
+fn without_switching_the_environment_is_the_allowlist_and_what_the_config_adds() {
+    let w = World::new();
+    w.configure("env_pass = [\"PASSED_TOKEN\"]\n[projects.p.env]\nGREETING = \"hello there\"\n");
+    let (id, job) = w.dispatch_and_answer();
+    assert_eq!(job["status"], "completed", "{job}");
+    let env = w.agent_env();
+    assert!(!env.contains(SECRET.0) && !env.contains(SECRET.1), "{env}");
+    for want in [
+        "PASSED_TOKEN=passed-through".to_string(),
+        "GREETING=hello there".to_string(),
+        format!("LUZIA_JOB_ID={id}"),
+    ] {
+        assert!(env.lines().any(|l| l == want), "{want} missing:\n{env}");
+    }
+    let names: Vec<&str> = env.lines().filter_map(|l| l.split('=').next()).collect();
+    let allowed = [
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "PATH",
+        "SHELL",
+        "LANG",
+        "TERM",
+        "TZ",
+        "PASSED_TOKEN",
+        "GREETING",
+    ];
+    for name in names {
+        // What sh itself sets (PWD, SHLVL, _) is the shell's, not the dispatcher's.
+        let shells_own = ["PWD", "SHLVL", "_", "OLDPWD"].contains(&name);
+        assert!(
+            shells_own || name.starts_with("LUZIA_") || allowed.contains(&name),
+            "{name} reached the agent:\n{env}"
+        );
+    }
+}
