@@ -83,6 +83,33 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
     let Some(file) = open_nofollow(path)? else {
         return Ok(None);
     };
+    read_whole(file, cap).map(Some)
+}
+
+/// Reads a small file that names a process luzia may signal (`pid`, `process.json`), only if
+/// it is owned by root, by the user luzia runs as, or by the owner of the jobs root `root`
+/// (the orchestrator's account). An agent switched to a project's user owns its job directory
+/// and could write such a file naming any process: luzia, perhaps running as root, must not
+/// take its word for which process to signal.
+pub fn read_trusted(path: &Path, root: &Path) -> io::Result<Option<Vec<u8>>> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(file) = open_nofollow(path)? else {
+        return Ok(None);
+    };
+    let owner = file.metadata()?.uid();
+    let trusted = owner == 0
+        || owner == rustix::process::geteuid().as_raw()
+        || std::fs::metadata(root).is_ok_and(|m| m.uid() == owner);
+    if !trusted {
+        return Err(io::Error::other(format!(
+            "is owned by uid {owner}, not by root, the user luzia runs as or the jobs root's \
+             owner, so it is not trusted to name the job's process"
+        )));
+    }
+    read_whole(file, SMALL_FILE_CAP).map(Some)
+}
+
+fn read_whole(file: File, cap: u64) -> io::Result<Vec<u8>> {
     // Job files are a few hundred bytes: one read usually takes the whole file.
     let mut buf = Vec::with_capacity(4096);
     file.take(cap + 1).read_to_end(&mut buf)?;
@@ -92,12 +119,33 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
             cap / 1024
         )));
     }
-    Ok(Some(buf))
+    Ok(buf)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_file_owned_by_someone_else_is_not_trusted() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("SKIPPED: changing a file's owner needs root");
+            return;
+        }
+        let root = tempfile::tempdir().unwrap();
+        let pid = root.path().join("pid");
+        std::fs::write(&pid, b"1\n").unwrap();
+        assert_eq!(read_trusted(&pid, root.path()).unwrap().unwrap(), b"1\n");
+        std::os::unix::fs::chown(&pid, Some(54321), None).unwrap();
+        let err = read_trusted(&pid, root.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("uid 54321") && err.contains("not trusted"),
+            "{err}"
+        );
+        // The jobs root's owner is trusted: the orchestrator's own account.
+        std::os::unix::fs::chown(root.path(), Some(54321), None).unwrap();
+        assert!(read_trusted(&pid, root.path()).is_ok());
+    }
 
     #[test]
     fn refuses_links_and_oversized_files() {

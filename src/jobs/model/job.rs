@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use crate::jobs::fs::files::{META_FILE_CAP, open_nofollow, read_capped, read_small};
+use crate::jobs::fs::files::{META_FILE_CAP, open_nofollow, read_capped, read_small, read_trusted};
 use crate::jobs::fs::tail;
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::meta::Meta;
@@ -313,8 +313,18 @@ impl DirReader<'_> {
         Some(request)
     }
 
+    /// A file naming a process (`pid`, `process.json`), read only if its owner may be trusted
+    /// to name one (see `read_trusted`).
+    fn trusted(&mut self, name: &str) -> Option<Vec<u8>> {
+        let root = self.dir.parent().unwrap_or(self.dir);
+        read_trusted(&self.dir.join(name), root).unwrap_or_else(|e| {
+            self.problem(name, e.to_string());
+            None
+        })
+    }
+
     fn pid(&mut self) -> Option<u32> {
-        let bytes = self.small(PID_FILE)?;
+        let bytes = self.trusted(PID_FILE)?;
         let pid = std::str::from_utf8(&bytes)
             .ok()
             .and_then(|s| s.trim().parse::<u32>().ok());
@@ -328,7 +338,7 @@ impl DirReader<'_> {
     }
 
     fn process_record(&mut self) -> Option<ProcessRecord> {
-        let bytes = self.small(PROCESS_FILE)?;
+        let bytes = self.trusted(PROCESS_FILE)?;
         ProcessRecord::parse(&bytes)
             .map_err(|e| self.problem(PROCESS_FILE, e))
             .ok()
