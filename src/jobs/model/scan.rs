@@ -54,8 +54,10 @@ pub fn list_ids(root: &Path) -> Result<Vec<JobId>, ScanError> {
             continue;
         };
         // d_type from the directory listing: no stat, and a symlink is not a directory.
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            ids.push(JobId::parse(&name).expect("checked by is_valid"));
+        if entry.file_type().is_ok_and(|t| t.is_dir())
+            && let Ok(id) = JobId::parse(&name)
+        {
+            ids.push(id);
         }
     }
     Ok(ids)

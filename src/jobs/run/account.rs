@@ -102,6 +102,10 @@ impl Account {
     /// Makes `cmd` run as the user: groups, then group, then user (after which nothing can be
     /// taken back). A parent-death signal, if one is set for the child, must be set after
     /// this: changing credentials clears it.
+    #[allow(
+        unsafe_code,
+        reason = "pre_exec runs code between fork and exec, which only Rust's unsafe can express; the closure makes only async-signal-safe system calls"
+    )]
     pub fn switch(&self, cmd: &mut std::process::Command) {
         let groups: Vec<Gid> = self.groups.iter().map(|&g| Gid::from_raw(g)).collect();
         let (uid, gid) = (self.uid(), Gid::from_raw(self.gid));

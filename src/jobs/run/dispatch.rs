@@ -132,7 +132,10 @@ pub fn create(root: &Path, spec: &Spec, now: DateTime<Utc>) -> Result<Created, D
     check(spec)?;
     let mut last = None;
     for salt in 0..64 {
-        let id = JobId::parse(&candidate_id(now, salt)).expect("ids we make are valid");
+        // `HHMMSS-xxxx` always parses; were it ever not to, the next salt is tried.
+        let Ok(id) = JobId::parse(&candidate_id(now, salt)) else {
+            continue;
+        };
         match build(root, &id, spec, now) {
             Ok(created) => return Ok(created),
             Err(Built::Taken(e)) => last = Some(e),
@@ -301,6 +304,10 @@ fn run_script(id: &JobId, dir: &Path, cwd: &Path, argv: &[String]) -> String {
 
 /// Starts `luzia supervise DIR` detached in its own session. If it cannot be started, the job
 /// directory (just made by [`create`]) is removed again.
+#[allow(
+    unsafe_code,
+    reason = "pre_exec runs code between fork and exec, which only Rust's unsafe can express; the closure makes only async-signal-safe system calls"
+)]
 pub fn start_supervisor(
     exe: &Path,
     dir: &Path,

@@ -285,6 +285,10 @@ fn run_as(
 /// SIGKILL of the supervisor, which leaves it no chance to pass anything on. Set between fork
 /// and exec, after any change of user (which would clear it). The kernel sends it when the
 /// thread that spawned the agent ends: the supervisor spawns from the thread that waits for it.
+#[allow(
+    unsafe_code,
+    reason = "pre_exec runs code between fork and exec, which only Rust's unsafe can express; the closure makes only async-signal-safe system calls"
+)]
 fn die_with_supervisor(cmd: &mut std::process::Command) {
     let supervisor = rustix::process::getpid();
     // SAFETY: prctl and getppid are system calls that allocate nothing: async-signal-safe.

@@ -28,24 +28,29 @@ impl KeyMap {
             let (section, index, keys) = check(binding)?;
             overrides.insert((section, index), keys);
         }
-        let main = resolve(Section::Normal, &overrides, None);
-        let modes = Section::ALL
-            .iter()
-            .map(|&s| resolve(s, &overrides, Some(&main)))
-            .collect();
-        Ok(KeyMap { modes })
+        Ok(KeyMap::with(&overrides))
     }
 
-    fn mode(&self, section: Section) -> &ModeKeys {
-        let i = Section::ALL.iter().position(|s| *s == section);
-        &self.modes[i.expect("every section has keys")]
+    /// The defaults with `overrides` (already checked) in place of theirs.
+    fn with(overrides: &HashMap<(Section, usize), Vec<Key>>) -> KeyMap {
+        let main = resolve(Section::Normal, overrides, None);
+        let modes = Section::ALL
+            .iter()
+            .map(|&s| resolve(s, overrides, Some(&main)))
+            .collect();
+        KeyMap { modes }
+    }
+
+    /// The keys of a mode: `modes` is built in the order of `Section::ALL`, which is the
+    /// order the sections are declared in.
+    fn mode(&self, section: Section) -> Option<&ModeKeys> {
+        self.modes.get(section as usize)
     }
 
     /// The mode's actions bound to `key`, in table order.
     pub fn actions<A: ModeAction>(&self, key: &Key) -> Vec<A> {
         self.mode(A::SECTION)
-            .by_key
-            .get(key)
+            .and_then(|m| m.by_key.get(key))
             .map_or_else(Vec::new, |rows| {
                 rows.iter().map(|&i| A::from_index(i)).collect()
             })
@@ -67,8 +72,9 @@ impl KeyMap {
         if let Defaults::Any(text) = section.rows()[row].keys {
             return text.to_string();
         }
-        let keys = &self.mode(section).keys[row];
-        keys.iter()
+        let keys = self.mode(section).and_then(|m| m.keys.get(row));
+        keys.into_iter()
+            .flatten()
             .take(n)
             .map(ToString::to_string)
             .collect::<Vec<_>>()
@@ -78,7 +84,7 @@ impl KeyMap {
 
 impl Default for KeyMap {
     fn default() -> Self {
-        KeyMap::new(&KeyBindings::default()).expect("the defaults are valid")
+        KeyMap::with(&HashMap::new())
     }
 }
 
@@ -157,16 +163,17 @@ fn defaults(row: &Row, main: Option<&ModeKeys>) -> Vec<Key> {
     match row.keys {
         Defaults::Keys(list) => list
             .iter()
-            .map(|k| Key::parse(k).expect("the table's keys parse"))
+            // Every default parses: a test of the table says so.
+            .filter_map(|k| Key::parse(k).ok())
             .collect(),
-        Defaults::Main => {
-            let main = main.expect("the main screen's keys are resolved first");
-            let i = Section::Normal
-                .rows()
-                .iter()
-                .position(|r| r.name == row.name);
-            main.keys[i.expect("a Main row names a main-screen action")].clone()
-        }
+        // The main screen's keys, resolved first, for a row that shares a main-screen action's.
+        Defaults::Main => Section::Normal
+            .rows()
+            .iter()
+            .position(|r| r.name == row.name)
+            .and_then(|i| main?.keys.get(i))
+            .cloned()
+            .unwrap_or_default(),
         Defaults::Any(_) => Vec::new(),
     }
 }

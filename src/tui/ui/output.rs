@@ -227,31 +227,29 @@ fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<S
 /// style.
 fn wrap<'a>(line: Line<'a>, columns: usize) -> Vec<Line<'a>> {
     let columns = columns.max(1);
-    let mut rows: Vec<Line> = vec![Line::default()];
+    let mut rows: Vec<Line> = Vec::new();
+    let mut current = Line::default();
     let mut used = 0;
     for span in line.spans {
         let mut piece = String::new();
         for (g, gw) in width::graphemes(&span.content) {
             if used + gw > columns && used > 0 {
                 if !piece.is_empty() {
-                    rows.last_mut()
-                        .expect("non-empty")
+                    current
                         .spans
                         .push(Span::styled(std::mem::take(&mut piece), span.style));
                 }
-                rows.push(Line::default());
+                rows.push(std::mem::take(&mut current));
                 used = 0;
             }
             piece.push_str(g);
             used += gw;
         }
         if !piece.is_empty() {
-            rows.last_mut()
-                .expect("non-empty")
-                .spans
-                .push(Span::styled(piece, span.style));
+            current.spans.push(Span::styled(piece, span.style));
         }
     }
+    rows.push(current);
     rows
 }
 

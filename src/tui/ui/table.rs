@@ -138,10 +138,10 @@ struct RowCells<'a> {
 }
 
 impl<'a> RowCells<'a> {
+    /// The alert goes before the last cell, the task.
     fn with_alert(mut self, alert: Line<'a>) -> Row<'a> {
-        let task = self.cells.pop().expect("a task cell");
-        self.cells.push(Cell::from(alert));
-        self.cells.push(task);
+        let at = self.cells.len().saturating_sub(1);
+        self.cells.insert(at, Cell::from(alert));
         Row::new(self.cells)
     }
 }

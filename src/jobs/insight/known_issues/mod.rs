@@ -167,18 +167,37 @@ impl PatternSet {
             }
             kept.push(p);
         }
-        let any = (!regexes.is_empty()).then(|| {
-            builder(&regexes.join("|"))
-                .build()
-                .expect("each alternative compiled on its own")
-        });
-        let set = RegexSetBuilder::new(&regexes)
+        // Each regex compiled alone; together they can still pass the compiled size limit (a
+        // very large known_issues.json). Then no pattern is used, and the file is named.
+        let together = RegexSetBuilder::new(&regexes)
             .unicode(false)
             .multi_line(true)
             .crlf(true)
             .dfa_size_limit(DFA_CACHE)
             .build()
-            .expect("each regex compiled on its own");
+            .and_then(|set| {
+                let any = (!regexes.is_empty())
+                    .then(|| builder(&regexes.join("|")).build())
+                    .transpose()?;
+                Ok((set, any))
+            });
+        let (set, any) = match together {
+            Ok(built) => built,
+            Err(e) => {
+                problems.push(PatternProblem {
+                    origin: kept.last().map_or(Origin::Builtin, |p| p.origin.clone()),
+                    pattern: "(all patterns)".into(),
+                    message: format!(
+                        "together too large to compile ({}): no pattern is used; make the \
+                         regexes fewer or simpler",
+                        first_line(&e)
+                    ),
+                });
+                kept.clear();
+                owner.clear();
+                (RegexSet::empty(), None)
+            }
+        };
         (
             PatternSet {
                 patterns: kept,

@@ -155,7 +155,9 @@ impl LogView {
                 .find(|(a, _)| *a < from)
                 .or(self.issues.last())
         };
-        let abs = found.map(|(a, _)| *a).expect("not empty");
+        let Some(abs) = found.map(|(a, _)| *a) else {
+            return false;
+        };
         self.issue_at = Some(abs);
         self.show(abs, height);
         true
@@ -270,8 +272,7 @@ impl LogView {
         self.research();
         // From the top of the screen down, like `less`; when following, the newest match.
         let from = self.top_for(height);
-        let target = {
-            let s = self.search.as_ref().expect("just set");
+        let target = self.search.as_ref().and_then(|s| {
             if self.follow {
                 s.matches.len().checked_sub(1)
             } else {
@@ -280,7 +281,7 @@ impl LogView {
                     .position(|&m| m >= from)
                     .or(s.matches.len().checked_sub(1))
             }
-        };
+        });
         self.jump_to(target, height);
     }
 
