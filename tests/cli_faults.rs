@@ -78,10 +78,10 @@ impl World {
             match out {
                 Ok(o) if o.status.success() => w.mounted = true,
                 other => {
-                    eprintln!(
-                        "SKIPPED: cannot mount a tmpfs on {} (this test needs root): {other:?}",
+                    common::skip(&format!(
+                        "cannot mount a tmpfs on {} (this test needs root): {other:?}",
                         w.jobs.display()
-                    );
+                    ));
                     return None;
                 }
             }

@@ -251,11 +251,7 @@ fn can_mount() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
-    let _ = std::io::stderr().write_all(
-        b"\n*****************************************************************\n\
-          SKIPPED: a full disk is a real tmpfs, and mounting one needs root\n\
-          *****************************************************************\n\n",
-    );
+    common::skip("a full disk is a real tmpfs, and mounting one needs root");
     false
 }
 

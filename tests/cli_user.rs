@@ -11,7 +11,6 @@
 mod common;
 
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -226,11 +225,7 @@ fn is_root() -> bool {
     if rustix::process::geteuid().is_root() {
         return true;
     }
-    let _ = std::io::stderr().write_all(
-        b"\n****************************************************************\n\
-          SKIPPED: switching users needs root (useradd, and luzia as root)\n\
-          ****************************************************************\n\n",
-    );
+    common::skip("switching users needs root (useradd, and luzia as root)");
     false
 }
 

@@ -512,3 +512,13 @@ pub fn kill_processes_mentioning(path: &Path) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Says loudly that a test cannot run here and why; where CI asks for every test to run
+/// (`LUZIA_REQUIRE_ROOT=1`, set by `.ci/run`), fails instead of skipping.
+#[allow(dead_code)]
+pub fn skip(why: &str) {
+    if std::env::var("LUZIA_REQUIRE_ROOT").is_ok_and(|v| v == "1") {
+        panic!("LUZIA_REQUIRE_ROOT=1 but this test cannot run: {why}");
+    }
+    eprintln!("\n{0}\nSKIPPED: {why}\n{0}\n", "*".repeat(72));
+}
