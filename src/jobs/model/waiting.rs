@@ -1,13 +1,21 @@
 //! Questions and approval gates, as they sit on disk: reading them and deciding what is pending.
-//! Answering them is `answer.rs` (operator side) and `agent.rs` (agent side).
+//! Answering them is `hitl::operator` (operator side) and `hitl::agent` (agent side).
+//!
+//! Every question and gate is one *instance*, named by its `id`. A gate file written without
+//! one (by hand, by an older agent) gets an id derived from its content and from the file itself
+//! (`g-` and 12 hex digits): rewriting the gate, even with the same words, makes a new instance,
+//! so a decision meant for the old one never lands on the new one.
 
 use crate::jobs::fs::names::{DECISION_FILE, GATE_FILE, QUESTION_FILE, RESPONSE_FILE};
+use std::fs::Metadata;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::jobs::fs::files::read_small;
+use crate::jobs::fs::files::{SMALL_FILE_CAP, open_nofollow, read_small};
 use crate::jobs::model::format::{FileError, FormatError, object};
 use crate::jobs::model::time::parse_timestamp;
 
@@ -44,6 +52,9 @@ pub struct Question {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gate {
+    /// The instance: `approval.json`'s `id` (`g3`), or one derived from the file when it has
+    /// none (see the module's comment).
+    pub id: String,
     pub gate: String,
     pub description: String,
     pub context: String,
@@ -170,9 +181,12 @@ impl Gate {
         deadline(self.awaiting_since, self.auto_approve_after_minutes)
     }
 
+    /// The gate as written; `id` is empty when the file names none (reading the file gives it
+    /// its derived one).
     pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Gate, FormatError> {
         let m = object(bytes)?;
         Ok(Gate {
+            id: text(&m, "id"),
             gate: text(&m, "gate"),
             description: text(&m, "description"),
             context: text(&m, "context"),
@@ -197,53 +211,106 @@ pub struct PendingRead {
 
 pub fn read_pending(dir: &Path) -> PendingRead {
     let mut out = PendingRead::default();
-    match read_with_mtime(dir, QUESTION_FILE) {
+    match read_question(dir) {
         Ok(None) => {}
         Err(e) => out.problems.push((QUESTION_FILE, e)),
-        Ok(Some((bytes, mtime))) => match Question::parse(&bytes, mtime) {
-            Err(e) => out.problems.push((QUESTION_FILE, e.into())),
-            Ok(q) => match answered_id(dir) {
-                Ok(Some(ref answered)) if *answered == q.id => {}
-                Ok(_) => out.question = Some(q),
-                Err(e) => {
-                    out.problems.push((RESPONSE_FILE, e));
-                    out.question = Some(q);
-                }
-            },
+        Ok(Some(q)) => match answered_id(dir) {
+            Ok(Some(ref answered)) if *answered == q.id => {}
+            Ok(_) => out.question = Some(q),
+            Err(e) => {
+                out.problems.push((RESPONSE_FILE, e));
+                out.question = Some(q);
+            }
         },
     }
-    match read_with_mtime(dir, GATE_FILE) {
+    match read_gate(dir) {
         Ok(None) => {}
         Err(e) => out.problems.push((GATE_FILE, e)),
-        Ok(Some((bytes, mtime))) => match Gate::parse(&bytes, mtime) {
-            Err(e) => out.problems.push((GATE_FILE, e.into())),
-            Ok(g) => match decided_gate(dir) {
-                // A decision names its gate; one for another gate is stale.
-                Ok(Some(ref decided)) if decided.is_empty() || *decided == g.gate => {}
-                Ok(_) => out.gate = Some(g),
-                Err(e) => {
-                    out.problems.push((DECISION_FILE, e));
-                    out.gate = Some(g);
-                }
-            },
+        Ok(Some(g)) => match decided(dir) {
+            // A decision names its instance; one for another instance is stale.
+            Ok(Some((ref id, ref name))) if decides(id, name, &g.id, &g.gate) => {}
+            Ok(_) => out.gate = Some(g),
+            Err(e) => {
+                out.problems.push((DECISION_FILE, e));
+                out.gate = Some(g);
+            }
         },
     }
     out
 }
 
-/// A small file's bytes and its modification time.
-type FileRead = (Vec<u8>, Option<DateTime<Utc>>);
-
-fn read_with_mtime(dir: &Path, name: &str) -> Result<Option<FileRead>, FileError> {
-    let path = dir.join(name);
-    let Some(bytes) = read_small(&path)? else {
+/// The question `clarification.json` asks, answered or not.
+pub fn read_question(dir: &Path) -> Result<Option<Question>, FileError> {
+    let Some((bytes, md)) = read_with_metadata(dir, QUESTION_FILE)? else {
         return Ok(None);
     };
-    let mtime = std::fs::symlink_metadata(&path)
-        .and_then(|m| m.modified())
-        .ok()
-        .map(DateTime::<Utc>::from);
-    Ok(Some((bytes, mtime)))
+    Ok(Some(Question::parse(&bytes, mtime(&md))?))
+}
+
+/// The gate `approval.json` stops at, decided or not, with its instance id.
+pub fn read_gate(dir: &Path) -> Result<Option<Gate>, FileError> {
+    let Some((bytes, md)) = read_with_metadata(dir, GATE_FILE)? else {
+        return Ok(None);
+    };
+    let mut gate = Gate::parse(&bytes, mtime(&md))?;
+    if gate.id.is_empty() {
+        gate.id = derived_gate_id(&bytes, &md);
+    }
+    Ok(Some(gate))
+}
+
+/// Whether a decision naming instance `decision_id` and gate `decision_gate` decides gate
+/// instance `id` named `name`: by the instance, or, in the older form that names no instance,
+/// by the gate's name (a decision naming no gate either decides whatever is pending).
+pub fn decides(decision_id: &str, decision_gate: &str, id: &str, name: &str) -> bool {
+    if decision_id.is_empty() {
+        decision_gate.is_empty() || decision_gate == name
+    } else {
+        decision_id == id
+    }
+}
+
+/// An id for a gate file that names none: a digest (64-bit FNV-1a) of its bytes and of the file's
+/// identity and modification time, so that any rewrite makes a new one.
+fn derived_gate_id(bytes: &[u8], md: &Metadata) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let stamp = [
+        md.dev(),
+        md.ino(),
+        md.mtime() as u64,
+        md.mtime_nsec() as u64,
+    ];
+    for b in bytes
+        .iter()
+        .copied()
+        .chain(stamp.iter().flat_map(|n| n.to_le_bytes()))
+    {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("g-{:012x}", h >> 16)
+}
+
+fn mtime(md: &Metadata) -> Option<DateTime<Utc>> {
+    md.modified().ok().map(DateTime::<Utc>::from)
+}
+
+/// A small file's bytes and the metadata of that very file (one open: a file replaced between a
+/// read and a `stat` would give a mix of two).
+fn read_with_metadata(dir: &Path, name: &str) -> Result<Option<(Vec<u8>, Metadata)>, FileError> {
+    let path = dir.join(name);
+    let Some(file) = open_nofollow(&path)? else {
+        return Ok(None);
+    };
+    let md = file.metadata()?;
+    let mut bytes = Vec::with_capacity(4096);
+    file.take(SMALL_FILE_CAP + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > SMALL_FILE_CAP {
+        return Err(FileError::Read(std::io::Error::other(format!(
+            "is larger than {} KiB, which no job file should be",
+            SMALL_FILE_CAP / 1024
+        ))));
+    }
+    Ok(Some((bytes, md)))
 }
 
 /// The question id a `response.json` answers. The older `{"choice": ...}` form names none
@@ -259,12 +326,13 @@ fn answered_id(dir: &Path) -> Result<Option<String>, FileError> {
     }))
 }
 
-/// The gate name an `approved.json` decides (empty when it names none).
-fn decided_gate(dir: &Path) -> Result<Option<String>, FileError> {
+/// The instance id and gate name an `approved.json` decides (each empty when it names none).
+fn decided(dir: &Path) -> Result<Option<(String, String)>, FileError> {
     let Some(bytes) = read_small(&dir.join(DECISION_FILE))? else {
         return Ok(None);
     };
-    Ok(Some(text(&object(&bytes)?, "gate")))
+    let m = object(&bytes)?;
+    Ok(Some((text(&m, "gate_id"), text(&m, "gate"))))
 }
 
 #[cfg(test)]
@@ -285,6 +353,7 @@ mod tests {
         "asked_at": "2026-01-11T14:30:00Z", "timeout_minutes": 30, "default_if_timeout": "staging"}"#;
     const G: &str = r#"{"gate": "database_migration", "description": "3 migrations",
         "awaiting_since": "2026-01-11T14:30:00Z", "auto_approve_after_minutes": null}"#;
+    const G2: &str = r#"{"id": "g2", "gate": "deploy", "description": "to PRODUCTION"}"#;
 
     #[test]
     fn pending_table() {
@@ -354,6 +423,31 @@ mod tests {
                 true,
                 0,
             ),
+            (
+                &[
+                    (GATE_FILE, G2),
+                    (
+                        DECISION_FILE,
+                        r#"{"gate": "deploy", "gate_id": "g2", "approved": true}"#,
+                    ),
+                ],
+                false,
+                false,
+                0,
+            ),
+            // A decision for the previous gate of the same name does not decide this one.
+            (
+                &[
+                    (GATE_FILE, G2),
+                    (
+                        DECISION_FILE,
+                        r#"{"gate": "deploy", "gate_id": "g1", "approved": true}"#,
+                    ),
+                ],
+                false,
+                true,
+                0,
+            ),
             (&[(GATE_FILE, G), (QUESTION_FILE, Q)], true, true, 0),
             (&[(GATE_FILE, "[]")], false, false, 1),
         ];
@@ -369,6 +463,34 @@ mod tests {
                 got.problems
             );
         }
+    }
+
+    #[test]
+    fn a_gate_is_its_id_or_one_derived_from_the_file() {
+        let d = dir_with(&[(GATE_FILE, G2)]);
+        assert_eq!(read_gate(d.path()).unwrap().unwrap().id, "g2");
+        let d = dir_with(&[(GATE_FILE, G)]);
+        let id = read_gate(d.path()).unwrap().unwrap().id;
+        assert!(
+            id.len() == 14
+                && id.starts_with("g-")
+                && id[2..].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+        assert_eq!(
+            read_pending(d.path()).gate.unwrap().id,
+            id,
+            "the same file, the same id"
+        );
+        // The same words written again, the way files are replaced (a new file renamed over
+        // the old one): another gate.
+        fs::write(d.path().join(".approval.json.tmp"), G).unwrap();
+        fs::rename(
+            d.path().join(".approval.json.tmp"),
+            d.path().join(GATE_FILE),
+        )
+        .unwrap();
+        assert_ne!(read_gate(d.path()).unwrap().unwrap().id, id);
     }
 
     #[test]
