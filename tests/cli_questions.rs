@@ -1875,15 +1875,20 @@ fn an_answer_aimed_at_a_settled_question_is_refused_and_says_who_settled_it() {
         "{now:?}"
     );
     assert_eq!(second.finish("ask").stdout, "bravo\n");
+    assert!(leftovers(&dir).is_empty() && !dir.join("response.json").exists());
+}
 
-    // A question that timed out with nobody's answer, and one never asked.
-    let third = asking(&sb, &dir, &["Third?", "--timeout", "100ms"]);
-    assert_eq!(third.finish("ask").code, Some(3));
-    let done = as_user(&sb, "late", &["answer", "inst-1", "--question", "q3", "x"]);
+#[test]
+fn an_answer_for_a_question_that_timed_out_or_was_never_asked_says_so() {
+    let sb = Sandbox::new();
+    let dir = live_job(&sb, "inst-1", "p", std::process::id());
+    let first = asking(&sb, &dir, &["First?", "--timeout", "100ms"]);
+    assert_eq!(first.finish("ask").code, Some(3));
+    let done = as_user(&sb, "late", &["answer", "inst-1", "--question", "q1", "x"]);
     assert_eq!(done.code, Some(1), "{done:?}");
     assert!(
         done.stderr.contains(
-            "question q3 of job inst-1 is no longer pending: it timed out with no answer"
+            "question q1 of job inst-1 is no longer pending: it timed out with no answer"
         ),
         "{done:?}"
     );

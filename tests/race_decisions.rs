@@ -484,6 +484,9 @@ fn race(kind: Kind, deciders: usize, users: Users, rounds: usize) {
     tally.assert_clean(&what, rounds, started.elapsed());
 }
 
+/// What each decider of a round did: how it ended, as whom, sending what.
+type Results = [(Done, String, Want)];
+
 /// Checks one round: one winner, the agent on its side, the losers told, nothing left over.
 fn judge(
     tally: &mut Tally,
@@ -492,7 +495,7 @@ fn judge(
     dir: &Path,
     round: usize,
     agent: &Done,
-    results: &[(Done, String, Want)],
+    results: &Results,
 ) {
     let history = exchanges(dir);
     if history.len() != round + 1 {
@@ -505,6 +508,24 @@ fn judge(
         tally.add("no decision recorded", format!("{ctx}: agent {agent:?}"));
         return;
     };
+    check_strays(tally, ctx, dir);
+    let outcome = if standing.by_default() {
+        "the agent's default won"
+    } else {
+        "a decider won"
+    };
+    *tally.outcomes.entry(outcome).or_default() += 1;
+    if !agent_acted_on(kind, agent, &standing) {
+        tally.add(
+            "the agent did not act on the decision that stands",
+            format!("{ctx}: stands {standing:?}, agent {agent:?}"),
+        );
+    }
+    check_winners(tally, ctx, results, &standing);
+    check_losers(tally, ctx, results, &standing);
+}
+
+fn check_strays(tally: &mut Tally, ctx: &str, dir: &Path) {
     let stray = strays(dir);
     if !stray.is_empty() {
         tally.add(
@@ -512,20 +533,10 @@ fn judge(
             format!("{ctx}: {stray:?}"),
         );
     }
-    *tally
-        .outcomes
-        .entry(if standing.by_default() {
-            "the agent's default won"
-        } else {
-            "a decider won"
-        })
-        .or_default() += 1;
-    if !agent_acted_on(kind, agent, &standing) {
-        tally.add(
-            "the agent did not act on the decision that stands",
-            format!("{ctx}: stands {standing:?}, agent {agent:?}"),
-        );
-    }
+}
+
+/// Exactly one winner counting the agent's default, and a decider told it won is the one.
+fn check_winners(tally: &mut Tally, ctx: &str, results: &Results, standing: &Standing) {
     let winners: Vec<usize> = (0..results.len())
         .filter(|&i| results[i].0.code == Some(0))
         .collect();
@@ -550,6 +561,10 @@ fn judge(
             );
         }
     }
+}
+
+/// Every loser ended by itself, non-zero, told what stands and who decided it.
+fn check_losers(tally: &mut Tally, ctx: &str, results: &Results, standing: &Standing) {
     for (done, user, _) in results.iter().filter(|r| r.0.code != Some(0)) {
         if done.code.is_none() || !standing.told(&done.stderr) {
             tally.add(
@@ -650,9 +665,8 @@ fn second_after_first(kind: Kind, rounds: usize) {
         tally.round = round;
         let mut racers: Vec<Decider> = (0..8)
             .map(|i| {
-                Decider::spawn(&sb, job, kind, i, user(Users::Different, i), {
-                    want(kind, Users::Different, i)
-                })
+                let u = user(Users::Different, i);
+                Decider::spawn(&sb, job, kind, i, u, want(kind, Users::Different, i))
             })
             .collect();
         let mut agent = spawn_twice(&sb, &dir, kind, &out);
@@ -665,68 +679,58 @@ fn second_after_first(kind: Kind, rounds: usize) {
         let results: Vec<(Done, String, Want)> = racers.into_iter().map(Decider::finish).collect();
         finish(&mut agent, "the agent script");
         let ctx = format!("round {round} ({first})");
-        let history = exchanges(&dir);
-        let [.., one, two] = history.as_slice() else {
-            tally.add(
-                "the history lacks an exchange",
-                format!("{ctx}: {history:?}"),
-            );
-            continue;
-        };
-        let (Some(s1), Some(s2)) = (Standing::of(one), Standing::of(two)) else {
-            tally.add("no decision recorded", format!("{ctx}: {one} {two}"));
-            continue;
-        };
-        let stray = strays(&dir);
-        if !stray.is_empty() {
-            tally.add(
-                "files left in the job directory",
-                format!("{ctx}: {stray:?}"),
-            );
-        }
-        let second_agent = Done {
-            code: read_text(&out.join("2.rc")).trim().parse().ok(),
-            stdout: read_text(&out.join("2.out")),
-            stderr: read_text(&out.join("2.err")),
-        };
-        if !s2.by_default() {
-            tally.add(
-                "the second received a decision meant for the first",
-                format!("{ctx}: second {s2:?}"),
-            );
-        } else if !agent_acted_on(kind, &second_agent, &s2) {
-            tally.add(
-                "the agent did not act on the decision that stands",
-                format!("{ctx}: second {s2:?}, agent {second_agent:?}"),
-            );
-        }
-        *tally
-            .outcomes
-            .entry(if s2.by_default() {
-                "the second settled by its default"
-            } else {
-                "the second settled by a decider"
-            })
-            .or_default() += 1;
-        let winners: Vec<&(Done, String, Want)> =
-            results.iter().filter(|r| r.0.code == Some(0)).collect();
-        if winners.len() != 1 || !winners.iter().all(|(_, u, w)| s1.is(u, w)) {
-            tally.add(
-                "the first did not have exactly one winner",
-                format!("{ctx}: first {s1:?}, winners {winners:?}"),
-            );
-        }
-        for (done, user, _) in results.iter().filter(|r| r.0.code != Some(0)) {
-            if done.code.is_none() || !s1.told(&done.stderr) {
-                tally.add(
-                    "a loser was not told the decision that stands and who made it",
-                    format!("{ctx}: {user}: {done:?}, first {s1:?}"),
-                );
-            }
-        }
+        judge_twice(&mut tally, &ctx, kind, &dir, &out, &results);
     }
     let what = format!("{kind:?}: a second one after the first");
     tally.assert_clean(&what, rounds, started.elapsed());
+}
+
+/// Checks one round of [`second_after_first`]: the first settled by exactly one decider, every
+/// other told so; the second settled by the agent's default alone, and the agent acting on it.
+fn judge_twice(
+    tally: &mut Tally,
+    ctx: &str,
+    kind: Kind,
+    dir: &Path,
+    out: &Path,
+    results: &Results,
+) {
+    let history = exchanges(dir);
+    let [.., one, two] = history.as_slice() else {
+        tally.add(
+            "the history lacks an exchange",
+            format!("{ctx}: {history:?}"),
+        );
+        return;
+    };
+    let (Some(first), Some(second)) = (Standing::of(one), Standing::of(two)) else {
+        tally.add("no decision recorded", format!("{ctx}: {one} {two}"));
+        return;
+    };
+    check_strays(tally, ctx, dir);
+    let agent = Done {
+        code: read_text(&out.join("2.rc")).trim().parse().ok(),
+        stdout: read_text(&out.join("2.out")),
+        stderr: read_text(&out.join("2.err")),
+    };
+    let outcome = if second.by_default() {
+        "the second settled by its default"
+    } else {
+        tally.add(
+            "the second received a decision meant for the first",
+            format!("{ctx}: second {second:?}"),
+        );
+        "the second settled by a decider"
+    };
+    *tally.outcomes.entry(outcome).or_default() += 1;
+    if second.by_default() && !agent_acted_on(kind, &agent, &second) {
+        tally.add(
+            "the agent did not act on the decision that stands",
+            format!("{ctx}: second {second:?}, agent {agent:?}"),
+        );
+    }
+    check_winners(tally, ctx, results, &first);
+    check_losers(tally, ctx, results, &first);
 }
 
 #[test]
