@@ -187,6 +187,10 @@ pub struct QuestionsArgs {
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
     pub id: JobId,
+    /// Answer this question only (its id, as `luzia questions` shows it); refused, saying who
+    /// answered it, once it is no longer pending. Without it: the question pending now
+    #[arg(long, value_name = "QN")]
+    pub question: Option<String>,
     /// The answer: for a choice, an option or its number; for confirm, yes or no
     #[arg(required = true, num_args = 1.., value_name = "ANSWER")]
     pub answer: Vec<String>,
@@ -195,6 +199,10 @@ pub struct AnswerArgs {
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
     pub id: JobId,
+    /// Decide this gate only (its id, as `luzia questions` shows it); refused, saying who
+    /// decided it, once it is no longer pending. Without it: the gate pending now
+    #[arg(long, value_name = "GN")]
+    pub gate: Option<String>,
     #[arg(long, value_name = "R")]
     pub reason: Option<String>,
 }
@@ -202,6 +210,10 @@ pub struct ApproveArgs {
 #[derive(Debug, Args)]
 pub struct DenyArgs {
     pub id: JobId,
+    /// Decide this gate only (its id, as `luzia questions` shows it); without it: the gate
+    /// pending now
+    #[arg(long, value_name = "GN")]
+    pub gate: Option<String>,
     /// Why: the agent receives it word for word
     #[arg(long, value_name = "R", required = true)]
     pub reason: String,

@@ -67,6 +67,7 @@ pub fn jobs() -> Vec<Job> {
     });
     let mut gated = job("g2", Status::Waiting, 20);
     gated.gate = Some(Gate {
+        id: "g1".into(),
         gate: "deploy".into(),
         description: "Deploy to staging".into(),
         context: String::new(),

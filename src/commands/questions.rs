@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs};
 use crate::commands::table::{Column, Span, Table, plain};
 use crate::config::Config;
-use crate::jobs::hitl::operator::{self, Outcome};
+use crate::jobs::hitl::operator::{self, Answerer, Decision, Outcome};
 use crate::jobs::model::job::Standing;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::plain_text;
@@ -19,8 +19,20 @@ use crate::jobs::{Job, scan};
 pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8> {
     let job = super::find_job(cfg, &args.id)?;
     let text = args.answer.join(" ");
-    match operator::answer(&job, &text, "cli", &operator::operator(), Utc::now())? {
+    let by = operator::operator();
+    let who = Answerer {
+        source: "cli",
+        by: &by,
+    };
+    let target = args.question.as_deref();
+    match operator::answer_question(&job, target, &text, who, Utc::now())? {
         Outcome::Done(r) => {
+            if target.is_none() {
+                eprintln!(
+                    "luzia: question {} was the one pending",
+                    plain_text(&r.question_id)
+                );
+            }
             writeln!(out, "answered {}: {}", job.id, plain_text(&r.answer))?;
             if job.standing() == Standing::AnswerThenRetry {
                 writeln!(
@@ -31,7 +43,8 @@ pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8
             Ok(0)
         }
         Outcome::Already(r) => bail!(
-            "job {} was already answered by {}: '{}'",
+            "question {} of job {} was already answered by {}: '{}'",
+            plain_text(&r.question_id),
             job.id,
             r.who(),
             plain_text(&r.answer)
@@ -40,49 +53,65 @@ pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8
 }
 
 pub fn approve(cfg: &Config, args: &ApproveArgs, out: &mut dyn Write) -> Result<u8> {
-    decide(
-        cfg,
-        &args.id,
-        true,
-        args.reason.as_deref().unwrap_or(""),
-        out,
-    )
+    let reason = args.reason.as_deref().unwrap_or("");
+    decide(cfg, &args.id, args.gate.as_deref(), true, reason, out)
 }
 
 pub fn deny(cfg: &Config, args: &DenyArgs, out: &mut dyn Write) -> Result<u8> {
-    decide(cfg, &args.id, false, &args.reason, out)
+    decide(
+        cfg,
+        &args.id,
+        args.gate.as_deref(),
+        false,
+        &args.reason,
+        out,
+    )
 }
 
 fn decide(
     cfg: &Config,
     id: &crate::jobs::JobId,
+    target: Option<&str>,
     approved: bool,
     reason: &str,
     out: &mut dyn Write,
 ) -> Result<u8> {
     let job = super::find_job(cfg, id)?;
-    match operator::decide(
-        &job,
-        approved,
-        reason,
-        "cli",
-        &operator::operator(),
-        Utc::now(),
-    )? {
+    let by = operator::operator();
+    let who = Answerer {
+        source: "cli",
+        by: &by,
+    };
+    match operator::decide_gate(&job, target, approved, reason, who, Utc::now())? {
         Outcome::Done(d) => {
-            let word = if d.approved { "approved" } else { "denied" };
+            if target.is_none() {
+                eprintln!("luzia: gate {} was the one pending", gate_name(&d));
+            }
+            let word = d.verb();
             writeln!(out, "{word} {} at gate '{}'", job.id, plain_text(&d.gate))?;
             Ok(0)
         }
         Outcome::Already(d) => {
-            let word = if d.approved { "approved" } else { "denied" };
+            let reason = match d.reason.as_str() {
+                "" => String::new(),
+                r => format!(": '{}'", plain_text(r)),
+            };
             bail!(
-                "gate '{}' of job {} was already {word} by {}",
-                plain_text(&d.gate),
+                "gate {} of job {} was already {} by {}{reason}",
+                gate_name(&d),
                 job.id,
+                d.verb(),
                 d.who()
             )
         }
+    }
+}
+
+/// `'deploy' (g2)`: the gate's name and its instance.
+fn gate_name(d: &Decision) -> String {
+    match d.gate_id.as_str() {
+        "" => format!("'{}'", plain_text(&d.gate)),
+        id => format!("'{}' ({})", plain_text(&d.gate), plain_text(id)),
     }
 }
 
@@ -90,6 +119,8 @@ fn decide(
 struct Item<'a> {
     job: &'a Job,
     kind: &'static str,
+    /// The instance id an answer names (`--question` / `--gate`).
+    instance: &'a str,
     since: Option<DateTime<Utc>>,
     /// When the agent stops waiting (takes its default, or auto-approves).
     deadline: Option<DateTime<Utc>>,
@@ -103,6 +134,7 @@ fn items(jobs: &[Job]) -> Vec<Item<'_>> {
             items.push(Item {
                 job,
                 kind: "question",
+                instance: &q.id,
                 since: q.asked_at,
                 deadline: q.deadline(),
                 text: plain_text(&q.question),
@@ -112,6 +144,7 @@ fn items(jobs: &[Job]) -> Vec<Item<'_>> {
             items.push(Item {
                 job,
                 kind: "approval",
+                instance: &g.id,
                 since: g.awaiting_since,
                 deadline: g.deadline(),
                 text: plain_text(&format!("{}: {}", g.gate, g.description)),
@@ -168,6 +201,7 @@ fn write_sections(all: &[Item], now: DateTime<Utc>, out: &mut dyn Write) -> Resu
         Column::left().min(13).gap(1),
         Column::left().min(10).gap(1),
         Column::left().min(8).gap(1),
+        Column::left().min(3).gap(1),
         Column::right().min(7),
         Column::left(),
     ])
@@ -234,8 +268,8 @@ fn write_unreadable(jobs: &[Job], out: &mut dyn Write) -> Result<bool> {
     Ok(true)
 }
 
-/// One line of `luzia questions`: job, project, kind, how long it has waited, the text and
-/// the time left before the agent stops waiting.
+/// One line of `luzia questions`: job, project, kind, the instance id, how long it has waited,
+/// the text and the time left before the agent stops waiting.
 fn item_row(i: &Item, now: DateTime<Utc>) -> Vec<Span> {
     let age = i
         .since
@@ -251,6 +285,7 @@ fn item_row(i: &Item, now: DateTime<Utc>) -> Vec<Span> {
         plain(i.job.id.to_string()),
         plain(plain_text(i.job.project())),
         plain(i.kind),
+        plain(plain_text(i.instance)),
         plain(age),
         plain(format!("{}{left}", i.text)),
     ]
@@ -295,6 +330,7 @@ struct QuestionJson<'a> {
 
 #[derive(Serialize)]
 struct GateJson<'a> {
+    id: &'a str,
     gate: &'a str,
     description: &'a str,
     context: &'a str,
@@ -325,6 +361,7 @@ fn item_json<'a>(i: &Item<'a>, now: DateTime<Utc>) -> ItemJson<'a> {
             note: q.note.as_deref(),
         })),
         _ => Content::Approval(i.job.gate.as_ref().map(|g| GateJson {
+            id: &g.id,
             gate: &g.gate,
             description: &g.description,
             context: &g.context,

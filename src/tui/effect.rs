@@ -30,10 +30,10 @@ pub enum Effect {
         question_id: String,
         answer: String,
     },
-    /// Publish a decision at this gate of this job, exactly once.
+    /// Publish a decision at this gate instance (`approval.json`'s id) of this job, exactly once.
     Decide {
         job: JobId,
-        gate: String,
+        gate_id: String,
         approved: bool,
         reason: String,
     },

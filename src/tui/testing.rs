@@ -83,6 +83,7 @@ pub fn jobs() -> Vec<Job> {
     jobs.push(live("150110-e5f6", "155700-gate", 20, |j| {
         j.status = Status::Waiting;
         j.gate = Some(Gate {
+            id: "g1".into(),
             gate: "deploy".into(),
             description: "Deploy the index to production".into(),
             context: String::new(),

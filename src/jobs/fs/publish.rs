@@ -4,12 +4,22 @@
 //! An answer or a decision is *published exactly once*: the temporary file is `link()`ed to the
 //! final name, which fails with EEXIST if anyone got there first. (`rename()` would let the last
 //! writer win silently; `O_EXCL` on the final name would let a reader see half a file.)
+//!
+//! Taking a published file away again (a late answer's publisher removing its own, a stale one
+//! set aside) is a read, a check and a removal: luzia's processes do it holding the job
+//! directory's lock ([`locked`]), so two of them never interleave and one never removes what the
+//! other just published. Publishing itself takes no lock: `link()` is atomic on its own, and a
+//! publisher held up mid-way (a stopped process) must not hold everyone else up.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rustix::fs::FlockOperation;
+use rustix::io::Errno;
 
 use crate::jobs::fs::files::read_small;
 
@@ -18,8 +28,9 @@ use crate::jobs::fs::files::read_small;
 pub enum Published {
     /// Ours is the one.
     Won,
-    /// Someone published first; these are the bytes that stand.
-    Lost(Vec<u8>),
+    /// Someone published first; these are the bytes that stand (`None`: the file went away
+    /// between our `link()` and the read, taken by whoever consumes it).
+    Lost(Option<Vec<u8>>),
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -95,11 +106,46 @@ pub fn publish_once(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<Publishe
             Ok(Published::Won)
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            let existing = read_small(&dir.join(name))?.unwrap_or_default();
-            Ok(Published::Lost(existing))
+            Ok(Published::Lost(read_small(&dir.join(name))?))
         }
         Err(e) => Err(e),
     }
+}
+
+/// How long [`locked`] waits for another luzia process to let go of a job directory. The lock
+/// is held for a read and a removal, never across a wait: only a stopped process holds it long.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Runs `f` holding the job directory's exclusive lock (`flock` on the directory itself, so the
+/// lock leaves no file behind and needs no write permission). On a file system that has no
+/// such locks (some network file systems), `f` runs unlocked: every step is still atomic on
+/// its own, and only two luzia processes removing files at the same instant could interleave.
+pub fn locked<T>(dir: &Path, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    let handle = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::DIRECTORY.bits() as i32)
+        .open(dir)?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match rustix::fs::flock(&handle, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => break,
+            Err(Errno::WOULDBLOCK) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(Errno::WOULDBLOCK) => {
+                return Err(io::Error::other(format!(
+                    "another luzia process has held the lock on {} for {}s: is one stopped?",
+                    dir.display(),
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            Err(Errno::INTR) => {}
+            // No locks here (ENOLCK, EOPNOTSUPP, EBADF on some network file systems).
+            Err(_) => return f(),
+        }
+    }
+    // Closing the descriptor (when `handle` drops) releases the lock.
+    f()
 }
 
 /// Appends one line to `dir/name` in a single write, so concurrent appenders never interleave
@@ -136,7 +182,7 @@ mod tests {
         );
         assert_eq!(
             publish_once(d.path(), "response.json", b"{\"a\":2}").unwrap(),
-            Published::Lost(b"{\"a\":1}".to_vec())
+            Published::Lost(Some(b"{\"a\":1}".to_vec()))
         );
         assert_eq!(
             fs::read(d.path().join("response.json")).unwrap(),
@@ -179,6 +225,32 @@ mod tests {
             "{\"x\":1}\n{\"x\":2}\n"
         );
         assert!(leftovers(d.path()).is_empty());
+    }
+
+    #[test]
+    fn the_lock_lets_one_holder_in_at_a_time() {
+        let d = tempfile::tempdir().unwrap();
+        let inside = std::sync::atomic::AtomicUsize::new(0);
+        let most = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..20 {
+                        locked(d.path(), || {
+                            let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(n, Ordering::SeqCst);
+                            std::thread::yield_now();
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                            Ok(())
+                        })
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(most.load(Ordering::SeqCst), 1, "never two holders at once");
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0, "no lock file");
+        assert!(locked(&d.path().join("gone"), || Ok(())).is_err());
     }
 
     #[test]

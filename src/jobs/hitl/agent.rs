@@ -17,8 +17,10 @@ use crate::jobs::fs::names::{
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::fs::wait::DirWatch;
 use crate::jobs::hitl::archive::{self, Approval, Clarification, GateRecord, QuestionRecord};
+use crate::jobs::hitl::history::{next_gate_id, next_question_id};
+use crate::jobs::hitl::once::PublishError;
 use crate::jobs::hitl::operator::{
-    Decision, Outcome, Response, publish_decision, publish_response, timestamp,
+    Decision, Outcome, Response, new_token, publish_decision, publish_response, timestamp,
 };
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::time::format_duration;
@@ -99,6 +101,8 @@ pub enum AgentError {
     QuestionPending(String),
     #[error("an approval gate is already pending in {0}: wait at one gate at a time")]
     GatePending(String),
+    #[error("{0} was removed while the agent waited for its answer: nobody answered it")]
+    Withdrawn(String),
     #[error("{0}")]
     Invalid(String),
     #[error("cannot write in {path}: {source} (is the job directory writable, the disk not full?)")]
@@ -112,6 +116,17 @@ fn io(dir: &Path) -> impl FnOnce(std::io::Error) -> AgentError + '_ {
     move |source| AgentError::Io {
         path: dir.display().to_string(),
         source,
+    }
+}
+
+/// Publishing the agent's own default failed: it could not write, or its request was removed
+/// from under it.
+fn publish_failed(dir: &Path, request: &str) -> impl FnOnce(PublishError) -> AgentError {
+    let path = dir.join(request).display().to_string();
+    let dir = dir.display().to_string();
+    move |e| match e {
+        PublishError::Io(source) => AgentError::Io { path: dir, source },
+        PublishError::Closed(_) => AgentError::Withdrawn(path),
     }
 }
 
@@ -157,7 +172,7 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
     // publish (the name is taken): it is stale by now, so it goes to the history.
     archive::archive_stale(dir, RESPONSE_FILE, &timestamp(Utc::now())).map_err(io(dir))?;
     let clarification = Clarification {
-        id: archive::next_question_id(dir),
+        id: next_question_id(dir).map_err(io(dir))?,
         kind: spec.kind.as_str(),
         question: &spec.question,
         options: &spec.options,
@@ -182,7 +197,8 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
 }
 
 /// The operator's answer to question `id`, or the default once the time is up (published by
-/// the same exactly-once rule: an operator who got there first wins).
+/// the same exactly-once rule: an operator who got there first wins). An answer to question `id`
+/// is only ever in place while it stands: a late one is taken back by its publisher.
 fn wait_for_answer(dir: &Path, id: &str, spec: &Ask) -> Result<AskResult, AgentError> {
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let read_answer = || {
@@ -201,12 +217,15 @@ fn wait_for_answer(dir: &Path, id: &str, spec: &Ask) -> Result<AskResult, AgentE
         answered_by: "timeout".into(),
         answered_at: timestamp(Utc::now()),
         source: "timeout".into(),
+        token: new_token(),
     };
-    Ok(match publish_response(dir, &ours).map_err(io(dir))? {
-        Outcome::Done(r) => AskResult::TimedOutDefault(r),
-        // An operator got there first: theirs stands.
-        Outcome::Already(r) => AskResult::Answered(r),
-    })
+    Ok(
+        match publish_response(dir, &ours).map_err(publish_failed(dir, QUESTION_FILE))? {
+            Outcome::Done(r) => AskResult::TimedOutDefault(r),
+            // An operator got there first: theirs stands.
+            Outcome::Already(r) => AskResult::Answered(r),
+        },
+    )
 }
 
 /// Stops at a gate, waits for the decision (or auto-approves when asked to), archives.
@@ -217,6 +236,7 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
     }
     archive::archive_stale(dir, DECISION_FILE, &timestamp(Utc::now())).map_err(io(dir))?;
     let approval = Approval {
+        id: next_gate_id(dir).map_err(io(dir))?,
         gate: &spec.gate,
         description: &spec.description,
         context: &spec.context,
@@ -224,7 +244,7 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
         auto_approve_after_minutes: minutes(spec.auto_approve_after),
     };
     write_atomic(dir, GATE_FILE, &pretty(&approval)).map_err(io(dir))?;
-    let result = wait_for_decision(dir, spec)?;
+    let result = wait_for_decision(dir, &approval.id, spec)?;
     let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
     let record = GateRecord {
         approval: &approval,
@@ -235,12 +255,13 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
     Ok(result)
 }
 
-/// The operator's decision at the gate, or the approval once `auto_approve_after` has passed.
-fn wait_for_decision(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
+/// The operator's decision at gate instance `id`, or the approval once `auto_approve_after` has
+/// passed (by the same exactly-once rule).
+fn wait_for_decision(dir: &Path, id: &str, spec: &GateSpec) -> Result<GateResult, AgentError> {
     let deadline = spec.auto_approve_after.map(|t| Instant::now() + t);
     let read_decision = || {
         let bytes = read_small(&dir.join(DECISION_FILE)).ok()??;
-        Decision::parse(&bytes).filter(|d| d.gate.is_empty() || d.gate == spec.gate)
+        Decision::parse(&bytes).filter(|d| d.decides(id, &spec.gate))
     };
     if let Some(d) = DirWatch::new(dir).until(deadline, read_decision) {
         return Ok(GateResult::Decided(d));
@@ -249,6 +270,7 @@ fn wait_for_decision(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentErr
     let after = spec.auto_approve_after.map_or(0, |d| d.as_secs());
     let ours = Decision {
         gate: spec.gate.clone(),
+        gate_id: id.to_owned(),
         approved: true,
         reason: format!(
             "approved automatically after {}",
@@ -257,11 +279,14 @@ fn wait_for_decision(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentErr
         decided_by: "auto".into(),
         decided_at: timestamp(Utc::now()),
         source: "auto".into(),
+        token: new_token(),
     };
-    Ok(match publish_decision(dir, &ours).map_err(io(dir))? {
-        Outcome::Done(d) => GateResult::AutoApproved(d),
-        Outcome::Already(d) => GateResult::Decided(d),
-    })
+    Ok(
+        match publish_decision(dir, &ours).map_err(publish_failed(dir, GATE_FILE))? {
+            Outcome::Done(d) => GateResult::AutoApproved(d),
+            Outcome::Already(d) => GateResult::Decided(d),
+        },
+    )
 }
 
 /// Replaces `progress.json` atomically; a milestone (a new step, or a quarter of the way

@@ -1,7 +1,8 @@
-//! The agent side's record of an exchange in `history.jsonl`. Once the answer (or decision) is
-//! read, the request and the answer go there as one line and both files are removed, so the next
-//! question can be asked; an answer left over from an unfinished exchange goes there as stale;
-//! progress milestones go there for the timeline. The history also gives the next question its id.
+//! The record of an exchange in `history.jsonl`. Once the answer (or decision) is read, the
+//! request and the answer go there as one line and both files are removed, so the next question
+//! can be asked; an answer no pending request asked for goes there as stale; progress milestones
+//! go there for the timeline. Reading it back (the next id, who answered) is
+//! [`history`](crate::jobs::hitl::history).
 //!
 //! The request files the agent writes (`clarification.json`, `approval.json`) are here too: a
 //! record carries them as they were asked.
@@ -9,14 +10,13 @@
 use std::io;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::jobs::fs::files::read_small;
 use crate::jobs::fs::names::HISTORY_FILE;
-use crate::jobs::fs::publish::append_line;
+use crate::jobs::fs::publish::{append_line, locked};
 use crate::jobs::hitl::published::{Decision, Response};
-use crate::jobs::model::format::{from_object, lenient};
 
 /// `clarification.json` as the agent writes it.
 #[derive(Clone, Debug, Serialize)]
@@ -35,6 +35,7 @@ pub struct Clarification<'a> {
 /// `approval.json` as the agent writes it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Approval<'a> {
+    pub id: String,
     pub gate: &'a str,
     pub description: &'a str,
     pub context: &'a str,
@@ -89,11 +90,27 @@ pub fn archive(dir: &Path, record: &impl Serialize, files: [&str; 2]) -> io::Res
 
 /// Moves a left-over answer file into the history, so that a new answer can be published.
 pub fn archive_stale(dir: &Path, name: &str, now: &str) -> io::Result<()> {
-    let Some(bytes) = read_small(&dir.join(name))? else {
-        return Ok(());
-    };
-    let stale = serde_json::from_slice(&bytes)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    locked(dir, || match read_small(&dir.join(name))? {
+        Some(bytes) => move_to_history(dir, name, &bytes, now),
+        None => Ok(()),
+    })
+}
+
+/// Moves `name` into the history as stale if it still holds `expected` (an answer to another
+/// instance, in the way of the one pending): under the directory's lock, so that it is never
+/// someone's answer published a moment ago.
+pub fn set_aside(dir: &Path, name: &str, expected: &[u8], now: &str) -> io::Result<()> {
+    locked(dir, || match read_small(&dir.join(name))? {
+        Some(bytes) if bytes == expected => move_to_history(dir, name, &bytes, now),
+        _ => Ok(()),
+    })
+}
+
+/// Appends the file as a stale record, then removes it: kept for a person to read, out of the
+/// way of the next answer. Call with the directory locked.
+fn move_to_history(dir: &Path, name: &str, bytes: &[u8], now: &str) -> io::Result<()> {
+    let stale = serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
     append(
         dir,
         &StaleRecord {
@@ -102,26 +119,8 @@ pub fn archive_stale(dir: &Path, name: &str, now: &str) -> io::Result<()> {
             archived_at: now,
         },
     )?;
-    std::fs::remove_file(dir.join(name))
-}
-
-/// What the next question's id needs of a history line: whether it archived a question.
-#[derive(Deserialize)]
-struct Asked {
-    #[serde(default, deserialize_with = "lenient::present")]
-    clarification: bool,
-}
-
-/// The next question id: one more than the questions already archived.
-pub fn next_question_id(dir: &Path) -> String {
-    let asked = read_small(&dir.join(HISTORY_FILE))
-        .ok()
-        .flatten()
-        .map_or(0, |h| {
-            h.split(|b| *b == b'\n')
-                .filter_map(|l| from_object::<Asked>(l).ok())
-                .filter(|record| record.clarification)
-                .count()
-        });
-    format!("q{}", asked + 1)
+    match std::fs::remove_file(dir.join(name)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }

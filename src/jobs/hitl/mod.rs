@@ -1,9 +1,11 @@
 //! Questions and approval gates: the agent's side (`ask`, `gate`, `progress`, waiting for the
-//! answer), what the agent side archives to `history.jsonl`, and the operator's side
-//! (answering and deciding exactly once) with the answer and decision files both read. The agent
-//! side uses the operator's; never the reverse.
+//! answer), what the agent side archives to `history.jsonl` and how it is read back, the
+//! exactly-once rule both sides publish by (`once`), and the operator's side, with the answer
+//! and decision files both read. The agent side uses the operator's; never the reverse.
 
 pub mod agent;
 pub mod archive;
+pub mod history;
+pub mod once;
 pub mod operator;
 pub mod published;

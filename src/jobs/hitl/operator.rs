@@ -1,23 +1,24 @@
 //! The operator's side of a question or gate: checking an answer against the question, and
-//! publishing it exactly once (`response.json` / `approved.json`, whose form is
+//! publishing it exactly once for the instance it was meant for (by the rule of
+//! [`once`](crate::jobs::hitl::once); the files' form is
 //! [`published`](crate::jobs::hitl::published)'s). The CLI and the cockpit both answer through
 //! here.
 
-use crate::jobs::fs::names::{DECISION_FILE, HISTORY_FILE, QUESTION_FILE, RESPONSE_FILE};
-use chrono::{DateTime, Utc};
-use serde::Deserialize;
-
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
+
 use crate::jobs::fs::files::read_small;
-use crate::jobs::fs::publish::{Published, publish_once};
-use crate::jobs::model::format::{from_object, lenient};
+use crate::jobs::fs::names::{QUESTION_FILE, RESPONSE_FILE};
+use crate::jobs::hitl::history;
+use crate::jobs::hitl::once::{PublishError, what_became_of};
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::{Job, Standing, read_job};
-use crate::jobs::model::waiting::{Gate, Question, QuestionType};
+use crate::jobs::model::waiting::{Question, QuestionType};
 use crate::jobs::text::sanitize::plain_text;
 
-pub use crate::jobs::hitl::published::{Decision, Response};
+pub use crate::jobs::hitl::once::{Closed, Outcome, publish_decision, publish_response};
+pub use crate::jobs::hitl::published::{Decision, Response, new_token, timestamp};
 
 /// Who is answering: `$USER@hostname`.
 pub fn operator() -> String {
@@ -31,10 +32,6 @@ pub fn operator() -> String {
     format!("{user}@{host}")
 }
 
-pub fn timestamp(now: DateTime<Utc>) -> String {
-    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
     #[error("job {0} has no pending question (`luzia questions` lists them)")]
@@ -45,6 +42,14 @@ pub enum AnswerError {
         "job {0}'s agent is not running, so nobody would read the answer: the question is orphaned"
     )]
     Orphaned(String),
+    /// The instance aimed at is no longer pending, and nobody's answer to it stands.
+    #[error("{what} of job {job} is no longer pending: {closed}")]
+    Closed {
+        job: String,
+        /// `question q3`, `gate 'deploy' (g2)`.
+        what: String,
+        closed: Closed,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
@@ -67,14 +72,6 @@ pub enum NotAnAnswer {
     NotYesOrNo(String),
     #[error("the answer is empty")]
     Empty,
-}
-
-/// What came of answering.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Outcome<T> {
-    Done(T),
-    /// Someone answered first; theirs stands.
-    Already(T),
 }
 
 /// The answer as it will be published: an option's text for a choice (given as itself or as its
@@ -109,235 +106,28 @@ pub fn normalize(q: &Question, input: &str) -> Result<String, NotAnAnswer> {
     }
 }
 
-fn io_error(job: &Job, source: std::io::Error) -> AnswerError {
-    AnswerError::Io {
-        path: job.dir.display().to_string(),
-        source,
-    }
+/// What publishing for `what` (an instance of `job`) came to, in the operator's terms.
+fn published<T>(job: &Job, what: String, r: Result<Outcome<T>, PublishError>) -> Answered<T> {
+    r.map_err(|e| match e {
+        PublishError::Io(source) => AnswerError::Io {
+            path: job.dir.display().to_string(),
+            source,
+        },
+        PublishError::Closed(closed) => AnswerError::Closed {
+            job: job.id.to_string(),
+            what,
+            closed,
+        },
+    })
 }
+
+type Answered<T> = Result<Outcome<T>, AnswerError>;
 
 fn check_standing(job: &Job) -> Result<(), AnswerError> {
     match job.standing() {
         Standing::Orphaned => Err(AnswerError::Orphaned(job.id.to_string())),
         Standing::Pending | Standing::AnswerThenRetry => Ok(()),
     }
-}
-
-/// Answers the job's pending question, exactly once.
-pub fn answer(
-    job: &Job,
-    input: &str,
-    source: &str,
-    by: &str,
-    now: DateTime<Utc>,
-) -> Result<Outcome<Response>, AnswerError> {
-    let Some(q) = job.question.as_ref() else {
-        // A question file that cannot be read is the thing to say, not "no question".
-        if let Some(p) = job
-            .problems
-            .iter()
-            .find(|p| p.path.ends_with(QUESTION_FILE))
-        {
-            return Err(AnswerError::Invalid(format!(
-                "{p}: the agent's question cannot be read, so it cannot be answered"
-            )));
-        }
-        // Nothing pending: if it was settled a moment ago, say by whom rather than "no question".
-        return match settled(&job.dir, None) {
-            Some(r) => Ok(Outcome::Already(r)),
-            None => Err(AnswerError::NoQuestion(job.id.to_string())),
-        };
-    };
-    check_standing(job)?;
-    let answer = normalize(q, input)?;
-    let response = Response {
-        question_id: q.id.clone(),
-        answer,
-        answered_by: by.to_owned(),
-        answered_at: timestamp(now),
-        source: source.to_owned(),
-    };
-    publish_response(&job.dir, &response).map_err(|e| io_error(job, e))
-}
-
-/// Publishes a response (an operator's, or the agent's timeout default): exactly one ever
-/// stands for a question. A stale `response.json` (for another question) is set aside first;
-/// an answer that lands after the question was archived is taken back and the loser told who
-/// settled it.
-pub fn publish_response(dir: &Path, r: &Response) -> std::io::Result<Outcome<Response>> {
-    let bytes = serde_json::to_vec_pretty(r).expect("JSON of strings");
-    for _ in 0..3 {
-        match publish_once(dir, RESPONSE_FILE, &bytes)? {
-            Published::Won if still_asked(dir, &r.question_id) => {
-                return Ok(Outcome::Done(r.clone()));
-            }
-            Published::Won => {
-                // The question is gone: either the agent already took this very answer and
-                // archived it, or it archived another one first and will never read ours.
-                // (Only the history can say which: response.json is now ours.)
-                let stands = archived(dir, Some(&r.question_id));
-                if stands.as_ref() == Some(r) {
-                    return Ok(Outcome::Done(r.clone()));
-                }
-                remove_if_unchanged(&dir.join(RESPONSE_FILE), &bytes);
-                return Ok(Outcome::Already(
-                    stands.unwrap_or_else(|| unreadable_response(r)),
-                ));
-            }
-            Published::Lost(existing) => match Response::parse(&existing) {
-                Some(e) if e.question_id == r.question_id => return Ok(Outcome::Already(e)),
-                Some(_) => set_aside(dir, RESPONSE_FILE, &existing)?,
-                // Gone between the link and the read: archived, so settled.
-                None if existing.is_empty() => {
-                    return Ok(Outcome::Already(
-                        settled(dir, Some(&r.question_id))
-                            .unwrap_or_else(|| unreadable_response(r)),
-                    ));
-                }
-                None => return Ok(Outcome::Already(unreadable_response(r))),
-            },
-        }
-    }
-    Ok(Outcome::Already(
-        settled(dir, Some(&r.question_id)).unwrap_or_else(|| unreadable_response(r)),
-    ))
-}
-
-/// Whether `clarification.json` still asks question `id`.
-fn still_asked(dir: &Path, id: &str) -> bool {
-    read_small(&dir.join(QUESTION_FILE))
-        .ok()
-        .flatten()
-        .and_then(|b| Question::parse(&b, None).ok())
-        .is_some_and(|q| q.id == id)
-}
-
-/// Removes `path` only if it still holds exactly `bytes` (ours, not someone else's).
-fn remove_if_unchanged(path: &Path, bytes: &[u8]) {
-    if read_small(path).ok().flatten().as_deref() == Some(bytes) {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-/// Moves a stale answer out of the way (it answers no pending question), keeping it for a
-/// person to read: `.response.json.stale-<nanos>`.
-fn set_aside(dir: &Path, name: &str, existing: &[u8]) -> std::io::Result<()> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let aside = dir.join(format!(".{name}.stale-{nanos}"));
-    match std::fs::rename(dir.join(name), &aside) {
-        Ok(()) => {
-            // If it changed under us (a real answer replaced the stale one), put it back.
-            if read_small(&aside).ok().flatten().as_deref() != Some(existing) {
-                let _ = std::fs::hard_link(&aside, dir.join(name));
-                let _ = std::fs::remove_file(&aside);
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// Who settled question `id` (or the latest one): `response.json`, else the last record of it in
-/// `history.jsonl` (the agent archives both files once it has the answer).
-pub fn settled(dir: &Path, id: Option<&str>) -> Option<Response> {
-    let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
-    if let Some(r) = read_small(&dir.join(RESPONSE_FILE))
-        .ok()
-        .flatten()
-        .and_then(|b| Response::parse(&b))
-        .filter(matches)
-    {
-        return Some(r);
-    }
-    archived(dir, id)
-}
-
-/// A `history.jsonl` line as far as the answer it archived goes.
-#[derive(Deserialize)]
-struct ArchivedAnswer {
-    response: Option<Response>,
-    #[serde(default, deserialize_with = "lenient::string")]
-    archived_at: Option<String>,
-}
-
-impl ArchivedAnswer {
-    fn is_recent(&self) -> bool {
-        self.archived_at
-            .as_deref()
-            .and_then(crate::jobs::model::time::parse_timestamp)
-            .is_some_and(|t| Utc::now() - t < chrono::Duration::seconds(60))
-    }
-}
-
-/// The answer to question `id` (or the latest one, if recent) as archived in `history.jsonl`.
-pub fn archived(dir: &Path, id: Option<&str>) -> Option<Response> {
-    let matches = |r: &Response| id.is_none_or(|id| r.question_id == id);
-    let file = crate::jobs::fs::files::open_nofollow(&dir.join(HISTORY_FILE)).ok()??;
-    let len = file.metadata().ok()?.len();
-    let recent = crate::jobs::fs::tail::last_lines(&file, len, 20).ok()?;
-    recent.iter().rev().find_map(|line| {
-        let record: ArchivedAnswer = from_object(&line.bytes).ok()?;
-        // Only moments ago: an old exchange says nothing about a question asked now.
-        let fresh = id.is_some() || record.is_recent();
-        record.response.filter(|r| matches(r) && fresh)
-    })
-}
-
-fn unreadable_response(r: &Response) -> Response {
-    Response {
-        answer: String::new(),
-        answered_by: "someone (the answer is no longer on disk)".into(),
-        answered_at: String::new(),
-        source: String::new(),
-        ..r.clone()
-    }
-}
-
-/// Approves or denies the job's pending gate, exactly once. A denial needs a reason: the agent
-/// receives it word for word.
-pub fn decide(
-    job: &Job,
-    approved: bool,
-    reason: &str,
-    source: &str,
-    by: &str,
-    now: DateTime<Utc>,
-) -> Result<Outcome<Decision>, AnswerError> {
-    let g: &Gate = job
-        .gate
-        .as_ref()
-        .ok_or_else(|| AnswerError::NoGate(job.id.to_string()))?;
-    check_standing(job)?;
-    if !approved && reason.trim().is_empty() {
-        return Err(AnswerError::Invalid(
-            "a denial needs a reason (--reason): the agent is told it word for word".into(),
-        ));
-    }
-    let d = Decision {
-        gate: g.gate.clone(),
-        approved,
-        reason: reason.to_owned(),
-        decided_by: by.to_owned(),
-        decided_at: timestamp(now),
-        source: source.to_owned(),
-    };
-    publish_decision(&job.dir, &d).map_err(|e| io_error(job, e))
-}
-
-pub fn publish_decision(dir: &Path, d: &Decision) -> std::io::Result<Outcome<Decision>> {
-    let bytes = serde_json::to_vec_pretty(d).expect("JSON of strings");
-    Ok(match publish_once(dir, DECISION_FILE, &bytes)? {
-        Published::Won => Outcome::Done(d.clone()),
-        Published::Lost(existing) => {
-            Outcome::Already(Decision::parse(&existing).unwrap_or_else(|| Decision {
-                decided_by: "someone (approved.json is unreadable)".into(),
-                ..d.clone()
-            }))
-        }
-    })
 }
 
 /// Who answers, and through what (`tui`, `cli`): what a published answer or decision records.
@@ -347,18 +137,178 @@ pub struct Answerer<'a> {
     pub by: &'a str,
 }
 
+/// Answers the job's pending question, whichever it is, exactly once.
+pub fn answer(
+    job: &Job,
+    input: &str,
+    source: &str,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Answered<Response> {
+    answer_question(job, None, input, Answerer { source, by }, now)
+}
+
+/// Answers question `target` of the job (without one: the question pending now), exactly once.
+/// A question that is no longer pending is not answered: `Already` says who answered it.
+pub fn answer_question(
+    job: &Job,
+    target: Option<&str>,
+    input: &str,
+    who: Answerer<'_>,
+    now: DateTime<Utc>,
+) -> Answered<Response> {
+    let aimed = job
+        .question
+        .as_ref()
+        .filter(|q| target.is_none_or(|t| t == q.id));
+    let q = match (aimed, target) {
+        (Some(q), _) => q,
+        (None, _) if job.problems.iter().any(|p| p.path.ends_with(QUESTION_FILE)) => {
+            // A question file that cannot be read is the thing to say, not "no question".
+            let p = job
+                .problems
+                .iter()
+                .find(|p| p.path.ends_with(QUESTION_FILE));
+            return Err(AnswerError::Invalid(format!(
+                "{}: the agent's question cannot be read, so it cannot be answered",
+                p.map(ToString::to_string).unwrap_or_default()
+            )));
+        }
+        (None, Some(t)) => {
+            return published(job, format!("question {t}"), what_became_of(&job.dir, t));
+        }
+        // Nothing pending: if it was settled a moment ago, say by whom rather than "no question".
+        (None, None) => {
+            return match settled(&job.dir, None) {
+                Some(r) => Ok(Outcome::Already(r)),
+                None => Err(AnswerError::NoQuestion(job.id.to_string())),
+            };
+        }
+    };
+    check_standing(job)?;
+    let response = Response {
+        question_id: q.id.clone(),
+        answer: normalize(q, input)?,
+        answered_by: who.by.to_owned(),
+        answered_at: timestamp(now),
+        source: who.source.to_owned(),
+        token: new_token(),
+    };
+    let what = format!("question {}", q.id);
+    published(job, what, publish_response(&job.dir, &response))
+}
+
+/// Who settled question `id` (or the latest one, a moment ago): by the history, or by the
+/// `response.json` the agent has not archived yet ([`what_became_of`]).
+pub fn settled(dir: &Path, id: Option<&str>) -> Option<Response> {
+    let id = match id {
+        Some(id) => id.to_owned(),
+        None => match read_small(&dir.join(RESPONSE_FILE))
+            .ok()
+            .flatten()
+            .and_then(|b| Response::parse(&b))
+        {
+            Some(r) => r.question_id,
+            None => return history::recent_answer(dir).ok().flatten(),
+        },
+    };
+    match what_became_of::<Response>(dir, &id) {
+        Ok(Outcome::Already(r) | Outcome::Done(r)) => Some(r),
+        Err(_) => None,
+    }
+}
+
+/// Approves or denies the job's pending gate, whichever it is, exactly once.
+pub fn decide(
+    job: &Job,
+    approved: bool,
+    reason: &str,
+    source: &str,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Answered<Decision> {
+    decide_gate(job, None, approved, reason, Answerer { source, by }, now)
+}
+
+/// Approves or denies gate instance `target` of the job (without one: the gate pending now),
+/// exactly once. A denial needs a reason: the agent receives it word for word.
+pub fn decide_gate(
+    job: &Job,
+    target: Option<&str>,
+    approved: bool,
+    reason: &str,
+    who: Answerer<'_>,
+    now: DateTime<Utc>,
+) -> Answered<Decision> {
+    let aimed = job
+        .gate
+        .as_ref()
+        .filter(|g| target.is_none_or(|t| t == g.id));
+    let g = match (aimed, target) {
+        (Some(g), _) => g,
+        (None, Some(t)) => return published(job, format!("gate {t}"), what_became_of(&job.dir, t)),
+        (None, None) => return Err(AnswerError::NoGate(job.id.to_string())),
+    };
+    check_standing(job)?;
+    if !approved && reason.trim().is_empty() {
+        return Err(AnswerError::Invalid(
+            "a denial needs a reason (--reason): the agent is told it word for word".into(),
+        ));
+    }
+    let d = Decision {
+        gate: g.gate.clone(),
+        gate_id: g.id.clone(),
+        approved,
+        reason: reason.to_owned(),
+        decided_by: who.by.to_owned(),
+        decided_at: timestamp(now),
+        source: who.source.to_owned(),
+        token: new_token(),
+    };
+    let what = format!("gate '{}' ({})", plain_text(&g.gate), g.id);
+    published(job, what, publish_decision(&job.dir, &d))
+}
+
 /// Why what the operator was shown cannot be answered: it is no longer pending (the job is gone,
-/// or its question or gate was answered, withdrawn or replaced meanwhile), or answering failed.
+/// or its question or gate was answered, withdrawn or replaced meanwhile: `fate` says how, when
+/// it is known), or answering failed.
 #[derive(Debug, thiserror::Error)]
 pub enum NotPending {
     #[error("job {0} is gone")]
     Gone(String),
-    #[error("job {job}'s question {question} is no longer pending")]
-    Question { job: String, question: String },
-    #[error("job {job}'s gate '{gate}' is no longer pending")]
-    Gate { job: String, gate: String },
+    #[error("job {job}'s question {question} is no longer pending{}", colon(.fate))]
+    Question {
+        job: String,
+        question: String,
+        fate: Option<String>,
+    },
+    #[error("job {job}'s gate {gate} is no longer pending{}", colon(.fate))]
+    Gate {
+        job: String,
+        gate: String,
+        fate: Option<String>,
+    },
     #[error(transparent)]
     Answer(#[from] AnswerError),
+}
+
+fn colon(fate: &Option<String>) -> String {
+    fate.as_deref()
+        .map(|f| format!(": {f}"))
+        .unwrap_or_default()
+}
+
+/// What became of an instance that is no longer pending, in a few words (`None` when nothing
+/// is on record).
+fn fate_words<T>(
+    r: Result<Outcome<T>, PublishError>,
+    words: impl Fn(&T) -> String,
+) -> Option<String> {
+    match r {
+        Ok(Outcome::Already(t) | Outcome::Done(t)) => Some(words(&t)),
+        Err(PublishError::Closed(Closed::Unanswered)) => Some(Closed::Unanswered.to_string()),
+        Err(_) => None,
+    }
 }
 
 /// Answers question `question_id` of job `id` under `root`, if it is still the one pending.
@@ -374,33 +324,48 @@ pub fn answer_if_pending(
 ) -> Result<Outcome<Response>, NotPending> {
     let job = read_job(root, id, now).ok_or_else(|| NotPending::Gone(id.to_string()))?;
     if job.question.as_ref().is_none_or(|q| q.id != question_id) {
+        let fate = fate_words(what_became_of::<Response>(&job.dir, question_id), |r| {
+            format!("answered by {}: '{}'", r.who(), plain_text(&r.answer))
+        });
         return Err(NotPending::Question {
             job: id.to_string(),
             question: question_id.to_owned(),
+            fate,
         });
     }
-    Ok(answer(&job, input, who.source, who.by, now)?)
+    Ok(answer_question(&job, Some(question_id), input, who, now)?)
 }
 
-/// Approves or denies gate `gate` of job `id` under `root`, if it is still the one pending (the
-/// job read afresh, as for [`answer_if_pending`]).
+/// Approves or denies gate instance `gate_id` of job `id` under `root`, if it is still the one
+/// pending (the job read afresh, as for [`answer_if_pending`]).
 pub fn decide_if_pending(
     root: &Path,
     id: &JobId,
-    gate: &str,
+    gate_id: &str,
     approved: bool,
     reason: &str,
     who: Answerer<'_>,
     now: DateTime<Utc>,
 ) -> Result<Outcome<Decision>, NotPending> {
     let job = read_job(root, id, now).ok_or_else(|| NotPending::Gone(id.to_string()))?;
-    if job.gate.as_ref().is_none_or(|g| g.gate != gate) {
+    if job.gate.as_ref().is_none_or(|g| g.id != gate_id) {
+        let fate = fate_words(what_became_of::<Decision>(&job.dir, gate_id), |d| {
+            format!("{} by {}", d.verb(), d.who())
+        });
         return Err(NotPending::Gate {
             job: id.to_string(),
-            gate: gate.to_owned(),
+            gate: gate_id.to_owned(),
+            fate,
         });
     }
-    Ok(decide(&job, approved, reason, who.source, who.by, now)?)
+    Ok(decide_gate(
+        &job,
+        Some(gate_id),
+        approved,
+        reason,
+        who,
+        now,
+    )?)
 }
 
 #[cfg(test)]
@@ -408,98 +373,5 @@ pub fn decide_if_pending(
 mod pending_tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn q(kind: QuestionType, options: &[&str]) -> Question {
-        Question {
-            id: "q1".into(),
-            kind,
-            question: "?".into(),
-            options: options.iter().map(|s| s.to_string()).collect(),
-            context: String::new(),
-            asked_at: None,
-            timeout_minutes: None,
-            default_if_timeout: None,
-            note: None,
-        }
-    }
-
-    #[test]
-    fn normalize_table() {
-        let choice = q(QuestionType::Choice, &["production", "staging"]);
-        let confirm = q(QuestionType::Confirm, &[]);
-        let text = q(QuestionType::Text, &[]);
-        let cases: &[(&Question, &str, Result<&str, &str>)] = &[
-            (&choice, "staging", Ok("staging")),
-            (&choice, " Staging ", Ok("staging")),
-            (&choice, "2", Ok("staging")),
-            (&choice, "1", Ok("production")),
-            (&choice, "3", Err("1) production, 2) staging")),
-            (&choice, "0", Err("not one of the options")),
-            (&choice, "dev", Err("'dev' is not one of the options")),
-            (&confirm, "Y", Ok("yes")),
-            (&confirm, "no", Ok("no")),
-            (&confirm, "maybe", Err("answer yes or no")),
-            (&text, "  two\nlines ", Ok("  two\nlines ")),
-            (&text, "   ", Err("empty")),
-        ];
-        for (question, input, want) in cases {
-            match (normalize(question, input), want) {
-                (Ok(got), Ok(w)) => assert_eq!(got, *w, "{input:?}"),
-                (Err(got), Err(w)) => assert!(got.to_string().contains(w), "{input:?}: {got}"),
-                (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn a_failed_write_keeps_its_io_error() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("j1");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
-        std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q1", "question": "?"}"#).unwrap();
-        let id = crate::jobs::JobId::parse("j1").unwrap();
-        let job = crate::jobs::read_job(root.path(), &id, Utc::now()).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        match answer(&job, "yes", "cli", "me", Utc::now()) {
-            Err(e @ AnswerError::Io { .. }) => {
-                let kind = std::error::Error::source(&e)
-                    .and_then(|s| s.downcast_ref::<std::io::Error>())
-                    .map(std::io::Error::kind);
-                assert_eq!(kind, Some(std::io::ErrorKind::NotFound), "{e}");
-                assert!(e.to_string().contains("cannot write the answer in"), "{e}");
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn responses_round_trip_and_read_the_old_form() {
-        let r = Response {
-            question_id: "q2".into(),
-            answer: "x".into(),
-            answered_by: "a@b".into(),
-            answered_at: "t".into(),
-            source: "cli".into(),
-        };
-        let bytes = serde_json::to_vec(&r).unwrap();
-        assert_eq!(Response::parse(&bytes), Some(r));
-        let old = Response::parse(br#"{"choice": "staging"}"#).unwrap();
-        assert_eq!(
-            (old.question_id.as_str(), old.answer.as_str()),
-            ("q1", "staging")
-        );
-        assert_eq!(Response::parse(b"{}"), None);
-        let d =
-            Decision::parse(br#"{"gate": "g", "approved": false, "reason": "not now"}"#).unwrap();
-        assert!(!d.approved);
-        assert_eq!(d.reason, "not now");
-        assert_eq!(
-            Decision::parse(br#"{"gate": "g"}"#),
-            None,
-            "no decision without `approved`"
-        );
-    }
-}
+#[path = "operator_tests.rs"]
+mod tests;

@@ -4,7 +4,7 @@ use super::*;
 
 const QUESTION: &str = r#"{"id": "q2", "type": "choice", "question": "Which database?",
     "options": ["production", "staging"]}"#;
-const GATE: &str = r#"{"gate": "migrate", "description": "About to migrate"}"#;
+const GATE: &str = r#"{"id": "g4", "gate": "migrate", "description": "About to migrate"}"#;
 
 /// A job waiting on a question and a gate, its agent alive (this very process).
 fn waiting_job() -> (tempfile::TempDir, JobId) {
@@ -59,19 +59,28 @@ fn only_the_question_still_pending_is_answered() {
     );
 }
 
+/// The gate is named by its instance: the previous gate of the same name (`g3`) is not the one
+/// pending (`g4`).
 #[test]
 fn only_the_gate_still_pending_is_decided() {
     let (root, id) = waiting_job();
     let now = Utc::now();
-    let err = decide_if_pending(root.path(), &id, "deploy", true, "", WHO, now).unwrap_err();
+    let err = decide_if_pending(root.path(), &id, "g3", true, "", WHO, now).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "job 100001-waits's gate 'deploy' is no longer pending"
+        "job 100001-waits's gate g3 is no longer pending"
     );
-    match decide_if_pending(root.path(), &id, "migrate", true, "", WHO, now).unwrap() {
-        Outcome::Done(d) => assert!(d.approved && d.gate == "migrate"),
+    match decide_if_pending(root.path(), &id, "g4", true, "", WHO, now).unwrap() {
+        Outcome::Done(d) => assert!(d.approved && d.gate == "migrate" && d.gate_id == "g4"),
         other => panic!("{other:?}"),
     }
-    let again = decide_if_pending(root.path(), &id, "migrate", false, "no", WHO, now);
-    assert!(matches!(again, Err(NotPending::Gate { .. })), "{again:?}");
+    let again = decide_if_pending(root.path(), &id, "g4", false, "no", WHO, now);
+    match again {
+        Err(e @ NotPending::Gate { .. }) => assert!(
+            e.to_string()
+                .contains("gate g4 is no longer pending: approved by ops@host at "),
+            "told who decided it: {e}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }

@@ -1,8 +1,13 @@
 //! What an operator (or the agent's timeout and auto-approval) publishes: `response.json` and
-//! `approved.json`, written exactly once by [`operator`](crate::jobs::hitl::operator) and read
-//! back by both sides. Read leniently, like every file: the older `{"choice": ...}` form, and a
-//! field of the wrong type read as absent.
+//! `approved.json`, written exactly once by [`once`](crate::jobs::hitl::once) and read back by
+//! both sides. Read leniently, like every file: the older `{"choice": ...}` form, and a field of
+//! the wrong type read as absent.
+//!
+//! Each names the instance it settles (`question_id`, `gate_id`) and carries a `token` drawn at
+//! random by its publisher: whether a publisher won is told by the token that stands, never by
+//! the value (two operators may well send the same answer in the same second).
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::jobs::model::format::{from_object, lenient};
@@ -19,6 +24,8 @@ pub struct Response {
     pub answered_at: String,
     /// `tui`, `cli` or `timeout`.
     pub source: String,
+    /// Its publisher's random token (empty in files written before tokens).
+    pub token: String,
 }
 
 /// `response.json` as it is on disk: `choice` repeats `answer` for agents written against the
@@ -37,6 +44,8 @@ struct ResponseFile {
     answered_at: Option<String>,
     #[serde(default, deserialize_with = "lenient::string")]
     source: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    token: Option<String>,
 }
 
 impl From<Response> for ResponseFile {
@@ -48,6 +57,7 @@ impl From<Response> for ResponseFile {
             answered_by: Some(r.answered_by),
             answered_at: Some(r.answered_at),
             source: Some(r.source),
+            token: Some(r.token),
         }
     }
 }
@@ -62,6 +72,7 @@ impl TryFrom<ResponseFile> for Response {
             answered_by: f.answered_by.unwrap_or_default(),
             answered_at: f.answered_at.unwrap_or_default(),
             source: f.source.unwrap_or_default(),
+            token: f.token.unwrap_or_default(),
         })
     }
 }
@@ -83,12 +94,17 @@ impl Response {
 #[serde(into = "DecisionFile", try_from = "DecisionFile")]
 pub struct Decision {
     pub gate: String,
+    /// The gate instance decided (`approval.json`'s `id`); empty in the older form, which
+    /// decides whatever gate of that name is pending.
+    pub gate_id: String,
     pub approved: bool,
     pub reason: String,
     pub decided_by: String,
     pub decided_at: String,
     /// `tui`, `cli` or `auto`.
     pub source: String,
+    /// Its publisher's random token (empty in files written before tokens).
+    pub token: String,
 }
 
 /// `approved.json` as it is on disk.
@@ -96,6 +112,8 @@ pub struct Decision {
 struct DecisionFile {
     #[serde(default, deserialize_with = "lenient::string")]
     gate: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    gate_id: Option<String>,
     #[serde(default, deserialize_with = "lenient::boolean")]
     approved: Option<bool>,
     #[serde(default, deserialize_with = "lenient::string")]
@@ -106,17 +124,21 @@ struct DecisionFile {
     decided_at: Option<String>,
     #[serde(default, deserialize_with = "lenient::string")]
     source: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    token: Option<String>,
 }
 
 impl From<Decision> for DecisionFile {
     fn from(d: Decision) -> DecisionFile {
         DecisionFile {
             gate: Some(d.gate),
+            gate_id: Some(d.gate_id),
             approved: Some(d.approved),
             reason: Some(d.reason),
             decided_by: Some(d.decided_by),
             decided_at: Some(d.decided_at),
             source: Some(d.source),
+            token: Some(d.token),
         }
     }
 }
@@ -128,10 +150,12 @@ impl TryFrom<DecisionFile> for Decision {
         Ok(Decision {
             approved: f.approved.ok_or("no decision")?,
             gate: f.gate.unwrap_or_default(),
+            gate_id: f.gate_id.unwrap_or_default(),
             reason: f.reason.unwrap_or_default(),
             decided_by: f.decided_by.unwrap_or_default(),
             decided_at: f.decided_at.unwrap_or_default(),
             source: f.source.unwrap_or_default(),
+            token: f.token.unwrap_or_default(),
         })
     }
 }
@@ -144,6 +168,50 @@ impl Decision {
     pub fn who(&self) -> String {
         who(&self.decided_by, &self.decided_at, &self.source)
     }
+
+    /// Whether this decides gate instance `id` named `name`: by its id, or, in the older form
+    /// that names no instance, by the gate's name (or none at all).
+    pub fn decides(&self, id: &str, name: &str) -> bool {
+        crate::jobs::model::waiting::decides(&self.gate_id, &self.gate, id, name)
+    }
+
+    /// "approved" or "denied".
+    pub fn verb(&self) -> &'static str {
+        if self.approved { "approved" } else { "denied" }
+    }
+}
+
+/// A time as the files record it: RFC 3339 in UTC, to the second.
+pub fn timestamp(now: DateTime<Utc>) -> String {
+    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// A new publisher's token: 128 random bits from the kernel, as 32 hex digits.
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 16];
+    if read_urandom(&mut bytes).is_err() {
+        // No /dev/urandom (a bare chroot): what only this publisher can have at this instant
+        // (its pid, the time to the nanosecond, a per-process counter) still tells it apart.
+        fallback_entropy(&mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn read_urandom(buf: &mut [u8]) -> std::io::Result<()> {
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom")?.read_exact(buf)
+}
+
+fn fallback_entropy(buf: &mut [u8; 16]) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let pid = u64::from(std::process::id());
+    buf[..8].copy_from_slice(&nanos.to_le_bytes());
+    buf[8..].copy_from_slice(&((pid << 32) ^ n).to_le_bytes());
 }
 
 fn who(by: &str, at: &str, source: &str) -> String {
@@ -184,5 +252,36 @@ mod tests {
         );
         let d = Decision::parse(br#"{"approved": true, "reason": 3}"#).unwrap();
         assert!(d.approved && d.gate.is_empty() && d.reason.is_empty());
+        assert!(d.gate_id.is_empty() && d.token.is_empty());
+    }
+
+    #[test]
+    fn a_decision_names_its_instance_or_in_the_older_form_its_gate() {
+        let d = |json: &str| Decision::parse(json.as_bytes()).unwrap();
+        let new = d(r#"{"gate": "deploy", "gate_id": "g2", "approved": true}"#);
+        assert!(new.decides("g2", "deploy"));
+        assert!(
+            !new.decides("g3", "deploy"),
+            "the next gate of the same name"
+        );
+        let old = d(r#"{"gate": "deploy", "approved": true}"#);
+        assert!(old.decides("g3", "deploy") && !old.decides("g3", "migrate"));
+        assert!(d(r#"{"approved": false}"#).decides("g-1f", "anything"));
+    }
+
+    #[test]
+    fn tokens_are_long_random_and_distinct() {
+        let tokens: std::collections::HashSet<String> = (0..1000).map(|_| new_token()).collect();
+        assert_eq!(tokens.len(), 1000);
+        assert!(
+            tokens
+                .iter()
+                .all(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()))
+        );
+        let mut a = [0u8; 16];
+        let mut b = [0u8; 16];
+        fallback_entropy(&mut a);
+        fallback_entropy(&mut b);
+        assert_ne!(a, b, "the fallback differs from one call to the next");
     }
 }

@@ -1,13 +1,21 @@
 //! Questions and approval gates, as they sit on disk: reading them and deciding what is pending.
-//! Answering them is `answer.rs` (operator side) and `agent.rs` (agent side).
+//! Answering them is `hitl::operator` (operator side) and `hitl::agent` (agent side).
+//!
+//! Every question and gate is one *instance*, named by its `id`. A gate file written without
+//! one (by hand, by an older agent) gets an id derived from its content and from the file itself
+//! (`g-` and 12 hex digits): rewriting the gate, even with the same words, makes a new instance,
+//! so a decision meant for the old one never lands on the new one.
 
 use crate::jobs::fs::names::{DECISION_FILE, GATE_FILE, QUESTION_FILE, RESPONSE_FILE};
+use std::fs::Metadata;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::jobs::fs::files::read_small;
+use crate::jobs::fs::files::{SMALL_FILE_CAP, open_nofollow, read_small};
 use crate::jobs::model::format::{FileError, FormatError, object};
 use crate::jobs::model::time::parse_timestamp;
 
@@ -44,6 +52,9 @@ pub struct Question {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gate {
+    /// The instance: `approval.json`'s `id` (`g3`), or one derived from the file when it has
+    /// none (see the module's comment).
+    pub id: String,
     pub gate: String,
     pub description: String,
     pub context: String,
@@ -172,9 +183,12 @@ impl Gate {
         deadline(self.awaiting_since, self.auto_approve_after_minutes)
     }
 
+    /// The gate as written; `id` is empty when the file names none (reading the file gives it
+    /// its derived one).
     pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Gate, FormatError> {
         let m = object(bytes)?;
         Ok(Gate {
+            id: text(&m, "id"),
             gate: text(&m, "gate"),
             description: text(&m, "description"),
             context: text(&m, "context"),
@@ -199,53 +213,106 @@ pub struct PendingRead {
 
 pub fn read_pending(dir: &Path) -> PendingRead {
     let mut out = PendingRead::default();
-    match read_with_mtime(dir, QUESTION_FILE) {
+    match read_question(dir) {
         Ok(None) => {}
         Err(e) => out.problems.push((QUESTION_FILE, e)),
-        Ok(Some((bytes, mtime))) => match Question::parse(&bytes, mtime) {
-            Err(e) => out.problems.push((QUESTION_FILE, e.into())),
-            Ok(q) => match answered_id(dir) {
-                Ok(Some(ref answered)) if *answered == q.id => {}
-                Ok(_) => out.question = Some(q),
-                Err(e) => {
-                    out.problems.push((RESPONSE_FILE, e));
-                    out.question = Some(q);
-                }
-            },
+        Ok(Some(q)) => match answered_id(dir) {
+            Ok(Some(ref answered)) if *answered == q.id => {}
+            Ok(_) => out.question = Some(q),
+            Err(e) => {
+                out.problems.push((RESPONSE_FILE, e));
+                out.question = Some(q);
+            }
         },
     }
-    match read_with_mtime(dir, GATE_FILE) {
+    match read_gate(dir) {
         Ok(None) => {}
         Err(e) => out.problems.push((GATE_FILE, e)),
-        Ok(Some((bytes, mtime))) => match Gate::parse(&bytes, mtime) {
-            Err(e) => out.problems.push((GATE_FILE, e.into())),
-            Ok(g) => match decided_gate(dir) {
-                // A decision names its gate; one for another gate is stale.
-                Ok(Some(ref decided)) if decided.is_empty() || *decided == g.gate => {}
-                Ok(_) => out.gate = Some(g),
-                Err(e) => {
-                    out.problems.push((DECISION_FILE, e));
-                    out.gate = Some(g);
-                }
-            },
+        Ok(Some(g)) => match decided(dir) {
+            // A decision names its instance; one for another instance is stale.
+            Ok(Some((ref id, ref name))) if decides(id, name, &g.id, &g.gate) => {}
+            Ok(_) => out.gate = Some(g),
+            Err(e) => {
+                out.problems.push((DECISION_FILE, e));
+                out.gate = Some(g);
+            }
         },
     }
     out
 }
 
-/// A small file's bytes and its modification time.
-type FileRead = (Vec<u8>, Option<DateTime<Utc>>);
-
-fn read_with_mtime(dir: &Path, name: &str) -> Result<Option<FileRead>, FileError> {
-    let path = dir.join(name);
-    let Some(bytes) = read_small(&path)? else {
+/// The question `clarification.json` asks, answered or not.
+pub fn read_question(dir: &Path) -> Result<Option<Question>, FileError> {
+    let Some((bytes, md)) = read_with_metadata(dir, QUESTION_FILE)? else {
         return Ok(None);
     };
-    let mtime = std::fs::symlink_metadata(&path)
-        .and_then(|m| m.modified())
-        .ok()
-        .map(DateTime::<Utc>::from);
-    Ok(Some((bytes, mtime)))
+    Ok(Some(Question::parse(&bytes, mtime(&md))?))
+}
+
+/// The gate `approval.json` stops at, decided or not, with its instance id.
+pub fn read_gate(dir: &Path) -> Result<Option<Gate>, FileError> {
+    let Some((bytes, md)) = read_with_metadata(dir, GATE_FILE)? else {
+        return Ok(None);
+    };
+    let mut gate = Gate::parse(&bytes, mtime(&md))?;
+    if gate.id.is_empty() {
+        gate.id = derived_gate_id(&bytes, &md);
+    }
+    Ok(Some(gate))
+}
+
+/// Whether a decision naming instance `decision_id` and gate `decision_gate` decides gate
+/// instance `id` named `name`: by the instance, or, in the older form that names no instance,
+/// by the gate's name (a decision naming no gate either decides whatever is pending).
+pub fn decides(decision_id: &str, decision_gate: &str, id: &str, name: &str) -> bool {
+    if decision_id.is_empty() {
+        decision_gate.is_empty() || decision_gate == name
+    } else {
+        decision_id == id
+    }
+}
+
+/// An id for a gate file that names none: a digest (64-bit FNV-1a) of its bytes and of the file's
+/// identity and modification time, so that any rewrite makes a new one.
+fn derived_gate_id(bytes: &[u8], md: &Metadata) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let stamp = [
+        md.dev(),
+        md.ino(),
+        md.mtime() as u64,
+        md.mtime_nsec() as u64,
+    ];
+    for b in bytes
+        .iter()
+        .copied()
+        .chain(stamp.iter().flat_map(|n| n.to_le_bytes()))
+    {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("g-{:012x}", h >> 16)
+}
+
+fn mtime(md: &Metadata) -> Option<DateTime<Utc>> {
+    md.modified().ok().map(DateTime::<Utc>::from)
+}
+
+/// A small file's bytes and the metadata of that very file (one open: a file replaced between a
+/// read and a `stat` would give a mix of two).
+fn read_with_metadata(dir: &Path, name: &str) -> Result<Option<(Vec<u8>, Metadata)>, FileError> {
+    let path = dir.join(name);
+    let Some(file) = open_nofollow(&path)? else {
+        return Ok(None);
+    };
+    let md = file.metadata()?;
+    let mut bytes = Vec::with_capacity(4096);
+    file.take(SMALL_FILE_CAP + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > SMALL_FILE_CAP {
+        return Err(FileError::Read(std::io::Error::other(format!(
+            "is larger than {} KiB, which no job file should be",
+            SMALL_FILE_CAP / 1024
+        ))));
+    }
+    Ok(Some((bytes, md)))
 }
 
 /// The question id a `response.json` answers. The older `{"choice": ...}` form names none
@@ -261,134 +328,14 @@ fn answered_id(dir: &Path) -> Result<Option<String>, FileError> {
     }))
 }
 
-/// The gate name an `approved.json` decides (empty when it names none).
-fn decided_gate(dir: &Path) -> Result<Option<String>, FileError> {
+/// The instance id and gate name an `approved.json` decides (each empty when it names none).
+fn decided(dir: &Path) -> Result<Option<(String, String)>, FileError> {
     let Some(bytes) = read_small(&dir.join(DECISION_FILE))? else {
         return Ok(None);
     };
-    Ok(Some(text(&object(&bytes)?, "gate")))
+    let m = object(&bytes)?;
+    Ok(Some((text(&m, "gate_id"), text(&m, "gate"))))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::fs;
-
-    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (name, body) in files {
-            fs::write(d.path().join(name), body).unwrap();
-        }
-        d
-    }
-
-    const Q: &str = r#"{"id": "q1", "type": "choice", "question": "Which database?",
-        "options": ["production", "staging"], "context": "migration",
-        "asked_at": "2026-01-11T14:30:00Z", "timeout_minutes": 30, "default_if_timeout": "staging"}"#;
-    const G: &str = r#"{"gate": "database_migration", "description": "3 migrations",
-        "awaiting_since": "2026-01-11T14:30:00Z", "auto_approve_after_minutes": null}"#;
-
-    #[test]
-    fn pending_table() {
-        // (files, question pending, gate pending, problems)
-        type Case<'a> = (&'a [(&'a str, &'a str)], bool, bool, usize);
-        let cases: &[Case] = &[
-            (&[], false, false, 0),
-            (&[(QUESTION_FILE, Q)], true, false, 0),
-            (
-                &[
-                    (QUESTION_FILE, Q),
-                    (RESPONSE_FILE, r#"{"question_id": "q1", "answer": "x"}"#),
-                ],
-                false,
-                false,
-                0,
-            ),
-            (
-                &[
-                    (QUESTION_FILE, Q),
-                    (RESPONSE_FILE, r#"{"question_id": "q0", "answer": "x"}"#),
-                ],
-                true,
-                false,
-                0,
-            ),
-            (
-                &[
-                    (QUESTION_FILE, Q),
-                    (RESPONSE_FILE, r#"{"choice": "staging"}"#),
-                ],
-                false,
-                false,
-                0,
-            ),
-            (
-                &[(QUESTION_FILE, Q), (RESPONSE_FILE, "{trunc")],
-                true,
-                false,
-                1,
-            ),
-            (
-                &[(QUESTION_FILE, "{\"id\": \"q1\", \"ques")],
-                false,
-                false,
-                1,
-            ),
-            (&[(GATE_FILE, G)], false, true, 0),
-            (
-                &[
-                    (GATE_FILE, G),
-                    (
-                        DECISION_FILE,
-                        r#"{"gate": "database_migration", "approved": false}"#,
-                    ),
-                ],
-                false,
-                false,
-                0,
-            ),
-            (
-                &[
-                    (GATE_FILE, G),
-                    (DECISION_FILE, r#"{"gate": "other", "approved": true}"#),
-                ],
-                false,
-                true,
-                0,
-            ),
-            (&[(GATE_FILE, G), (QUESTION_FILE, Q)], true, true, 0),
-            (&[(GATE_FILE, "[]")], false, false, 1),
-        ];
-        for (files, q, g, problems) in cases {
-            let d = dir_with(files);
-            let got = read_pending(d.path());
-            assert_eq!(got.question.is_some(), *q, "{files:?}");
-            assert_eq!(got.gate.is_some(), *g, "{files:?}");
-            assert_eq!(
-                got.problems.len(),
-                *problems,
-                "{files:?}: {:?}",
-                got.problems
-            );
-        }
-    }
-
-    #[test]
-    fn question_defaults() {
-        let mtime = parse_timestamp("2026-02-02T00:00:00Z");
-        let q = Question::parse(br#"{"question": "Go on?", "options": ["y", 2]}"#, mtime).unwrap();
-        assert_eq!(q.id, "q1");
-        assert_eq!(q.kind, QuestionType::Choice);
-        assert_eq!(q.options, ["y", "2"]);
-        assert_eq!(q.asked_at, mtime);
-        let full = Question::parse(Q.as_bytes(), None).unwrap();
-        assert_eq!(full.timeout_minutes, Some(30.0));
-        assert_eq!(full.default_if_timeout.as_deref(), Some("staging"));
-        assert_eq!(
-            Question::parse(br#"{"question": "why?"}"#, None)
-                .unwrap()
-                .kind,
-            QuestionType::Text
-        );
-    }
-}
+mod tests;

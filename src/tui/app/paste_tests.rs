@@ -79,7 +79,7 @@ fn into_the_reason_for_a_denial() {
         press(&mut app, [key(KeyCode::Enter)]),
         [Effect::Decide {
             job: id("155700-gate"),
-            gate: "deploy".into(),
+            gate_id: "g1".into(),
             approved: false,
             reason: "not during\nbusiness hours".into()
         }]

@@ -822,7 +822,7 @@ fn gates_approve_or_deny_with_a_reason() {
         approve,
         [Effect::Decide {
             job: id("155700-gate"),
-            gate: "deploy".into(),
+            gate_id: "g1".into(),
             approved: true,
             reason: String::new()
         }]
@@ -851,7 +851,7 @@ fn gates_approve_or_deny_with_a_reason() {
         deny,
         [Effect::Decide {
             job: id("155700-gate"),
-            gate: "deploy".into(),
+            gate_id: "g1".into(),
             approved: false,
             reason: "not during\nbusiness hours".into()
         }]

@@ -272,7 +272,7 @@ fn read_only_refuses_writes_where_they_are_performed() {
     assert_eq!(notice, "read-only: this cockpit writes nothing");
     r.exec.perform(Effect::Decide {
         job: id("100001-busy"),
-        gate: "g".into(),
+        gate_id: "g1".into(),
         approved: true,
         reason: String::new(),
     });

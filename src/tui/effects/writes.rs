@@ -80,11 +80,11 @@ impl Writes {
             }
             Effect::Decide {
                 job,
-                gate,
+                gate_id,
                 approved,
                 reason,
             } => {
-                let outcome = self.decide(&job, &gate, approved, &reason);
+                let outcome = self.decide(&job, &gate_id, approved, &reason);
                 self.answered(job, outcome);
             }
             Effect::Dispatch {
@@ -139,10 +139,11 @@ impl Writes {
         }
     }
 
+    /// Approves or denies the gate instance the popup showed, if it is still the one pending.
     fn decide(
         &self,
         id: &JobId,
-        gate: &str,
+        gate_id: &str,
         approved: bool,
         reason: &str,
     ) -> Result<String, String> {
@@ -152,7 +153,7 @@ impl Writes {
             by: &by,
         };
         let now = chrono::Utc::now();
-        match operator::decide_if_pending(&self.root, id, gate, approved, reason, who, now) {
+        match operator::decide_if_pending(&self.root, id, gate_id, approved, reason, who, now) {
             Ok(Outcome::Done(d)) => Ok(format!(
                 "{} {id} at '{}'",
                 if d.approved { "approved" } else { "denied" },

@@ -1,6 +1,6 @@
 use super::*;
 use crate::jobs::fs::names::HISTORY_FILE;
-use crate::jobs::hitl::archive::next_question_id;
+use crate::jobs::hitl::history::next_question_id;
 use crate::jobs::hitl::operator::{answer, decide, operator};
 use crate::jobs::{JobId, read_job};
 use serde_json::Value;
@@ -59,7 +59,7 @@ fn an_operator_answer_reaches_the_agent_and_is_archived() {
     assert_eq!(history.lines().count(), 1);
     assert!(history.contains("\"staging\"") && history.contains("\"clarification\""));
     // The next question gets the next id.
-    assert_eq!(next_question_id(&dir), "q2");
+    assert_eq!(next_question_id(&dir).unwrap(), "q2");
 }
 
 #[test]
@@ -172,14 +172,16 @@ fn one_question_at_a_time_and_bad_specs_are_refused() {
     ));
 }
 
-/// The files as written today, byte for byte, times aside.
+/// The files as written today, byte for byte, times and random tokens aside.
 #[test]
 fn files_keep_their_fields_and_their_order() {
     let at = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ").unwrap();
+    let token = regex::Regex::new(r#""token":"[0-9a-f]{32}""#).unwrap();
     let (_root, dir) = job_dir();
     let read = |name: &str| {
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
-        at.replace_all(&text, "T").into_owned()
+        let text = at.replace_all(&text, "T");
+        token.replace_all(&text, r#""token":"R""#).into_owned()
     };
     std::fs::write(
         dir.join(RESPONSE_FILE),
@@ -226,6 +228,7 @@ fn files_keep_their_fields_and_their_order() {
         answered_by: "a@b".into(),
         answered_at: "t1".into(),
         source: "cli".into(),
+        token: "tok1".into(),
     };
     // Still asked, or the answer is taken back.
     std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q2", "question": "?"}"#).unwrap();
@@ -233,12 +236,15 @@ fn files_keep_their_fields_and_their_order() {
     assert_eq!(read(RESPONSE_FILE), GOLDEN_RESPONSE);
     let d = Decision {
         gate: "deploy".into(),
+        gate_id: "g2".into(),
         approved: false,
         reason: "not now".into(),
         decided_by: "a@b".into(),
         decided_at: "t2".into(),
         source: "tui".into(),
+        token: "tok2".into(),
     };
+    std::fs::write(dir.join(GATE_FILE), r#"{"id": "g2", "gate": "deploy"}"#).unwrap();
     publish_decision(&dir, &d).unwrap();
     assert_eq!(read(DECISION_FILE), GOLDEN_DECISION);
 }
@@ -281,5 +287,5 @@ fn progress_milestones_reach_the_history_and_ticks_do_not() {
         ..ProgressReport::default()
     };
     report_progress(&dir, &tricky).unwrap();
-    assert_eq!(next_question_id(&dir), "q1");
+    assert_eq!(next_question_id(&dir).unwrap(), "q1");
 }

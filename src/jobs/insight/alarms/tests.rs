@@ -165,6 +165,7 @@ fn a_question_waiting_past_five_minutes_is_called_out_and_so_is_a_gate() {
 
     j.question = None;
     j.gate = Some(Gate {
+        id: "g1".into(),
         gate: "deploy".into(),
         description: String::new(),
         context: String::new(),

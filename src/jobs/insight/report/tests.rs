@@ -184,6 +184,7 @@ fn rows_carry_progress_estimates_questions_alarms_and_plain_text() {
     asks.question = Some(question("Which\x1b[31m database?\u{202e}", 20));
     let mut gated = job("gated", "musica", Status::Waiting, 0);
     gated.gate = Some(Gate {
+        id: "g1".into(),
         gate: "migrate".into(),
         description: "3 migrations\non staging".into(),
         context: String::new(),

@@ -32,7 +32,7 @@ pub struct Item {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Inbox {
     pub item: Item,
-    /// The question id (or gate name) the popup was opened for: an answer goes to it alone.
+    /// The question or gate id the popup was opened for: an answer goes to it alone.
     pub target: String,
     /// The highlighted option of a choice.
     pub selected: usize,
@@ -49,7 +49,7 @@ impl Inbox {
     }
 }
 
-/// Answers given from here whose jobs have not been read again yet: (job, question id or gate).
+/// Answers given from here whose jobs have not been read again yet: (job, question or gate id).
 /// Until then the job's files still show the question, which must not be offered again.
 #[derive(Clone, Debug, Default)]
 pub struct Answered(Vec<(JobId, String)>);
@@ -69,7 +69,7 @@ impl Answered {
         self.0.retain(|(id, target)| {
             jobs.get(id).is_some_and(|j| {
                 j.question.as_ref().is_some_and(|q| q.id == *target)
-                    || j.gate.as_ref().is_some_and(|g| g.gate == *target)
+                    || j.gate.as_ref().is_some_and(|g| g.id == *target)
             })
         });
     }
@@ -102,7 +102,7 @@ impl App {
                     since: q.asked_at,
                 });
             }
-            if let Some(g) = job.gate.as_ref().filter(|g| open(&g.gate)) {
+            if let Some(g) = job.gate.as_ref().filter(|g| open(&g.id)) {
                 items.push(Item {
                     job: job.id.clone(),
                     kind: InboxKind::Gate,
@@ -139,7 +139,7 @@ impl App {
                 q.id.clone(),
                 (q.kind == QuestionType::Text).then(TextInput::lines),
             ),
-            (InboxKind::Gate, _, Some(g)) => (g.gate.clone(), None),
+            (InboxKind::Gate, _, Some(g)) => (g.id.clone(), None),
             _ => return vec![],
         };
         let job_id = item.job.clone();
@@ -216,7 +216,7 @@ impl App {
             },
             (InboxKind::Gate, Submission::Approve) => Effect::Decide {
                 job,
-                gate: target,
+                gate_id: target,
                 approved: true,
                 reason: String::new(),
             },
@@ -229,7 +229,7 @@ impl App {
             }
             (InboxKind::Gate, Submission::Text(reason)) => Effect::Decide {
                 job,
-                gate: target,
+                gate_id: target,
                 approved: false,
                 reason,
             },

@@ -1,0 +1,94 @@
+//! The operator's side: normalizing answers, and what a failed write says.
+use super::*;
+
+fn q(kind: QuestionType, options: &[&str]) -> Question {
+    Question {
+        id: "q1".into(),
+        kind,
+        question: "?".into(),
+        options: options.iter().map(|s| s.to_string()).collect(),
+        context: String::new(),
+        asked_at: None,
+        timeout_minutes: None,
+        default_if_timeout: None,
+        note: None,
+    }
+}
+
+#[test]
+fn normalize_table() {
+    let choice = q(QuestionType::Choice, &["production", "staging"]);
+    let confirm = q(QuestionType::Confirm, &[]);
+    let text = q(QuestionType::Text, &[]);
+    let cases: &[(&Question, &str, Result<&str, &str>)] = &[
+        (&choice, "staging", Ok("staging")),
+        (&choice, " Staging ", Ok("staging")),
+        (&choice, "2", Ok("staging")),
+        (&choice, "1", Ok("production")),
+        (&choice, "3", Err("1) production, 2) staging")),
+        (&choice, "0", Err("not one of the options")),
+        (&choice, "dev", Err("'dev' is not one of the options")),
+        (&confirm, "Y", Ok("yes")),
+        (&confirm, "no", Ok("no")),
+        (&confirm, "maybe", Err("answer yes or no")),
+        (&text, "  two\nlines ", Ok("  two\nlines ")),
+        (&text, "   ", Err("empty")),
+    ];
+    for (question, input, want) in cases {
+        match (normalize(question, input), want) {
+            (Ok(got), Ok(w)) => assert_eq!(got, *w, "{input:?}"),
+            (Err(got), Err(w)) => assert!(got.to_string().contains(w), "{input:?}: {got}"),
+            (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_failed_write_keeps_its_io_error() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("j1");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+    std::fs::write(dir.join(QUESTION_FILE), r#"{"id": "q1", "question": "?"}"#).unwrap();
+    let id = crate::jobs::JobId::parse("j1").unwrap();
+    let job = crate::jobs::read_job(root.path(), &id, Utc::now()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    match answer(&job, "yes", "cli", "me", Utc::now()) {
+        Err(e @ AnswerError::Io { .. }) => {
+            let kind = std::error::Error::source(&e)
+                .and_then(|s| s.downcast_ref::<std::io::Error>())
+                .map(std::io::Error::kind);
+            assert_eq!(kind, Some(std::io::ErrorKind::NotFound), "{e}");
+            assert!(e.to_string().contains("cannot write the answer in"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn responses_round_trip_and_read_the_old_form() {
+    let r = Response {
+        question_id: "q2".into(),
+        answer: "x".into(),
+        answered_by: "a@b".into(),
+        answered_at: "t".into(),
+        source: "cli".into(),
+        token: "t0".into(),
+    };
+    let bytes = serde_json::to_vec(&r).unwrap();
+    assert_eq!(Response::parse(&bytes), Some(r));
+    let old = Response::parse(br#"{"choice": "staging"}"#).unwrap();
+    assert_eq!(
+        (old.question_id.as_str(), old.answer.as_str()),
+        ("q1", "staging")
+    );
+    assert_eq!(Response::parse(b"{}"), None);
+    let d = Decision::parse(br#"{"gate": "g", "approved": false, "reason": "not now"}"#).unwrap();
+    assert!(!d.approved);
+    assert_eq!(d.reason, "not now");
+    assert_eq!(
+        Decision::parse(br#"{"gate": "g"}"#),
+        None,
+        "no decision without `approved`"
+    );
+}
