@@ -8,6 +8,7 @@
 //! fsyncs cost what they cost on a server's /var/log) and /dev/shm when it exists (tmpfs, where
 //! an fsync is free: the floor of the work itself). `cargo bench --bench dispatch` prints
 //! criterion's figures (`thrpt` is jobs/s) and, first, a plain count over a fixed number of jobs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -18,6 +18,7 @@
 //! four operations on 64 MiB (10 samples each). MB = 10^6 bytes.
 //!
 //! For the one-core figure: `taskset -c 0 cargo bench --bench known_issues`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -3,6 +3,7 @@
 //!
 //! The tree is built once in a temporary directory, so every figure is taken with a warm page
 //! cache. `cargo bench --bench scan` prints the four measurements side by side.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 use std::fs;
 use std::path::Path;

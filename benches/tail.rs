@@ -6,6 +6,7 @@
 //! later runs when it is still there with the expected size; it is never deleted by the bench
 //! (remove it by hand: its path is printed). Every figure is taken with a warm page cache but
 //! one, which drops the log's pages from the cache before each read.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -1,5 +1,6 @@
 //! Errors and exit codes: bad ids, unknown jobs, a missing jobs root, bad config files, and
 //! usage errors. Usage errors exit 2; everything else that fails exits 1 and says what to fix.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
 

@@ -10,6 +10,7 @@
 //! pid in each job's `pid` file and then by anything still mentioning the test's directory (also
 //! when an assertion fails). Nothing here asserts how fast anything is: agents that must be
 //! caught running wait for a release file the test creates, and every wait is a 30 s hang guard.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
 

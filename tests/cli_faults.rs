@@ -2,6 +2,7 @@
 //! pid file, a supervisor killed with SIGKILL, an agent that leaves a writer behind, a disk that
 //! fills up under the agent, and `luzia run` on a full disk. Each test says what went wrong
 //! before luzia guarded against it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! `luzia logs`: the end of a log, sanitized; and `-f` against real writer processes that
 //! append, truncate, replace, print a mid-way exit line, or die without one.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
 

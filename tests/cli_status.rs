@@ -1,6 +1,7 @@
 //! `luzia status` against real job directories: live jobs claim the pid of a real `sleep`, logs
 //! are real files (their times set where age matters), /proc is a fake one given through
 //! LUZIA_PROC, and `--watch` runs as a real process stopped by a real signal.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
 

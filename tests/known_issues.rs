@@ -5,6 +5,7 @@
 //! long stack trace was cut, the comment says so. Paths such as `/tmp/ki/...` are the scratch
 //! directory they were run in. The negative cases are ordinary output that looks near a
 //! pattern and must not be taken for it: many of them were captured the same way.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 use std::io::Write;
 

@@ -1,5 +1,6 @@
 //! Property tests: the text sanitizer, the tail reader, the exit-line reader, the follower and
 //! the parsers, against naive reference implementations and on arbitrary bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -5,6 +5,7 @@
 //!
 //! Without tmux the test prints a loud SKIPPED message and passes, unless
 //! `LUZIA_REQUIRE_TMUX=1` (CI), where a missing tmux fails it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
 #[macro_use]

@@ -10,6 +10,7 @@
 //!
 //! Without tmux these tests print a loud SKIPPED message and pass, unless
 //! `LUZIA_REQUIRE_TMUX=1` (CI), where a missing tmux fails them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
 #[macro_use]

@@ -135,8 +135,8 @@ fn minutes(d: Option<Duration>) -> Option<f64> {
 }
 
 /// A request file as the agent writes it: pretty, for the person who opens it.
-fn pretty(value: &impl Serialize) -> Vec<u8> {
-    serde_json::to_vec_pretty(value).expect("JSON of strings and numbers")
+fn pretty(value: &impl Serialize) -> std::io::Result<Vec<u8>> {
+    serde_json::to_vec_pretty(value).map_err(std::io::Error::other)
 }
 
 fn check_dir(dir: &Path) -> Result<(), AgentError> {
@@ -181,7 +181,9 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
         timeout_minutes: minutes(spec.timeout),
         default_if_timeout: spec.default.as_deref(),
     };
-    write_atomic(dir, QUESTION_FILE, &pretty(&clarification)).map_err(io(dir))?;
+    pretty(&clarification)
+        .and_then(|b| write_atomic(dir, QUESTION_FILE, &b))
+        .map_err(io(dir))?;
     let result = wait_for_answer(dir, &clarification.id, spec)?;
     let response = match &result {
         AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r),
@@ -243,7 +245,9 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
         awaiting_since: timestamp(Utc::now()),
         auto_approve_after_minutes: minutes(spec.auto_approve_after),
     };
-    write_atomic(dir, GATE_FILE, &pretty(&approval)).map_err(io(dir))?;
+    pretty(&approval)
+        .and_then(|b| write_atomic(dir, GATE_FILE, &b))
+        .map_err(io(dir))?;
     let result = wait_for_decision(dir, &approval.id, spec)?;
     let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
     let record = GateRecord {
@@ -302,10 +306,14 @@ pub fn report_progress(dir: &Path, progress: &ProgressReport) -> Result<(), Agen
         updated_at: Some(now.clone()),
         ..progress.clone()
     };
-    let bytes = serde_json::to_vec(&stamped).expect("JSON of strings and numbers");
+    let bytes = serde_json::to_vec(&stamped)
+        .map_err(std::io::Error::other)
+        .map_err(io(dir))?;
     write_atomic(dir, PROGRESS_FILE, &bytes).map_err(io(dir))?;
-    // Read back by the rule every reader uses.
-    let current = Progress::parse(&serde_json::to_vec(progress).expect("JSON of strings"))
+    // Read back by the rule every reader uses (what was just written, less the stamp).
+    let current = serde_json::to_vec(progress)
+        .ok()
+        .and_then(|b| Progress::parse(&b).ok())
         .unwrap_or_default();
     if is_milestone(previous.as_ref(), &current) {
         archive::append(dir, &Milestone { progress, at: &now }).map_err(io(dir))?;

@@ -146,7 +146,7 @@ pub fn publish_decision(dir: &Path, d: &Decision) -> Result<Outcome<Decision>, P
 const ATTEMPTS: usize = 8;
 
 fn publish<T: Settlement>(dir: &Path, ours: &T) -> Result<Outcome<T>, PublishError> {
-    let bytes = serde_json::to_vec_pretty(ours).expect("JSON of strings");
+    let bytes = serde_json::to_vec_pretty(ours).map_err(io::Error::other)?;
     for _ in 0..ATTEMPTS {
         let Some(pending) = pending::<T>(dir)?.filter(|p| p.id == ours.instance()) else {
             return what_became_of(dir, ours.instance());
