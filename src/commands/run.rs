@@ -141,18 +141,24 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
     Ok(0)
 }
 
-fn list_pending(cfg: &Config, out: &mut dyn Write) -> Result<()> {
-    let all = queue::list(&cfg.queue_dir)?;
-    if all.is_empty() {
-        writeln!(out, "the queue is empty")?;
-    }
-    let mut table = Table::new(vec![
+/// The queue's columns: place (or `!` for a task that failed to start), id, priority, project,
+/// task.
+fn queue_table() -> Table {
+    Table::new(vec![
         Column::right().min(3),
         Column::left().min(8),
         Column::left().min(6),
         Column::left().min(12),
         Column::left(),
-    ]);
+    ])
+}
+
+fn list_pending(cfg: &Config, out: &mut dyn Write) -> Result<()> {
+    let all = queue::list(&cfg.queue_dir)?;
+    if all.is_empty() {
+        writeln!(out, "the queue is empty")?;
+    }
+    let mut table = queue_table();
     for (i, q) in all.iter().enumerate() {
         table.push(vec![
             plain((i + 1).to_string()),
@@ -178,13 +184,7 @@ fn list_failed(cfg: &Config, out: &mut dyn Write) -> Result<()> {
         out,
         "\nfailed to start (`luzia queue retry ID` queues one again once fixed, `luzia queue cancel ID` drops it):"
     )?;
-    let mut table = Table::new(vec![
-        Column::right().min(3),
-        Column::left().min(8),
-        Column::left().min(6),
-        Column::left().min(12),
-        Column::left(),
-    ]);
+    let mut table = queue_table();
     for f in &failed {
         table.push(vec![
             plain("!"),
