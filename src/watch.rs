@@ -92,6 +92,9 @@ impl JobWatcher {
     }
 }
 
+/// How long after a directory appears in the queue it is listed once more.
+const NEW_DIR_SETTLE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// Watches the queue root (tasks queued, started or cancelled, from this machine's CLI or any
 /// other writer) and calls `sink` on every change there. `None` where it cannot be trusted or
 /// started (no queue root yet, a remote file system, `LUZIA_WATCH=poll`): the cockpit then
@@ -102,19 +105,33 @@ pub struct QueueWatcher {
 }
 
 impl QueueWatcher {
-    pub fn start(queue: &Path, sink: impl Fn() + Send + 'static) -> Option<QueueWatcher> {
+    pub fn start(queue: &Path, sink: impl Fn() + Send + Sync + 'static) -> Option<QueueWatcher> {
+        let sink = std::sync::Arc::new(sink);
         let sink = move |change: Change| {
-            let wanted = match change {
-                Change::Rescan => true,
+            let (wanted, new_dir) = match change {
+                Change::Rescan => (true, false),
                 // Temporary files and the slot lock (dot names) come before or around a real
                 // change, which brings its own event.
-                Change::Paths(paths) => paths.iter().any(|p| {
-                    p.file_name()
-                        .is_none_or(|n| !n.to_string_lossy().starts_with('.'))
-                }),
+                Change::Paths(paths) => (
+                    paths.iter().any(|p| {
+                        p.file_name()
+                            .is_none_or(|n| !n.to_string_lossy().starts_with('.'))
+                    }),
+                    paths.iter().any(|p| p.is_dir()),
+                ),
             };
             if wanted {
                 sink();
+            }
+            if new_dir {
+                // A directory made just now may have been filled before its own watch was
+                // added (`luzia run --queue` makes `pending/normal/` and its task at once):
+                // those files bring no event, so look once more when the burst is over.
+                let again = sink.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(NEW_DIR_SETTLE);
+                    again();
+                });
             }
         };
         if !queue.is_dir() {
@@ -123,23 +140,6 @@ impl QueueWatcher {
         // Recursive: the priority directories may be made after the cockpit starts.
         let inner = FsWatcher::start_recursive(queue, Backend::from_env(), sink);
         (!inner.is_polling()).then_some(QueueWatcher { _inner: inner })
-    }
-
-    /// Watches the queue and hands `sink` its rows (as `luzia queue` lists them) on every
-    /// change. With `create`, a missing queue root is made first, as `luzia run` makes it,
-    /// so that there is something to watch.
-    pub fn listing(
-        queue: &Path,
-        create: bool,
-        sink: impl Fn(Vec<crate::jobs::Job>) + Send + 'static,
-    ) -> Option<QueueWatcher> {
-        if create {
-            let _ = std::fs::create_dir_all(queue);
-        }
-        let dir = queue.to_owned();
-        QueueWatcher::start(queue, move || {
-            sink(crate::jobs::run::queue::listed_rows(&dir))
-        })
     }
 }
 

@@ -33,6 +33,8 @@ pub struct Writes {
     queue: Arc<Mutex<QueueSync>>,
     /// Lists the queue whenever it changes; `None` until its root can be watched.
     queue_watcher: Arc<Mutex<Option<QueueWatcher>>>,
+    /// Held while the queue is listed and its rows sent.
+    listing: Arc<Mutex<()>>,
 }
 
 /// At most one listing of the queue at a time: it takes the slot lock when tasks wait, and a
@@ -58,6 +60,7 @@ impl Writes {
             read_only,
             queue: Arc::default(),
             queue_watcher: Arc::default(),
+            listing: Arc::default(),
         }
     }
 
@@ -219,14 +222,17 @@ impl Writes {
         let Some(cfg) = self.config.as_deref() else {
             return;
         };
+        // Watching first, listing after: a task queued between the two is then either in the
+        // listing or brings an event (listed first, it could fall between them and be missed
+        // until something else changes, for ever on an idle wall display).
+        self.watch_queue(cfg);
         if !self.read_only
             && let Ok(d) = Dispatcher::new(cfg)
             && let Err(e) = d.start_queued()
         {
             self.send(Event::Notice(format!("cannot start queued tasks: {e:#}")));
         }
-        self.send(Event::QueueListed(queue::listed_rows(&cfg.queue_dir)));
-        self.watch_queue(cfg);
+        send_listing(&self.tx, &self.listing, &cfg.queue_dir);
     }
 
     /// Lists the queue whenever it changes, from the watcher's thread. Tried again at every
@@ -236,9 +242,25 @@ impl Writes {
             return;
         };
         if watcher.is_none() {
-            let sink = self.tx.clone();
-            let send = move |rows| drop(sink.send(Event::QueueListed(rows)));
-            *watcher = QueueWatcher::listing(&cfg.queue_dir, !self.read_only, send);
+            if !self.read_only {
+                // As `luzia run` makes it, so that there is something to watch.
+                let _ = std::fs::create_dir_all(&cfg.queue_dir);
+            }
+            let (tx, listing) = (self.tx.clone(), self.listing.clone());
+            let dir = cfg.queue_dir.clone();
+            *watcher = QueueWatcher::start(&cfg.queue_dir, move || {
+                send_listing(&tx, &listing, &dir);
+            });
         }
     }
+}
+
+/// Lists the queue and sends its rows. One listing at a time, from the writes worker and from
+/// the queue watcher's thread alike, so an older listing is never sent after a newer one.
+fn send_listing(tx: &UnboundedSender<Event>, listing: &Mutex<()>, dir: &std::path::Path) {
+    let Ok(_one_at_a_time) = listing.lock() else {
+        return;
+    };
+    // The loop has gone: the cockpit is shutting down, nothing to report to.
+    let _ = tx.send(Event::QueueListed(queue::listed_rows(dir)));
 }
