@@ -247,15 +247,6 @@ fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-/// Whether this test may mount file systems; says SKIPPED loudly when not.
-fn can_mount() -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    common::skip("a full disk is a real tmpfs, and mounting one needs root");
-    false
-}
-
 /// Asserts each task has exactly one job, and that it completed.
 fn one_completed_job_each(w: &World, tasks: &[String]) {
     let by_task = w.jobs_by_task();
@@ -335,7 +326,7 @@ fn a_task_whose_project_directory_is_gone_fails_visibly_and_starts_once_it_is_ba
 
 #[test]
 fn a_full_disk_under_the_jobs_root_records_the_failure_and_the_task_starts_once_space_is_back() {
-    if !can_mount() {
+    if !common::root_or_skip("a full disk is a real tmpfs, and mounting one needs root") {
         return;
     }
     let mut w = World::new();
@@ -377,7 +368,7 @@ fn a_full_disk_under_the_jobs_root_records_the_failure_and_the_task_starts_once_
 
 #[test]
 fn a_full_disk_under_the_queue_too_leaves_the_task_queued_and_says_so() {
-    if !can_mount() {
+    if !common::root_or_skip("a full disk is a real tmpfs, and mounting one needs root") {
         return;
     }
     let mut w = World::new();

@@ -222,17 +222,9 @@ fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     }
 }
 
-fn is_root() -> bool {
-    if rustix::process::geteuid().is_root() {
-        return true;
-    }
-    common::skip("switching users needs root (useradd, and luzia as root)");
-    false
-}
-
 #[test]
 fn an_agent_run_as_the_project_user_reports_asks_and_sees_no_secret() {
-    if !is_root() {
+    if !common::root_or_skip("switching users needs root (useradd, and luzia as root)") {
         return;
     }
     let w = World::new();

@@ -522,3 +522,13 @@ pub fn skip(why: &str) {
     }
     eprintln!("\n{0}\nSKIPPED: {why}\n{0}\n", "*".repeat(72));
 }
+
+/// Whether this process is root; when not, says why the test cannot run (see [`skip`]).
+#[allow(dead_code)]
+pub fn root_or_skip(why: &str) -> bool {
+    if rustix::process::geteuid().is_root() {
+        return true;
+    }
+    skip(why);
+    false
+}
