@@ -104,12 +104,7 @@ impl World {
 
     fn luzia(&self, args: &[&str]) -> std::process::Output {
         let mut cmd = assert_cmd::Command::cargo_bin("luzia").unwrap();
-        for var in [
-            "LUZIA_JOBS_DIR",
-            "LUZIA_CONFIG",
-            "LUZIA_JOB_DIR",
-            "LUZIA_JOB_ID",
-        ] {
+        for var in common::LUZIA_VARS {
             cmd.env_remove(var);
         }
         cmd.env("XDG_CONFIG_HOME", &self.xdg)

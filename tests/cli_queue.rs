@@ -81,14 +81,7 @@ impl World {
 
     fn luzia(&self) -> Command {
         let mut cmd = Command::new(LUZIA);
-        for var in [
-            "LUZIA_JOBS_DIR",
-            "LUZIA_CONFIG",
-            "LUZIA_NOTIFICATIONS_LOG",
-            "LUZIA_QUEUE_DIR",
-            "LUZIA_JOB_DIR",
-            "LUZIA_JOB_ID",
-        ] {
+        for var in common::LUZIA_VARS {
             cmd.env_remove(var);
         }
         cmd.env("XDG_CONFIG_HOME", self.path("xdg"))

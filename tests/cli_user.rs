@@ -130,12 +130,7 @@ impl World {
 
     fn run(&self, args: &[&str]) -> (Option<i32>, String, String) {
         let mut cmd = Command::new(LUZIA);
-        for var in [
-            "LUZIA_JOBS_DIR",
-            "LUZIA_CONFIG",
-            "LUZIA_JOB_DIR",
-            "LUZIA_JOB_ID",
-        ] {
+        for var in common::LUZIA_VARS {
             cmd.env_remove(var);
         }
         cmd.env("XDG_CONFIG_HOME", self.path("xdg"))

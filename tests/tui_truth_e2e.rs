@@ -93,14 +93,7 @@ impl Fleet {
     /// `luzia ARGS` on this fleet's config, as operator `tester`: (exit code, stdout, stderr).
     fn luzia(&self, args: &[&str]) -> (i32, String, String) {
         let mut cmd = Command::new(BIN);
-        for var in [
-            "LUZIA_JOBS_DIR",
-            "LUZIA_CONFIG",
-            "LUZIA_NOTIFICATIONS_LOG",
-            "LUZIA_QUEUE_DIR",
-            "LUZIA_JOB_DIR",
-            "LUZIA_JOB_ID",
-        ] {
+        for var in common::LUZIA_VARS {
             cmd.env_remove(var);
         }
         let out = cmd

@@ -532,3 +532,15 @@ pub fn root_or_skip(why: &str) -> bool {
     skip(why);
     false
 }
+
+/// The variables through which the environment running the tests could reach the luzia under
+/// test: each test's command removes them and says what it means instead.
+#[allow(dead_code)]
+pub const LUZIA_VARS: [&str; 6] = [
+    "LUZIA_JOBS_DIR",
+    "LUZIA_CONFIG",
+    "LUZIA_NOTIFICATIONS_LOG",
+    "LUZIA_QUEUE_DIR",
+    "LUZIA_JOB_DIR",
+    "LUZIA_JOB_ID",
+];
