@@ -25,6 +25,7 @@ fn job(id: &str, status: Status, started_min: i64) -> Job {
         pid: Some(4242),
         process_record: None,
         progress: None,
+        activity: None,
         question: None,
         gate: None,
         started: Some(started),

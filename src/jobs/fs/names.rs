@@ -31,3 +31,11 @@ pub const PROCESS_FILE: &str = "process.json";
 /// Room the supervisor keeps on the job's disk for its last words (the exit line and meta.json's
 /// `exit_code`), so that a full disk cannot take the result away.
 pub const RESERVE_FILE: &str = ".reserve";
+/// The agent's own stream-json output, kept as it came when the agent speaks it (output.log then
+/// holds the readable rendering).
+pub const STREAM_FILE: &str = "stream.jsonl";
+/// What the agent is doing now (a tool call in flight), replaced by the supervisor; absent when
+/// nothing is in flight.
+pub const ACTIVITY_FILE: &str = "activity.json";
+/// The MCP servers luzia gives a Claude Code agent (`--mcp-config`).
+pub const MCP_CONFIG_FILE: &str = "mcp.json";

@@ -2,7 +2,8 @@
 //! read, said per file so that one bad job never hides the others.
 
 use crate::jobs::fs::names::{
-    LOG_FILE, META_FILE, PID_FILE, PROCESS_FILE, PROGRESS_FILE, PROMPT_FILE, STOP_FILE,
+    ACTIVITY_FILE, LOG_FILE, META_FILE, PID_FILE, PROCESS_FILE, PROGRESS_FILE, PROMPT_FILE,
+    STOP_FILE,
 };
 use std::fmt;
 use std::fs::File;
@@ -16,6 +17,7 @@ use crate::jobs::model::id::JobId;
 use crate::jobs::model::meta::Meta;
 use crate::jobs::model::process::{ProcessRecord, Processes};
 use crate::jobs::model::progress::Progress;
+use crate::jobs::model::session::Activity;
 use crate::jobs::model::status::{self, Evidence, Status};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::model::waiting::{self, Gate, Question, Waiting};
@@ -64,6 +66,8 @@ pub struct Job {
     /// What `process.json` says of the job's processes (read only while it has no exit line).
     pub process_record: Option<ProcessRecord>,
     pub progress: Option<Progress>,
+    /// What the agent is doing now (`activity.json`), read only while it has no exit line.
+    pub activity: Option<Activity>,
     pub question: Option<Question>,
     pub gate: Option<Gate>,
     pub started: Option<DateTime<Utc>>,
@@ -173,6 +177,7 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         pid: meta.as_ref().and_then(|m| m.pid),
         process_record: None,
         progress: r.progress(),
+        activity: None,
         question: None,
         gate: None,
         started: meta.as_ref().and_then(|m| m.started),
@@ -195,6 +200,7 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
     }
     job.pid = r.pid().or(job.pid);
     job.process_record = r.process_record();
+    job.activity = r.activity();
     let pending = r.pending();
     let waiting = match (&pending.question, &pending.gate) {
         (Some(_), _) => Some(Waiting::Question),
@@ -290,6 +296,13 @@ impl DirReader<'_> {
             self.problem(LOG_FILE, e.to_string());
             LogEnd::default()
         })
+    }
+
+    fn activity(&mut self) -> Option<Activity> {
+        let bytes = self.small(ACTIVITY_FILE)?;
+        Activity::parse(&bytes)
+            .map_err(|e| self.problem(ACTIVITY_FILE, e.to_string()))
+            .ok()
     }
 
     fn progress(&mut self) -> Option<Progress> {

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::parse_timestamp;
 
@@ -32,6 +33,12 @@ pub struct Meta {
     pub supervised: bool,
     /// A requested stop, as the supervisor recorded it when the agent ended.
     pub stop: Option<StopRequest>,
+    /// The Claude Code session the job runs (fixed at dispatch, confirmed by the stream).
+    pub session_id: String,
+    /// The job whose session this one continues (`luzia reply`, a resuming retry).
+    pub resumes: String,
+    /// The figures of the run, as the supervisor recorded them from the agent's stream.
+    pub usage: Option<Usage>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +80,9 @@ impl Meta {
                 .get("stop")
                 .filter(|v| v.is_object())
                 .and_then(|v| serde_json::from_value(v.clone()).ok()),
+            session_id: text(&raw, "session_id"),
+            resumes: text(&raw, "resumes"),
+            usage: Usage::from_meta(raw.get("usage")),
         })
     }
 }

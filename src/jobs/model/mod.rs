@@ -1,4 +1,4 @@
-//! What a job directory means: its id, meta.json, progress, the question or gate it waits on,
+//! What a job directory means: its id, meta.json, progress, what its session did and is doing, the question or gate it waits on,
 //! a requested stop, the status derived from all of them, a scan of the whole root, and the
 //! `jobs ID` description.
 
@@ -10,6 +10,7 @@ pub mod meta;
 pub mod process;
 pub mod progress;
 pub mod scan;
+pub mod session;
 pub mod status;
 pub mod stop;
 pub mod time;

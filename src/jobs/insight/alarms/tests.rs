@@ -23,6 +23,7 @@ fn job(status: Status) -> Job {
         pid: Some(1),
         process_record: None,
         progress: None,
+        activity: None,
         question: None,
         gate: None,
         started: Some(t0()),

@@ -26,6 +26,7 @@ fn job(id: &str, project: &str, status: Status, started_min: i64) -> Job {
         pid: None,
         process_record: None,
         progress: None,
+        activity: None,
         question: None,
         gate: None,
         started: Some(t0() + Ch::minutes(started_min)),

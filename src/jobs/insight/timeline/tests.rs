@@ -29,6 +29,7 @@ fn finished_job() -> Job {
         pid: None,
         process_record: None,
         progress: None,
+        activity: None,
         question: None,
         gate: None,
         started: Some(t0()),

@@ -284,6 +284,7 @@ impl Queued {
             pid: None,
             process_record: None,
             progress: None,
+            activity: None,
             question: None,
             gate: None,
             started: None,
