@@ -1,6 +1,7 @@
 //! The supervisor (`luzia supervise JOB_DIR`): runs the agent of a dispatched job with
 //! `prompt.txt` on stdin in the project's directory, appends its output to `output.log` as it
-//! comes, then the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
+//! comes (its stdout through a pipe: Claude Code's stream-json is rendered, see `stream`), then
+//! the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
 //! one line in the notifications log. A SIGTERM (from `luzia kill`, or a shutdown) is passed on
 //! to the agent's process group, followed by SIGKILL after a grace period; the exit line is
 //! written either way, and only once nothing the agent started is left to write after it.
@@ -23,6 +24,7 @@ use crate::jobs::fs::publish::{write_atomic, write_unsynced};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
+use crate::jobs::run::stream::{JobSink, reader::Pump};
 use crate::jobs::run::{finish, leftovers};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
@@ -187,7 +189,7 @@ fn run_agent(
     rules: &AgentEnv,
 ) -> i32 {
     // Spawning registers the child with the runtime's reaper.
-    let child = match spawn_agent(dir, plan, log, rules) {
+    let mut child = match spawn_agent(dir, plan, log, rules) {
         Ok(child) => child,
         Err(message) => {
             let line = format!(
@@ -209,10 +211,21 @@ fn run_agent(
         let _ = write_unsynced(dir, PROCESS_FILE, &record.to_json());
     }
     rt.block_on(async {
+        let stdout = child.stdout.take();
+        let pump = stdout
+            .zip(log.try_clone().ok())
+            .map(|(out, log)| Pump::start(out, JobSink::new(dir, log)));
         let code = run_to_end(child, signals.as_mut()).await;
-        if let Some(a) = &agent
-            && let Some(note) = leftovers::wait_out(&a.process(), signals.as_mut()).await
-        {
+        let note = match &agent {
+            Some(a) => leftovers::wait_out(&a.process(), signals.as_mut()).await,
+            None => None,
+        };
+        // Nothing the agent started is left in its group: what it wrote is read to the end
+        // before the note and the exit line.
+        if let Some(p) = pump {
+            p.finish().await;
+        }
+        if let Some(note) = note {
             let _ = finish::append(dir, log, &note);
         }
         code
@@ -243,7 +256,7 @@ fn spawn_agent(
     cmd.args(&plan.argv[1..])
         .current_dir(&plan.cwd)
         .stdin(Stdio::from(stdin))
-        .stdout(log.try_clone()?)
+        .stdout(Stdio::piped())
         .stderr(log.try_clone()?)
         // Its own process group: a kill reaches everything the agent started.
         .process_group(0);
