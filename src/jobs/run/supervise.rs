@@ -1,7 +1,6 @@
 //! The supervisor (`luzia supervise JOB_DIR`): runs the agent of a dispatched job with
 //! `prompt.txt` on stdin in the project's directory, appends its output to `output.log` as it
-//! comes (its stdout through a pipe: Claude Code's stream-json is rendered, see `stream`), then
-//! the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
+//! comes (Claude Code's stream-json rendered, see `stream`), then the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
 //! one line in the notifications log. A SIGTERM (from `luzia kill`, or a shutdown) is passed on
 //! to the agent's process group, followed by SIGKILL after a grace period; the exit line is
 //! written either way, and only once nothing the agent started is left to write after it.
@@ -256,7 +255,11 @@ fn spawn_agent(
     cmd.args(&plan.argv[1..])
         .current_dir(&plan.cwd)
         .stdin(Stdio::from(stdin))
-        .stdout(Stdio::piped())
+        .stdout(if may_stream(&plan.argv) {
+            Stdio::piped()
+        } else {
+            Stdio::from(log.try_clone()?)
+        })
         .stderr(log.try_clone()?)
         // Its own process group: a kill reaches everything the agent started.
         .process_group(0);
@@ -273,6 +276,15 @@ fn spawn_agent(
         .kill_on_drop(false)
         .spawn()
         .map_err(SpawnError::Io)
+}
+
+/// Whether the agent's stdout goes through the supervisor, which then tells stream-json from
+/// anything else by the first line: when its command line asks for stream-json (`claude
+/// --output-format stream-json`, or a shell command that says it). Any other agent writes
+/// output.log itself, as it always did: a pipe would hide from it that the disk is full, and an
+/// agent writing for ever would then never learn to stop.
+pub fn may_stream(argv: &[String]) -> bool {
+    argv.iter().any(|a| a.contains("stream-json"))
 }
 
 /// With a project user and luzia running as root, the agent runs as that user, in a job

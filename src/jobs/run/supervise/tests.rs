@@ -153,7 +153,7 @@ const END: &str = r#"{"type":"result","subtype":"success","is_error":false,"num_
 #[test]
 fn stream_json_is_rendered_as_it_comes_and_recorded() {
     let script = format!(
-        "cat >/dev/null; printf '%s\\n%s\\n' '{INIT}' '{CALL}'; \
+        ": --output-format stream-json; cat >/dev/null; printf '%s\\n%s\\n' '{INIT}' '{CALL}'; \
          while [ ! -e \"$LUZIA_JOB_DIR/go\" ]; do sleep 0.05; done; \
          printf '%s\\n%s\\n' '{RESULT}' '{END}'; echo 'to stderr' >&2"
     );
@@ -204,10 +204,11 @@ fn stream_json_is_rendered_as_it_comes_and_recorded() {
 /// ending: what is in the pipe is read, then the exit line is written.
 #[test]
 fn a_process_holding_the_pipe_open_does_not_hold_the_job() {
+    // Asking for stream-json, the agent's stdout is a pipe read by the supervisor.
     let (root, dir) = job(&[
         "sh",
         "-c",
-        "cat >/dev/null; setsid sh -c 'echo $$ > \"$0\"; exec sleep 120' \"$LUZIA_JOB_DIR/../held.pid\" & \
+        ": stream-json; cat >/dev/null; setsid sh -c 'echo $$ > \"$0\"; exec sleep 120' \"$LUZIA_JOB_DIR/../held.pid\" & \
          echo before; exit 4",
     ]);
     assert_eq!(supervise(&dir, None).unwrap(), 4);
@@ -219,4 +220,34 @@ fn a_process_holding_the_pipe_open_does_not_hold_the_job() {
     if let Ok(pid) = std::fs::read_to_string(root.path().join("held.pid")) {
         let _ = std::process::Command::new("kill").arg(pid.trim()).status();
     }
+}
+
+#[test]
+fn only_a_command_line_asking_for_stream_json_is_read_through_a_pipe() {
+    let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(may_stream(&argv(&[
+        "claude",
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose"
+    ])));
+    assert!(may_stream(&argv(&[
+        "claude",
+        "--output-format=stream-json"
+    ])));
+    assert!(may_stream(&argv(&[
+        "sh",
+        "-c",
+        "claude -p --output-format stream-json --verbose | tee x"
+    ])));
+    assert!(!may_stream(&argv(&["claude", "-p"])));
+    assert!(!may_stream(&argv(&["aider", "--yes"])));
+    // Another agent printing the same lines writes output.log itself: passed on as it is.
+    let script = format!("cat >/dev/null; printf '%s\\n' '{INIT}'");
+    let (_root, dir) = job(&["sh", "-c", &script]);
+    assert_eq!(supervise(&dir, None).unwrap(), 0);
+    let log = std::fs::read_to_string(dir.join(LOG_FILE)).unwrap();
+    assert_eq!(log, format!("{INIT}\n\nexit:0\n"));
+    assert!(!dir.join(STREAM_FILE).exists());
 }
