@@ -94,6 +94,7 @@ impl Renderer {
             "assistant" => self.assistant(&value, &mut out),
             "user" => self.user(&value, &mut out),
             "result" => self.result(&value, &mut out),
+            "rate_limit_event" => out.text = rate_limit(&value["rate_limit_info"]),
             "stream_event" => {
                 out.keep = false;
                 match value["event"]["type"].as_str() {
@@ -316,6 +317,26 @@ fn error_text(v: &Value) -> String {
         }
         _ => t,
     }
+}
+
+/// A subscription's limit refusing work, with the reset time the CLI's own message gives only
+/// as an hour: `  ↯ five_hour limit: rejected until 2026-11-23 17:00 UTC`. Other states
+/// (allowed, a warning) show nothing: the CLI says them itself when they matter.
+fn rate_limit(info: &Value) -> String {
+    if info["status"] != "rejected" {
+        return String::new();
+    }
+    let kind = one_line(text(&info["rateLimitType"]));
+    let until = info["resetsAt"]
+        .as_i64()
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+        .map_or(String::new(), |at| {
+            format!(" until {}", at.format("%Y-%m-%d %H:%M UTC"))
+        });
+    format!(
+        "  ↯ {} limit: rejected{until}\n",
+        ellipsize(&kind, SHOWN_COLUMNS)
+    )
 }
 
 /// `── success · 4 turns · 12.3s · 4,800 in / 160 out / 1,200 cache read / 0 cache write

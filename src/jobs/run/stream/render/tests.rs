@@ -239,7 +239,7 @@ fn system_lines_retries_and_tasks() {
 fn a_line_that_is_not_json_is_shown_as_it_is_and_unknown_json_not_at_all() {
     let mut r = Renderer::new();
     assert_eq!(r.line(b"Warning: something").text, "Warning: something\n");
-    let unknown = r.line(br#"{"type":"rate_limit_event","x":1}"#);
+    let unknown = r.line(br#"{"type":"keep_alive","x":1}"#);
     assert_eq!((unknown.text.as_str(), unknown.keep), ("", true));
 }
 
@@ -348,6 +348,21 @@ fn a_usage_limit_with_an_epoch_says_when_it_resets() {
         "{}",
         got.text
     );
+}
+
+/// Claude Code 2.1.197 logged in to a subscription, the stand-in answering 429 with
+/// anthropic-ratelimit-unified-status: rejected.
+const RATE_LIMIT_EVENT: &str = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1795453200,"rateLimitType":"five_hour","isUsingOverage":false},"uuid":"d98f4f0c-32d4-4193-8c3f-20cdf4a6d001","session_id":"b0a76f1d-c4a7-4ab5-be37-9395b2e0b636"}"#;
+
+#[test]
+fn a_subscription_limit_says_until_when() {
+    let got = Renderer::new().line(RATE_LIMIT_EVENT.as_bytes());
+    assert_eq!(
+        got.text,
+        "  ↯ five_hour limit: rejected until 2026-11-23 17:00 UTC\n"
+    );
+    let allowed = RATE_LIMIT_EVENT.replace("rejected", "allowed");
+    assert_eq!(Renderer::new().line(allowed.as_bytes()).text, "");
 }
 
 #[test]
