@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
 use crate::jobs::fs::names::{ACTIVITY_FILE, META_FILE, STREAM_FILE};
-use crate::jobs::fs::publish::{write_atomic, write_unsynced};
+use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::session::{Activity, Usage};
 use reader::Sink;
 use render::Event;
@@ -97,10 +97,10 @@ impl JobSink {
         if now == self.shown {
             return;
         }
-        // Replaced atomically but not fsynced: what was in flight means nothing after a crash,
-        // and a run makes many calls.
+        // Through a temporary file created exclusively (never through a link the agent may
+        // have planted: the supervisor may be root in a directory that is the agent's).
         let _ = match &now {
-            Some(a) => write_unsynced(&self.dir, ACTIVITY_FILE, &a.to_json()),
+            Some(a) => write_atomic(&self.dir, ACTIVITY_FILE, &a.to_json()),
             None => remove(&self.dir.join(ACTIVITY_FILE)),
         };
         self.shown = now;
