@@ -105,14 +105,16 @@ impl World {
         serde_json::from_slice(&fs::read(self.file(id, "meta.json")).unwrap()).unwrap()
     }
 
+    /// The log once the job has ended: its exit line written, and then meta.json's `exit_code`.
     fn wait_done(&self, id: &str) -> String {
-        wait_for(&format!("the exit line of {id}"), || {
+        wait_for(&format!("the end of {id}"), || {
             let log = self.log(id);
-            log.lines()
+            let ended = log
+                .lines()
                 .rev()
                 .find(|l| !l.trim().is_empty())
-                .is_some_and(|l| l.starts_with("exit:"))
-                .then_some(log)
+                .is_some_and(|l| l.starts_with("exit:"));
+            (ended && self.meta(id).get("exit_code").is_some()).then_some(log)
         })
     }
 
@@ -139,7 +141,7 @@ fn a_claude_job_reads_as_prose_while_it_runs_and_a_long_call_is_not_stalled() {
     let api = FakeApi::start(vec![
         Reply::tool(
             "Bash",
-            json!({"command": "sleep 12", "description": "Wait for the build"}),
+            json!({"command": "sleep 20", "description": "Wait for the build"}),
         ),
         Reply::text("The build is done."),
     ]);
@@ -147,7 +149,7 @@ fn a_claude_job_reads_as_prose_while_it_runs_and_a_long_call_is_not_stalled() {
     let id = w.run("Wait for the build, then say so.");
 
     // Readable output before the job has ended.
-    let call = "▶ Bash  sleep 12  — Wait for the build\n";
+    let call = "▶ Bash  sleep 20  — Wait for the build\n";
     let log = wait_for("the tool call in output.log", || {
         Some(w.log(&id)).filter(|l| l.contains(call))
     });
@@ -158,7 +160,7 @@ fn a_claude_job_reads_as_prose_while_it_runs_and_a_long_call_is_not_stalled() {
     assert!(!log.contains("exit:"), "seen before the exit line: {log}");
     let activity: Value =
         serde_json::from_slice(&fs::read(w.file(&id, "activity.json")).unwrap()).unwrap();
-    assert_eq!(activity["what"], "Bash: sleep 12");
+    assert_eq!(activity["what"], "Bash: sleep 20");
 
     // Silent for longer than stall_after, but a call is in flight: not stalled.
     let log_path = w.file(&id, "output.log");
