@@ -180,11 +180,13 @@ impl<S: Sink> Feed<S> {
                 self.sink.raw(b"\n");
             }
         }
-        if !rendered.text.is_empty() {
-            self.sink.log(rendered.text.as_bytes());
-        }
+        // What the line means is recorded before it is shown: whoever sees a call in output.log
+        // finds it in activity.json.
         for e in rendered.events {
             self.sink.event(e);
+        }
+        if !rendered.text.is_empty() {
+            self.sink.log(rendered.text.as_bytes());
         }
     }
 
