@@ -251,3 +251,17 @@ fn only_a_command_line_asking_for_stream_json_is_read_through_a_pipe() {
     assert_eq!(log, format!("{INIT}\n\nexit:0\n"));
     assert!(!dir.join(STREAM_FILE).exists());
 }
+
+/// Asking for stream-json but printing something else: output.log gets it byte for byte.
+#[test]
+fn a_stream_json_command_line_printing_plain_text_is_copied_as_it_is() {
+    let (_root, dir) = job(&[
+        "sh",
+        "-c",
+        ": stream-json; cat >/dev/null; printf 'plain \\377 text\\n{\"a\":1}\\nno newline'",
+    ]);
+    assert_eq!(supervise(&dir, None).unwrap(), 0);
+    let log = std::fs::read(dir.join(LOG_FILE)).unwrap();
+    assert_eq!(log, b"plain \xff text\n{\"a\":1}\nno newline\nexit:0\n");
+    assert!(!dir.join(STREAM_FILE).exists());
+}
