@@ -1197,6 +1197,91 @@ and the repository exists.
         from: "curl -sS -f (HTTP 401)",
         text: "curl: (22) The requested URL returned error: 401\n",
     },
+    // Claude Code 2.1.197 as luzia renders its stream-json (--output-format stream-json
+    // --verbose): the result line of a run the stand-in answered 401, 429 and 529
+    Case {
+        pattern: "authentication-failed",
+        from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 401)",
+        text: "✗ Invalid API key · Fix external API key\n── success (failed, API error 401) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
+    Case {
+        pattern: "api-rate-limited",
+        from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 429)",
+        text: "✗ API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.\n── success (failed, API error 429) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
+    Case {
+        pattern: "api-rate-limited",
+        from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 529)",
+        text: "✗ API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:5904).\n── success (failed, API error 529) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
+    // ------------------------------------------------------------------ claude-credit-balance
+    // Claude Code 2.1.197: claude -p "hi", the stand-in answering 400 invalid_request_error
+    // "Your credit balance is too low to access the Anthropic API..." (it prints no newline)
+    Case {
+        pattern: "claude-credit-balance",
+        from: "claude -p (2.1.197, HTTP 400 credit balance)",
+        text: "Credit balance is too low",
+    },
+    // The same with --output-format stream-json --verbose, as luzia renders it
+    Case {
+        pattern: "claude-credit-balance",
+        from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 400 credit balance)",
+        text: "✗ Credit balance is too low\n── success (failed, API error 400) · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
+    // The Messages API's own words, as a tool that prints the response body shows them
+    Case {
+        pattern: "claude-credit-balance",
+        from: "Messages API error body (HTTP 400, credit balance)",
+        text: r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}
+"#,
+    },
+    // --------------------------------------------------------------------- claude-usage-limit
+    // Claude Code 2.1.197 logged in to a subscription (CLAUDE_CODE_OAUTH_TOKEN): claude -p "hi",
+    // the stand-in answering 429 with anthropic-ratelimit-unified-status: rejected,
+    // -reset: 1795453200, -representative-claim: five_hour
+    Case {
+        pattern: "claude-usage-limit",
+        from: "claude -p (2.1.197, subscription, five-hour limit)",
+        text: "You've hit your session limit · resets 5pm (UTC)\n",
+    },
+    // The same with --output-format stream-json --verbose, as luzia renders it
+    Case {
+        pattern: "claude-usage-limit",
+        from: "luzia's rendering of claude -p stream-json (2.1.197, subscription, five-hour limit)",
+        text: "✗ You've hit your session limit · resets 5pm (UTC)\n── success (failed, API error 429) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
+    // Claude Code 2.1.197's message for a weekly limit (its template, not reproduced here)
+    Case {
+        pattern: "claude-usage-limit",
+        from: "claude -p (2.1.197, subscription, weekly limit)",
+        text: "You've hit your weekly limit · resets Nov 30, 9am (UTC)\n",
+    },
+    // Claude Code 1.x printed the reset time as an epoch; luzia's rendering puts it in words
+    Case {
+        pattern: "claude-usage-limit",
+        from: "claude -p (1.x, subscription), as luzia renders it",
+        text: "✗ Claude AI usage limit reached (resets 2026-11-23 17:00 UTC)\n",
+    },
+    // ------------------------------------------------------------------ claude-bypass-as-root
+    // Claude Code 2.1.197 as root without IS_SANDBOX: claude -p --output-format stream-json
+    // --verbose --dangerously-skip-permissions (stderr; nothing on stdout, exit 1)
+    Case {
+        pattern: "claude-bypass-as-root",
+        from: "claude -p --dangerously-skip-permissions as root (2.1.197)",
+        text: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n",
+    },
+    // ------------------------------------------------------------------- claude-not-installed
+    // luzia run with [agent] command = ["claude", ...] where no claude is on PATH
+    Case {
+        pattern: "claude-not-installed",
+        from: "luzia's supervisor, claude not on PATH",
+        text: "luzia: cannot start the agent \"claude\": No such file or directory (os error 2)\n\nexit:127\n",
+    },
+    Case {
+        pattern: "claude-not-installed",
+        from: "luzia's supervisor, a full path to claude that does not exist",
+        text: "luzia: cannot start the agent \"/opt/claude-code/bin/claude\": No such file or directory (os error 2)\n",
+    },
     // ---------------------------------------------------------------------- corrupted-config
     // Python 3.11.7: python3 -c 'import json; json.load(open("bad.json"))' (bad.json: `{"a":`)
     Case {
@@ -1724,6 +1809,40 @@ test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         pattern: "api-rate-limited",
         from: "python3 raising OSError(EDQUOT)",
         text: "OSError: [Errno 122] Disk quota exceeded: '/home/agent/x'\n",
+    },
+    // ------------------------------------------------------------------ claude-credit-balance
+    Case {
+        pattern: "claude-credit-balance",
+        from: "an agent writing about billing code",
+        text: "Added a check that the customer's credit balance is positive before charging\n",
+    },
+    // --------------------------------------------------------------------- claude-usage-limit
+    Case {
+        pattern: "claude-usage-limit",
+        from: "Claude Code 2.1.197 warning before the limit (template)",
+        text: "You're close to your session limit · resets 5pm (UTC)\n",
+    },
+    Case {
+        pattern: "claude-usage-limit",
+        from: "an agent's own text",
+        text: "The request limit for the endpoint is 100 per minute; we hit it rarely.\n",
+    },
+    // ------------------------------------------------------------------ claude-bypass-as-root
+    Case {
+        pattern: "claude-bypass-as-root",
+        from: "a command line that uses the flag",
+        text: "$ claude -p --dangerously-skip-permissions \"fix the tests\"\n",
+    },
+    // ------------------------------------------------------------------- claude-not-installed
+    Case {
+        pattern: "claude-not-installed",
+        from: "luzia's supervisor, another agent missing",
+        text: "luzia: cannot start the agent \"aider\": No such file or directory (os error 2)\n",
+    },
+    Case {
+        pattern: "claude-not-installed",
+        from: "luzia's supervisor, claude there but not executable",
+        text: "luzia: cannot start the agent \"claude\": Permission denied (os error 13)\n",
     },
     // ------------------------------------------------------------------ authentication-failed
     Case {

@@ -15,7 +15,8 @@ use crate::jobs::model::time::format_duration;
 /// When alarms are raised; from the `[alarms]` table of the config (and `[projects.X] budget`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlarmRules {
-    /// A running job that wrote no output and no progress for this long is stalled.
+    /// A running job that wrote no output and no progress for this long, with nothing in
+    /// flight, is stalled.
     pub stall_after: Duration,
     /// A question or gate unanswered for this long is called out.
     pub question_after: Duration,
@@ -96,10 +97,12 @@ pub fn budget(job: &Job, rules: &AlarmRules) -> Option<Duration> {
     own.or_else(|| rules.project_budgets.get(job.project()).copied())
 }
 
-/// The last sign of life of a job: its output, its progress, or its start.
+/// The last sign of life of a job: its output, its progress, the start of what it is doing
+/// now, or its start.
 pub fn last_activity(job: &Job) -> Option<DateTime<Utc>> {
     let progress = job.progress.as_ref().and_then(|p| p.updated_at);
-    [job.log_mtime, progress, job.started]
+    let in_flight = job.activity.as_ref().and_then(|a| a.since);
+    [job.log_mtime, progress, in_flight, job.started]
         .into_iter()
         .flatten()
         .max()
@@ -108,7 +111,10 @@ pub fn last_activity(job: &Job) -> Option<DateTime<Utc>> {
 /// The alarms standing for `job` at `now`, worst first.
 pub fn job_alarms(job: &Job, rules: &AlarmRules, now: DateTime<Utc>) -> Vec<Alarm> {
     let mut alarms = Vec::new();
+    // A call in flight (activity.json) is not silence, however long it takes: a test suite, a
+    // build, a question to a person. Stalled is nothing happening and nothing in flight.
     if job.status == Status::Running
+        && job.activity.is_none()
         && let Some(last) = last_activity(job)
     {
         let silent = now - last;

@@ -1,5 +1,6 @@
 //! Starting and stopping agents: dispatching a job directory, the detached supervisor that
-//! runs the agent and writes its exit line, the queue, and kill.
+//! runs the agent and writes its exit line (rendering Claude Code's stream-json on the way),
+//! the queue, and kill.
 
 pub mod account;
 pub mod dispatch;
@@ -7,4 +8,5 @@ pub mod finish;
 pub mod kill;
 pub mod leftovers;
 pub mod queue;
+pub mod stream;
 pub mod supervise;

@@ -1,6 +1,6 @@
 //! The supervisor (`luzia supervise JOB_DIR`): runs the agent of a dispatched job with
 //! `prompt.txt` on stdin in the project's directory, appends its output to `output.log` as it
-//! comes, then the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
+//! comes (Claude Code's stream-json rendered, see `stream`), then the exit line, `finished`/`exit_code` (and a requested stop) into meta.json, and
 //! one line in the notifications log. A SIGTERM (from `luzia kill`, or a shutdown) is passed on
 //! to the agent's process group, followed by SIGKILL after a grace period; the exit line is
 //! written either way, and only once nothing the agent started is left to write after it.
@@ -23,6 +23,7 @@ use crate::jobs::fs::publish::{write_atomic, write_unsynced};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
+use crate::jobs::run::stream::{JobSink, reader::Pump};
 use crate::jobs::run::{finish, leftovers};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
@@ -187,7 +188,7 @@ fn run_agent(
     rules: &AgentEnv,
 ) -> i32 {
     // Spawning registers the child with the runtime's reaper.
-    let child = match spawn_agent(dir, plan, log, rules) {
+    let mut child = match spawn_agent(dir, plan, log, rules) {
         Ok(child) => child,
         Err(message) => {
             let line = format!(
@@ -209,10 +210,21 @@ fn run_agent(
         let _ = write_unsynced(dir, PROCESS_FILE, &record.to_json());
     }
     rt.block_on(async {
+        let stdout = child.stdout.take();
+        let pump = stdout
+            .zip(log.try_clone().ok())
+            .map(|(out, log)| Pump::start(out, JobSink::new(dir, log)));
         let code = run_to_end(child, signals.as_mut()).await;
-        if let Some(a) = &agent
-            && let Some(note) = leftovers::wait_out(&a.process(), signals.as_mut()).await
-        {
+        let note = match &agent {
+            Some(a) => leftovers::wait_out(&a.process(), signals.as_mut()).await,
+            None => None,
+        };
+        // Nothing the agent started is left in its group: what it wrote is read to the end
+        // before the note and the exit line.
+        if let Some(p) = pump {
+            p.finish().await;
+        }
+        if let Some(note) = note {
             let _ = finish::append(dir, log, &note);
         }
         code
@@ -243,7 +255,11 @@ fn spawn_agent(
     cmd.args(&plan.argv[1..])
         .current_dir(&plan.cwd)
         .stdin(Stdio::from(stdin))
-        .stdout(log.try_clone()?)
+        .stdout(if may_stream(&plan.argv) {
+            Stdio::piped()
+        } else {
+            Stdio::from(log.try_clone()?)
+        })
         .stderr(log.try_clone()?)
         // Its own process group: a kill reaches everything the agent started.
         .process_group(0);
@@ -260,6 +276,15 @@ fn spawn_agent(
         .kill_on_drop(false)
         .spawn()
         .map_err(SpawnError::Io)
+}
+
+/// Whether the agent's stdout goes through the supervisor, which then tells stream-json from
+/// anything else by the first line: when its command line asks for stream-json (`claude
+/// --output-format stream-json`, or a shell command that says it). Any other agent writes
+/// output.log itself, as it always did: a pipe would hide from it that the disk is full, and an
+/// agent writing for ever would then never learn to stop.
+pub fn may_stream(argv: &[String]) -> bool {
+    argv.iter().any(|a| a.contains("stream-json"))
 }
 
 /// With a project user and luzia running as root, the agent runs as that user, in a job

@@ -194,3 +194,58 @@ fn several_alarms_come_worst_first() {
     assert_eq!(kinds(&alarms), [AlarmKind::Stalled, AlarmKind::OverBudget]);
     assert_eq!(worst(&alarms).unwrap().kind, AlarmKind::Stalled);
 }
+
+fn activity(what: &str, since: DateTime<Utc>) -> Option<crate::jobs::model::session::Activity> {
+    Some(crate::jobs::model::session::Activity {
+        what: what.into(),
+        since: Some(since),
+    })
+}
+
+#[test]
+fn a_call_in_flight_is_never_stalled_however_long_it_takes() {
+    let rules = AlarmRules::default();
+    let mut j = job(Status::Running);
+    j.activity = activity("Bash: npm test", t0() + Ch::minutes(1));
+    for hours in [1, 5, 48] {
+        assert!(
+            job_alarms(&j, &rules, t0() + Ch::hours(hours)).is_empty(),
+            "{hours}h into one call"
+        );
+    }
+    // A message being written, or a call that names no start, is in flight all the same.
+    j.activity = Some(crate::jobs::model::session::Activity {
+        what: "writing".into(),
+        since: None,
+    });
+    assert!(job_alarms(&j, &rules, t0() + Ch::hours(3)).is_empty());
+}
+
+#[test]
+fn silence_after_a_call_is_counted_from_its_start_at_the_earliest() {
+    let rules = AlarmRules::default();
+    let mut j = job(Status::Running);
+    // The call began at 30m (its start is a sign of life) and ended; nothing since.
+    j.activity = activity("Bash: make", t0() + Ch::minutes(30));
+    assert_eq!(last_activity(&j), Some(t0() + Ch::minutes(30)));
+    j.activity = None;
+    j.log_mtime = Some(t0() + Ch::minutes(50));
+    assert!(job_alarms(&j, &rules, t0() + Ch::minutes(59)).is_empty());
+    let raised = job_alarms(&j, &rules, t0() + Ch::minutes(60));
+    assert_eq!(kinds(&raised), [AlarmKind::Stalled]);
+    assert_eq!(raised[0].since, t0() + Ch::minutes(60));
+}
+
+#[test]
+fn a_call_in_flight_does_not_hide_the_budget() {
+    let rules = AlarmRules {
+        project_budgets: [("musica".to_string(), std::time::Duration::from_secs(600))].into(),
+        ..AlarmRules::default()
+    };
+    let mut j = job(Status::Running);
+    j.activity = activity("Bash: sleep 9999", t0());
+    assert_eq!(
+        kinds(&job_alarms(&j, &rules, t0() + Ch::hours(1))),
+        [AlarmKind::OverBudget]
+    );
+}

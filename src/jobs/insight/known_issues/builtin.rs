@@ -279,6 +279,56 @@ const DEFS: &[Def] = &[
         fix: "Renew the credential the message names (API key in the agent's environment, \
               claude /login, gh auth login, ssh-add); every agent using it will fail until then.",
     },
+    // Claude Code's own failures. Its API errors (401, 429, 529) are `authentication-failed`
+    // and `api-rate-limited` above; these are the ones only Claude Code reports, in the words
+    // it prints (as text, on stderr, and as luzia renders its stream-json).
+    Def {
+        name: "claude-credit-balance",
+        severity: Severity::Critical,
+        description: "The Anthropic account behind the agent's API key has no credit left",
+        regexes: &[r"(?i)credit balance (?:is )?too low"],
+        fix: "Add credits to the account in the Anthropic Console (Plans & Billing), or give the \
+              project a key with credit (ANTHROPIC_API_KEY in its env in the config); every \
+              agent using this key fails until then. Retry (r) afterwards.",
+    },
+    Def {
+        name: "claude-usage-limit",
+        severity: Severity::Error,
+        description: "The Claude subscription's usage limit is reached (the line says when it \
+                      resets)",
+        regexes: &[
+            // 2.x: "You've hit your session limit · resets 5pm (UTC)", "... weekly limit ...",
+            // "... Opus limit ...", "... org's monthly usage limit ..."
+            r"You've (?:hit|reached) your (?:[A-Za-z0-9']+ ){0,4}limit\b",
+            // 1.x, and as luzia renders it with the reset time in words
+            r"Claude AI usage limit reached",
+        ],
+        fix: "Wait until the time the line gives and retry (r); to go on now, give the project \
+              an API key (ANTHROPIC_API_KEY in its env in the config), which is billed per use \
+              instead of the subscription.",
+    },
+    Def {
+        name: "claude-bypass-as-root",
+        severity: Severity::Critical,
+        description: "Claude Code refused --dangerously-skip-permissions because it runs as root",
+        regexes: &[r"--dangerously-skip-permissions cannot be used with root/sudo privileges"],
+        fix: "Run the project's agents as an ordinary user ([projects.NAME] user = \"...\" in \
+              the config), or use a permission mode instead of bypassing permissions; only on a \
+              disposable sandbox set IS_SANDBOX=1 in the agent's env.",
+    },
+    Def {
+        name: "claude-not-installed",
+        severity: Severity::Critical,
+        description: "The `claude` command could not be started: Claude Code is not installed, or \
+                      not on the agent's PATH",
+        regexes: &[
+            r#"^luzia: cannot start the agent "(?:[^"]*/)?claude": No such file or directory"#,
+        ],
+        fix: "Install Claude Code on this server (npm install -g @anthropic-ai/claude-code) as \
+              the user agents run as, or name its full path in [agent] command in the config \
+              (`which claude` shows it): agents see the PATH luzia was started with, not your \
+              login shell's.",
+    },
     Def {
         name: "corrupted-config",
         severity: Severity::Error,

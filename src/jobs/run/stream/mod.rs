@@ -1,0 +1,205 @@
+//! Claude Code's stream-json, made readable and recorded. The supervisor reads the agent's
+//! stdout ([`reader`]); when it is stream-json, each line is rendered ([`render`]) into
+//! output.log, kept as it came in stream.jsonl, and what it means is recorded here: the call in
+//! flight in activity.json, the session's id and the run's figures in meta.json.
+//!
+//! Everything here runs on the supervisor's thread, before it writes the exit line and
+//! `finished` into meta.json: meta.json never has two writers at once.
+
+pub mod reader;
+pub mod render;
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
+use crate::jobs::fs::names::{ACTIVITY_FILE, META_FILE, STREAM_FILE};
+use crate::jobs::fs::publish::write_atomic;
+use crate::jobs::model::session::{Activity, Usage};
+use reader::Sink;
+use render::Event;
+
+/// Calls in flight remembered at once (they run a few at a time).
+const CALLS_REMEMBERED: usize = 64;
+
+/// What is in flight: the tool calls started and not ended, and a message being written.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    calls: Vec<(String, Activity)>,
+    writing: Option<DateTime<Utc>>,
+}
+
+impl InFlight {
+    /// Takes in what a line meant, at `now`.
+    pub fn apply(&mut self, event: &Event, now: DateTime<Utc>) {
+        match event {
+            Event::ToolStarted { id, what } => {
+                if self.calls.len() >= CALLS_REMEMBERED {
+                    self.calls.remove(0);
+                }
+                let activity = Activity {
+                    what: what.clone(),
+                    since: Some(now),
+                };
+                self.calls.push((id.clone(), activity));
+            }
+            Event::ToolEnded { id } => self.calls.retain(|(i, _)| i != id),
+            Event::Writing(true) => self.writing = self.writing.or(Some(now)),
+            Event::Writing(false) => self.writing = None,
+            Event::Finished(_) => *self = InFlight::default(),
+            Event::Session { .. } => {}
+        }
+    }
+
+    /// What activity.json says: the oldest call in flight, else the message being written.
+    pub fn current(&self) -> Option<Activity> {
+        match (self.calls.first(), self.writing) {
+            (Some((_, a)), _) => Some(a.clone()),
+            (None, Some(since)) => Some(Activity {
+                what: "writing".into(),
+                since: Some(since),
+            }),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The job directory as the reader's [`Sink`].
+pub struct JobSink {
+    dir: PathBuf,
+    log: File,
+    /// Opened at the first raw line: an agent that does not speak stream-json gets no file.
+    stream: Option<File>,
+    in_flight: InFlight,
+    /// What activity.json holds now.
+    shown: Option<Activity>,
+}
+
+impl JobSink {
+    /// `log` is output.log, opened for appending.
+    pub fn new(dir: &Path, log: File) -> JobSink {
+        JobSink {
+            dir: dir.to_owned(),
+            log,
+            stream: None,
+            in_flight: InFlight::default(),
+            shown: None,
+        }
+    }
+
+    fn show_activity(&mut self) {
+        let now = self.in_flight.current();
+        if now == self.shown {
+            return;
+        }
+        // Through a temporary file created exclusively (never through a link the agent may
+        // have planted: the supervisor may be root in a directory that is the agent's).
+        let _ = match &now {
+            Some(a) => write_atomic(&self.dir, ACTIVITY_FILE, &a.to_json()),
+            None => remove(&self.dir.join(ACTIVITY_FILE)),
+        };
+        self.shown = now;
+    }
+}
+
+impl Sink for JobSink {
+    fn log(&mut self, bytes: &[u8]) {
+        // A full disk loses output, as it did when the agent wrote output.log itself; the
+        // agent must not be held up for it.
+        let _ = (&self.log).write_all(bytes);
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        if self.stream.is_none() {
+            self.stream = open_append(&self.dir.join(STREAM_FILE)).ok();
+        }
+        if let Some(f) = &self.stream {
+            let _ = (&*f).write_all(bytes);
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        self.in_flight.apply(&event, Utc::now());
+        match event {
+            Event::Session { id } => {
+                let _ = update_meta(&self.dir, |m| {
+                    let new = Value::from(id);
+                    // Fixed at dispatch, it is the same: no write.
+                    m.insert("session_id".into(), new.clone()).as_ref() != Some(&new)
+                });
+            }
+            Event::Finished(usage) => {
+                let _ = record_usage(&self.dir, &usage);
+            }
+            _ => {}
+        }
+        self.show_activity();
+    }
+
+    fn end(&mut self) {
+        // Nothing is in flight once the agent has ended, whatever its last line said.
+        self.in_flight = InFlight::default();
+        let _ = remove(&self.dir.join(ACTIVITY_FILE));
+        self.shown = None;
+    }
+}
+
+/// meta.json's `usage` (and the session's id, which the result line repeats).
+pub fn record_usage(dir: &Path, usage: &Usage) -> io::Result<()> {
+    let value = serde_json::to_value(usage).map_err(io::Error::other)?;
+    update_meta(dir, |m| {
+        m.insert("usage".into(), value);
+        true
+    })
+}
+
+/// Reads meta.json, lets `change` edit it, and replaces it atomically when `change` says it
+/// changed something, keeping every other field. Never follows a link: the directory may be
+/// the agent's user's.
+pub fn update_meta(
+    dir: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> bool,
+) -> io::Result<()> {
+    let path = dir.join(META_FILE);
+    let bytes = read_capped(&path, META_FILE_CAP)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "meta.json is missing"))?;
+    let Ok(Value::Object(mut meta)) = serde_json::from_slice::<Value>(&bytes) else {
+        return Err(io::Error::other("meta.json is not a JSON object"));
+    };
+    if !change(&mut meta) {
+        return Ok(());
+    }
+    let bytes = serde_json::to_vec_pretty(&Value::Object(meta)).map_err(io::Error::other)?;
+    write_atomic(dir, META_FILE, &bytes)
+}
+
+/// Opens `path` for appending, creating it; never through a link, never a FIFO or a device
+/// (the agent may have put one there: the supervisor may be root).
+fn open_append(path: &Path) -> io::Result<File> {
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o644)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
+fn remove(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,253 @@
+//! The real Claude Code CLI run by `luzia run` with a stream-json command line, against a fake
+//! Messages API the test starts itself: readable output in output.log while the job runs (seen
+//! before the exit line), the raw stream in stream.jsonl, the session and the figures in
+//! meta.json at the end, no false `stalled` while a long tool call is in flight, and Claude
+//! Code's own failure named as a known issue.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use common::claude::{FakeApi, Reply, claude_or_skip};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// How long the CLI may take to do anything (it starts slowly on a loaded machine).
+const GUARD: Duration = Duration::from_secs(90);
+/// `stall_after` in the config: short, so that a long call would be stalled without activity.
+const STALL_AFTER_SECS: u64 = 2;
+
+fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + GUARD;
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "waited {GUARD:?} for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A jobs root, a project, a throwaway HOME for the CLI, and a config whose agent is the real
+/// `claude` with stream-json output, talking to `api`.
+struct World {
+    tmp: TempDir,
+    jobs: PathBuf,
+    config: PathBuf,
+}
+
+impl World {
+    fn new(claude: &Path, api: &FakeApi) -> World {
+        let tmp = tempfile::Builder::new()
+            .prefix("luzia-claude-")
+            .tempdir()
+            .unwrap();
+        let base = tmp.path();
+        let (jobs, proj, home) = (base.join("jobs"), base.join("proj"), base.join("home"));
+        for d in [&jobs, &proj, &home, &base.join("xdg")] {
+            fs::create_dir_all(d).unwrap();
+        }
+        let q = |p: &Path| Value::from(p.to_str().unwrap()).to_string();
+        // An explicit stream-json command line (not the default one): reads and `sleep` are
+        // allowed by rule, so no permission is asked for in -p mode.
+        let text = format!(
+            "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n\
+             [agent]\ncommand = [{}, \"-p\", \"--output-format\", \"stream-json\", \"--verbose\", \
+             \"--allowedTools\", \"Bash(sleep:*)\"]\nprompt_template = \"{{task}}\"\nenv = {}\n\n\
+             [alarms]\nstall_after = \"{STALL_AFTER_SECS}s\"\n\n[projects.p]\npath = {}\n",
+            q(&jobs),
+            q(&base.join("notifications.log")),
+            q(&base.join("queue")),
+            q(claude),
+            api.agent_env_toml(&home),
+            q(&proj),
+        );
+        let config = base.join("config.toml");
+        fs::write(&config, text).unwrap();
+        World { tmp, jobs, config }
+    }
+
+    fn luzia(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = assert_cmd::Command::cargo_bin("luzia").unwrap();
+        for var in common::LUZIA_VARS {
+            cmd.env_remove(var);
+        }
+        cmd.env("XDG_CONFIG_HOME", self.tmp.path().join("xdg"))
+            .env("NO_COLOR", "1")
+            .env("TZ", "UTC")
+            .arg("--config")
+            .arg(&self.config)
+            .args(args)
+            .timeout(GUARD)
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, task: &str) -> String {
+        let out = self.luzia(&["run", "p", "--", task]);
+        assert!(out.status.success(), "{}", common::stderr_of(&out));
+        common::stdout_of(&out).trim().to_owned()
+    }
+
+    fn file(&self, id: &str, name: &str) -> PathBuf {
+        self.jobs.join(id).join(name)
+    }
+
+    fn log(&self, id: &str) -> String {
+        fs::read_to_string(self.file(id, "output.log")).unwrap_or_default()
+    }
+
+    fn meta(&self, id: &str) -> Value {
+        serde_json::from_slice(&fs::read(self.file(id, "meta.json")).unwrap()).unwrap()
+    }
+
+    /// The log once the job has ended: its exit line written, and then meta.json's `exit_code`.
+    fn wait_done(&self, id: &str) -> String {
+        wait_for(&format!("the end of {id}"), || {
+            let log = self.log(id);
+            let ended = log
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.starts_with("exit:"));
+            (ended && self.meta(id).get("exit_code").is_some()).then_some(log)
+        })
+    }
+
+    /// What `luzia status --alerts` says about the alarms (its exit code also counts system
+    /// alerts of this machine, so the text is what is checked).
+    fn alerts(&self) -> String {
+        common::stdout_of(&self.luzia(&["status", "--alerts"]))
+    }
+}
+
+fn seconds_since_written(path: &Path) -> f64 {
+    let modified = fs::metadata(path).unwrap().modified().unwrap();
+    SystemTime::now()
+        .duration_since(modified)
+        .unwrap_or_default()
+        .as_secs_f64()
+}
+
+#[test]
+fn a_claude_job_reads_as_prose_while_it_runs_and_a_long_call_is_not_stalled() {
+    let Some(claude) = claude_or_skip("a_claude_job_reads_as_prose_while_it_runs") else {
+        return;
+    };
+    let api = FakeApi::start(vec![
+        Reply::tool(
+            "Bash",
+            json!({"command": "sleep 20", "description": "Wait for the build"}),
+        ),
+        Reply::text("The build is done."),
+    ]);
+    let w = World::new(&claude, &api);
+    let id = w.run("Wait for the build, then say so.");
+
+    // Readable output before the job has ended.
+    let call = "▶ Bash  sleep 20  — Wait for the build\n";
+    let log = wait_for("the tool call in output.log", || {
+        Some(w.log(&id)).filter(|l| l.contains(call))
+    });
+    assert!(
+        log.starts_with("── Claude Code session "),
+        "the session's first line: {log}"
+    );
+    assert!(!log.contains("exit:"), "seen before the exit line: {log}");
+    let activity: Value =
+        serde_json::from_slice(&fs::read(w.file(&id, "activity.json")).unwrap()).unwrap();
+    assert_eq!(activity["what"], "Bash: sleep 20");
+
+    // Silent for longer than stall_after, but a call is in flight: not stalled.
+    let log_path = w.file(&id, "output.log");
+    wait_for("the log to be older than stall_after", || {
+        (seconds_since_written(&log_path) > STALL_AFTER_SECS as f64 + 0.5).then_some(())
+    });
+    let alerts = w.alerts();
+    assert!(!alerts.contains("stalled"), "{alerts}");
+    // The same silence without the activity is a stall: the check above can fail.
+    fs::remove_file(w.file(&id, "activity.json")).unwrap();
+    let alerts = w.alerts();
+    assert!(
+        alerts.contains(&id) && alerts.contains("stalled"),
+        "{alerts}"
+    );
+    assert!(
+        w.log(&id).ends_with(call),
+        "the call was still running when checked: {}",
+        w.log(&id)
+    );
+
+    // The end: the result, the summary, the exit line last.
+    let log = w.wait_done(&id);
+    assert!(
+        log.contains(&format!(
+            "{call}  (Bash completed with no output)\nThe build is done.\n── success · 2 turns · "
+        )),
+        "{log}"
+    );
+    assert!(log.ends_with("\nexit:0\n"), "{log}");
+    assert!(!w.file(&id, "activity.json").exists());
+
+    // The raw stream, one JSON object a line.
+    let raw = fs::read_to_string(w.file(&id, "stream.jsonl")).unwrap();
+    let lines: Vec<Value> = raw
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines[0]["subtype"], "init", "{raw}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result", "{raw}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["message"]["content"][0]["type"] == "tool_use")
+    );
+
+    // The session and the figures.
+    let meta = w.meta(&id);
+    assert_eq!(meta["session_id"], lines[0]["session_id"]);
+    let usage = &meta["usage"];
+    assert_eq!(usage["turns"], 2, "{meta}");
+    assert_eq!(usage["outcome"], "success");
+    assert_eq!(usage["model"], lines[0]["model"]);
+    assert_eq!(usage["input_tokens"], last["usage"]["input_tokens"]);
+    assert!(usage["cost_usd"].as_f64().unwrap() > 0.0, "{meta}");
+    assert!(usage.get("error").is_none(), "{meta}");
+    assert_eq!(meta["exit_code"], 0);
+}
+
+#[test]
+fn claude_codes_own_failure_is_named_with_its_fix() {
+    let Some(claude) = claude_or_skip("claude_codes_own_failure_is_named_with_its_fix") else {
+        return;
+    };
+    let api = FakeApi::start(vec![Reply::error(
+        400,
+        "invalid_request_error",
+        "Your credit balance is too low to access the Anthropic API. Please go to Plans & \
+         Billing to upgrade or purchase credits.",
+    )]);
+    let w = World::new(&claude, &api);
+    let id = w.run("Say hi.");
+    let log = w.wait_done(&id);
+    assert!(
+        log.contains("✗ Credit balance is too low\n── success (failed, API error 400) · 1 turn"),
+        "{log}"
+    );
+    let meta = w.meta(&id);
+    assert_eq!(
+        meta["usage"]["error"], "Credit balance is too low",
+        "{meta}"
+    );
+    assert_eq!(meta["exit_code"], 1);
+    let detail = common::stdout_of(&w.luzia(&["jobs", &id]));
+    assert!(
+        detail.contains("claude-credit-balance") && detail.contains("Plans & Billing"),
+        "{detail}"
+    );
+}
