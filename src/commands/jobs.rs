@@ -14,6 +14,8 @@ use crate::jobs::insight::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
 use crate::jobs::insight::{alarms, timeline};
 use crate::jobs::model::describe::{self, Emphasis};
 use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::meta::Meta;
+use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
@@ -90,7 +92,53 @@ pub struct JobJson<'a> {
     progress: Option<ProgressJson<'a>>,
     waiting: Option<&'static str>,
     stop: Option<&'a StopRequest>,
+    session_id: Option<&'a str>,
+    resumes: Option<&'a str>,
+    usage: Option<UsageJson<'a>>,
+    activity: Option<ActivityJson<'a>>,
     problems: Vec<String>,
+}
+
+/// meta.json's `usage` with every field present (`null` when unknown), so that a reader never
+/// has to tell a missing key from a missing figure.
+#[derive(Serialize)]
+struct UsageJson<'a> {
+    model: Option<&'a str>,
+    turns: Option<u64>,
+    duration_ms: Option<u64>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_tokens: Option<u64>,
+    cache_creation_tokens: Option<u64>,
+    total_tokens: u64,
+    cost_usd: Option<f64>,
+    outcome: Option<&'a str>,
+    error: Option<&'a str>,
+}
+
+impl<'a> UsageJson<'a> {
+    fn of(u: &'a Usage) -> UsageJson<'a> {
+        let text = |s: &'a String| Some(s.as_str()).filter(|s| !s.is_empty());
+        UsageJson {
+            model: text(&u.model),
+            turns: u.turns,
+            duration_ms: u.duration_ms,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_creation_tokens: u.cache_creation_tokens,
+            total_tokens: u.total_tokens(),
+            cost_usd: u.cost_usd,
+            outcome: text(&u.outcome),
+            error: text(&u.error),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ActivityJson<'a> {
+    what: &'a str,
+    since: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -120,8 +168,31 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
         }),
         waiting: job.waiting().map(|w| w.as_str()),
         stop: job.stop.as_ref(),
+        session_id: meta_text(job, |m| &m.session_id),
+        resumes: meta_text(job, |m| &m.resumes),
+        usage: job
+            .meta
+            .as_ref()
+            .and_then(|m| m.usage.as_ref())
+            .map(UsageJson::of),
+        activity: job
+            .activity
+            .as_ref()
+            .filter(|_| job.status.is_active())
+            .map(|a| ActivityJson {
+                what: &a.what,
+                since: rfc3339(a.since),
+            }),
         problems: job.problems.iter().map(|p| p.to_string()).collect(),
     }
+}
+
+/// A text field of meta.json, `None` when empty or unknown.
+fn meta_text(job: &Job, field: impl Fn(&Meta) -> &String) -> Option<&str> {
+    job.meta
+        .as_ref()
+        .map(|m| field(m).as_str())
+        .filter(|s| !s.is_empty())
 }
 
 fn terminal_width() -> Option<usize> {
