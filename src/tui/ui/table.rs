@@ -2,14 +2,16 @@
 
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Alignment, Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use crate::jobs::insight::alarms::AlarmKind;
+use crate::jobs::model::session::format_cost;
 use crate::jobs::model::time::format_duration;
-use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::text::sanitize::{ellipsize, plain_text};
+use crate::jobs::text::width::width as text_width;
 use crate::jobs::{Job, Status};
 use crate::tui::action::NormalAction;
 use crate::tui::app::table::view::Tab;
@@ -52,6 +54,20 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 /// Column widths: (status, id, project, progress, elapsed, alert); the task takes the rest.
 const WIDE: [u16; 6] = [13, 14, 12, 26, 8, 26];
 const NARROW: [u16; 6] = [13, 12, 8, 11, 7, 10];
+/// The cost column (`$999.99`), shown only when some job has a cost and the task keeps at
+/// least `TASK_WITH_COST` columns beside it.
+const COST: u16 = 7;
+const TASK_WITH_COST: u16 = 30;
+
+/// The columns for a table `inner` columns wide: wide or narrow, and whether the cost fits.
+pub fn columns(inner: u16, any_cost: bool) -> (&'static [u16; 6], bool) {
+    let wide = inner >= 110;
+    let cols = if wide { &WIDE } else { &NARROW };
+    // Seven columns, one space between each.
+    let fixed: u16 = cols.iter().sum::<u16>() + 6;
+    let cost = any_cost && inner >= fixed + COST + 1 + TASK_WITH_COST;
+    (cols, cost)
+}
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let border = if app.focus == Focus::Table {
@@ -68,16 +84,20 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(border)
         .title(Span::styled(title, theme.title()));
-    let wide = area.width.saturating_sub(2) >= 110;
-    let cols = if wide { WIDE } else { NARROW };
+    let any_cost = app.jobs.values().any(|j| cost_of(j).is_some());
+    let (cols, cost) = columns(area.width.saturating_sub(2), any_cost);
+    let wide = cols == &WIDE;
     let mut widths: Vec<Constraint> = cols.iter().map(|w| Constraint::Length(*w)).collect();
+    if cost {
+        widths.insert(5, Constraint::Length(COST));
+    }
     widths.push(Constraint::Min(6));
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.table.selected_index();
     let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
         .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
-            let row = job_row(job, theme, app.now, cols[3] as usize, wide)
+            let row = job_row(job, theme, app.now, cols[3] as usize, wide, cost)
                 .with_alert(alert_cell(app, job, theme));
             if Some(i) == selected {
                 row.style(theme.selected())
@@ -90,10 +110,13 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         })
         .collect();
     let empty = rows.is_empty();
-    let header = Row::new([
+    let mut titles = vec![
         "STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "ALERT", "TASK",
-    ])
-    .style(theme.title());
+    ];
+    if cost {
+        titles.insert(5, "   COST");
+    }
+    let header = Row::new(titles).style(theme.title());
     let table = Table::new(rows, widths)
         .header(header)
         .block(block)
@@ -181,12 +204,18 @@ fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
     Line::default()
 }
 
+/// What the job's run cost, when its figures say.
+fn cost_of(job: &Job) -> Option<f64> {
+    job.meta.as_ref()?.usage.as_ref()?.cost_usd
+}
+
 fn job_row<'a>(
     job: &'a Job,
     theme: &Theme,
     now: DateTime<Utc>,
     progress_width: usize,
     wide: bool,
+    cost: bool,
 ) -> RowCells<'a> {
     let mut status_label = format!("{} {}", theme.symbol(job.status), job.status.as_str());
     if !job.problems.is_empty() {
@@ -196,15 +225,57 @@ fn job_row<'a>(
     let elapsed = job.elapsed_secs(now).map_or("-".into(), format_duration);
     let task = plain_text(job.task());
     let id_style = if wide { Style::new() } else { theme.dim() };
-    RowCells {
-        cells: vec![
-            Cell::from(Span::styled(status_label, theme.status(job.status))),
-            Cell::from(Span::styled(job.shown_id(), id_style)),
-            Cell::from(project),
-            Cell::from(progress_cell(job, theme, now, progress_width)),
-            Cell::from(elapsed),
-            Cell::from(task),
-        ],
+    let mut cells = vec![
+        Cell::from(Span::styled(status_label, theme.status(job.status))),
+        Cell::from(Span::styled(job.shown_id(), id_style)),
+        Cell::from(project),
+        Cell::from(progress_cell(job, theme, now, progress_width)),
+        Cell::from(elapsed),
+    ];
+    if cost {
+        // Blank without figures: the costs that exist stand out.
+        let text = cost_of(job).map_or(String::new(), format_cost);
+        cells.push(Cell::from(Line::from(text).alignment(Alignment::Right)));
+    }
+    cells.push(Cell::from(task));
+    RowCells { cells }
+}
+
+/// `Bash: npm test 3m`: the call in flight and how long it has run, the command cut to leave
+/// room for the time.
+fn activity_line<'a>(
+    what: &str,
+    since: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    width: usize,
+    theme: &Theme,
+) -> Line<'a> {
+    let what = plain_text(what);
+    let what = if what.is_empty() {
+        "busy".to_string()
+    } else {
+        what
+    };
+    let age = since.map_or(String::new(), |t| coarse((now - t).num_seconds()));
+    let room = width.saturating_sub(if age.is_empty() { 0 } else { age.len() + 1 });
+    let shown = if text_width(&what) <= room {
+        what
+    } else {
+        ellipsize(&what, room.saturating_sub(1).max(1))
+    };
+    let mut spans = vec![Span::raw(shown)];
+    if !age.is_empty() {
+        spans.push(Span::styled(format!(" {age}"), theme.dim()));
+    }
+    Line::from(spans)
+}
+
+/// The largest unit of a duration alone: `45s`, `3m`, `2h`, `3d`.
+fn coarse(secs: i64) -> String {
+    let full = format_duration(secs);
+    match full.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => full[..=i].to_string(),
+        None => full,
     }
 }
 
@@ -220,6 +291,10 @@ pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: us
             (crate::jobs::Waiting::Approval, false) => "approve?",
         };
         return Line::from(Span::styled(what, theme.warn()));
+    }
+    if let Some(a) = job.activity.as_ref().filter(|_| job.status.is_active()) {
+        // What the agent is doing this minute says more than how far it thinks it is.
+        return activity_line(&a.what, a.since, now, width, theme);
     }
     let progress = job.progress.as_ref();
     if let Some(p) = progress
