@@ -12,8 +12,17 @@ mod common;
 mod tmux;
 
 use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
-use tmux::{Cockpit, Opts, Sandbox};
+use tmux::{Cockpit, DemoRun, Opts, Sandbox};
+
+/// How long a demo agent may take to reach its gate (it works at a person's pace, on a machine
+/// that may be loaded).
+const SLOW: Duration = Duration::from_secs(90);
+/// The demo's Claude-style task and its finished Claude session (see `src/demo.rs`).
+const DEMO_CLAUDE: &str = "Claude Code: fix the failing playlist test (asks before rm -rf build)";
+const DEMO_FINISHED_CLAUDE: &str = "091500-clde";
 
 const DONE: &str = "100000-clde";
 const BUSY: &str = "110000-busy";
@@ -114,4 +123,87 @@ fn at_80_columns_the_task_keeps_its_column() {
         "{}",
         s.text()
     );
+}
+
+/// The stream-json tool results in the job's stream (`stream.jsonl` when the supervisor keeps
+/// one, else output.log): `(content, is_error)`.
+fn tool_results(dir: &Path) -> Vec<(String, bool)> {
+    let stream = dir.join("stream.jsonl");
+    let file = if stream.exists() {
+        stream
+    } else {
+        dir.join("output.log")
+    };
+    let text = fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "user")
+        .flat_map(|v| {
+            v["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| {
+            let content = b["content"].as_str().unwrap_or_default().to_string();
+            (content, b["is_error"].as_bool().unwrap_or(false))
+        })
+        .collect()
+}
+
+/// Filters the table to the jobs whose text holds `words`.
+fn filter(ck: &Cockpit, words: &str) {
+    ck.key("/");
+    ck.wait_for("the filter prompt", |s| s.footer().contains("filter jobs:"));
+    ck.type_text(words);
+    ck.key("Enter");
+}
+
+/// In `luzia tui --demo`: the finished Claude session shows its cost; the live Claude-style job
+/// asks permission for `rm -rf build` through an approval gate that names the call and shows its
+/// input, and a denial from the inbox reaches the agent's stream word for word.
+#[test]
+fn the_demo_s_claude_job_asks_permission_and_hears_the_reason() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let demo = DemoRun::new(&sb);
+    let ck = Cockpit::start(&sb, demo.opts());
+    ck.wait_ready();
+    filter(&ck, "skip empty rows");
+    ck.wait_for("the finished Claude session alone, with its cost", |s| {
+        s.job_rows().len() == 1
+            && s.job_row(DEMO_FINISHED_CLAUDE)
+                .is_some_and(|r| r.contains("completed") && r.contains('$'))
+    });
+    ck.esc();
+    ck.wait_for("the filter cleared", |s| s.job_rows().len() > 1);
+    let id = demo.job_with_task(DEMO_CLAUDE);
+    filter(&ck, "playlist test");
+    ck.wait_for_up_to(SLOW, "the Claude job at its gate", |s| {
+        s.job_rows().len() == 1 && s.job_row(&id).is_some_and(|r| r.contains("needs approval"))
+    });
+    ck.key("Enter"); // on the waiting row: opens the inbox on its gate
+    let s = ck.wait_text("Bash: rm -rf build");
+    assert!(
+        s.contains("Remove the stale build directory"),
+        "{}",
+        s.text()
+    );
+    ck.key("d");
+    ck.wait_text("reason for the denial");
+    let reason = "Not now: build/ holds the release candidate";
+    ck.type_text(reason);
+    ck.key("Enter");
+
+    let dir = demo.jobs_dir().unwrap().join(&id);
+    let start = Instant::now();
+    while !tool_results(&dir).contains(&(reason.to_string(), true)) {
+        assert!(
+            start.elapsed() < SLOW,
+            "the denial never reached the stream: {:?}",
+            tool_results(&dir)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
