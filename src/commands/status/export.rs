@@ -11,11 +11,11 @@ use chrono::{DateTime, Local, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
 use super::render::system_alert_kind;
+use super::usage::UsageSection;
 use crate::cli::ExportFormat;
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::insight::alarms::{Alarm, AlarmKind};
 use crate::jobs::insight::report::{Counts, IssueRow, Report, RunningRow, WaitingRow};
-use crate::jobs::insight::totals::{Total, Totals};
 
 fn rfc3339(t: Option<DateTime<Utc>>) -> Option<String> {
     t.map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
@@ -50,80 +50,6 @@ pub struct Document<'a> {
     issues: Vec<Issue<'a>>,
     recent: Vec<Recent<'a>>,
     usage: UsageSection<'a>,
-}
-
-/// Tokens and cost of the jobs with figures: all of them, per project, per day.
-#[derive(Serialize)]
-struct UsageSection<'a> {
-    #[serde(flatten)]
-    all: TotalJson,
-    by_project: Vec<ProjectTotal<'a>>,
-    by_day: Vec<DayTotal>,
-}
-
-#[derive(Serialize)]
-struct ProjectTotal<'a> {
-    project: &'a str,
-    #[serde(flatten)]
-    total: TotalJson,
-}
-
-#[derive(Serialize)]
-struct DayTotal {
-    day: Option<String>,
-    #[serde(flatten)]
-    total: TotalJson,
-}
-
-#[derive(Serialize)]
-struct TotalJson {
-    jobs: usize,
-    jobs_without_cost: usize,
-    input_tokens: u64,
-    output_tokens: u64,
-    cache_read_tokens: u64,
-    cache_creation_tokens: u64,
-    total_tokens: u64,
-    cost_usd: f64,
-}
-
-impl TotalJson {
-    fn of(t: &Total) -> TotalJson {
-        TotalJson {
-            jobs: t.jobs,
-            jobs_without_cost: t.without_cost,
-            input_tokens: t.input_tokens,
-            output_tokens: t.output_tokens,
-            cache_read_tokens: t.cache_read_tokens,
-            cache_creation_tokens: t.cache_creation_tokens,
-            total_tokens: t.tokens(),
-            // A sum of costs carries float noise in its last digits; a millionth of a dollar
-            // is finer than any cost reported.
-            cost_usd: (t.cost_usd * 1e6).round() / 1e6,
-        }
-    }
-}
-
-fn usage(t: &Totals) -> UsageSection<'_> {
-    UsageSection {
-        all: TotalJson::of(&t.all),
-        by_project: t
-            .by_project
-            .iter()
-            .map(|(project, total)| ProjectTotal {
-                project,
-                total: TotalJson::of(total),
-            })
-            .collect(),
-        by_day: t
-            .by_day
-            .iter()
-            .map(|(day, total)| DayTotal {
-                day: day.map(|d| d.format("%Y-%m-%d").to_string()),
-                total: TotalJson::of(total),
-            })
-            .collect(),
-    }
 }
 
 /// `{"running": 1, "waiting": 0, ...}` in the order the header shows them.
@@ -265,7 +191,7 @@ pub fn document(r: &Report) -> Document<'_> {
                 text: &e.text,
             })
             .collect(),
-        usage: usage(&r.usage),
+        usage: UsageSection::of(&r.usage),
     }
 }
 
@@ -397,6 +323,7 @@ mod tests {
     use crate::jobs::insight::known_issues::Severity;
     use crate::jobs::insight::report::{AlarmRow, SystemSection};
     use crate::jobs::insight::timeline::{EventKind, TimelineEvent};
+    use crate::jobs::insight::totals::{Total, Totals};
     use crate::jobs::model::status::Status;
     use crate::jobs::os::system::{SystemError, SystemLoad};
     use chrono::TimeZone;

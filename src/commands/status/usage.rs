@@ -1,8 +1,11 @@
-//! The dashboard's usage section, in the terminal and in Markdown: tokens and cost of the jobs
-//! whose runs recorded them, per project and per day. Absent when no job has figures, so that a
-//! fleet of other agents sees no empty section about Claude Code.
+//! The dashboard's usage section, in the terminal, in Markdown and in the JSON export: tokens and
+//! cost of the jobs whose runs recorded them, per project and per day. Absent from the terminal
+//! and Markdown when no job has figures, so that a fleet of other agents sees no empty section
+//! about Claude Code; the JSON always has it, with zeros.
 
 use std::fmt::Write as _;
+
+use serde::Serialize;
 
 use super::markdown::md_escape;
 use super::text::{BOLD, DIM, Line, colored, plain, table};
@@ -123,6 +126,82 @@ pub fn markdown(t: &Totals, out: &mut String) {
         out.push_str("|---|---|---|---|---|---|\n");
         rows.into_iter().for_each(|r| out.push_str(&row(r)));
         out.push('\n');
+    }
+}
+
+/// Tokens and cost of the jobs with figures: all of them, per project, per day.
+#[derive(Serialize)]
+pub struct UsageSection<'a> {
+    #[serde(flatten)]
+    all: TotalJson,
+    by_project: Vec<ProjectTotal<'a>>,
+    by_day: Vec<DayTotal>,
+}
+
+#[derive(Serialize)]
+struct ProjectTotal<'a> {
+    project: &'a str,
+    #[serde(flatten)]
+    total: TotalJson,
+}
+
+#[derive(Serialize)]
+struct DayTotal {
+    day: Option<String>,
+    #[serde(flatten)]
+    total: TotalJson,
+}
+
+#[derive(Serialize)]
+struct TotalJson {
+    jobs: usize,
+    jobs_without_cost: usize,
+    input_tokens: u64,
+    output_tokens: u64,
+    cache_read_tokens: u64,
+    cache_creation_tokens: u64,
+    total_tokens: u64,
+    cost_usd: f64,
+}
+
+impl TotalJson {
+    fn of(t: &Total) -> TotalJson {
+        TotalJson {
+            jobs: t.jobs,
+            jobs_without_cost: t.without_cost,
+            input_tokens: t.input_tokens,
+            output_tokens: t.output_tokens,
+            cache_read_tokens: t.cache_read_tokens,
+            cache_creation_tokens: t.cache_creation_tokens,
+            total_tokens: t.tokens(),
+            // A sum of costs carries float noise in its last digits; a millionth of a dollar
+            // is finer than any cost reported.
+            cost_usd: (t.cost_usd * 1e6).round() / 1e6,
+        }
+    }
+}
+
+impl UsageSection<'_> {
+    pub fn of(t: &Totals) -> UsageSection<'_> {
+        UsageSection {
+            all: TotalJson::of(&t.all),
+            by_project: t
+                .by_project
+                .iter()
+                .map(|(project, total)| ProjectTotal {
+                    project,
+                    total: TotalJson::of(total),
+                })
+                .collect(),
+            by_day: t
+                .by_day
+                .iter()
+                .map(|(day, total)| DayTotal {
+                    day: day.map(|d| d.format("%Y-%m-%d").to_string()),
+                    total: TotalJson::of(total),
+                })
+                .collect(),
+        }
     }
 }
 

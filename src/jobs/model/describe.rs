@@ -103,10 +103,7 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
         out.push(fact("estimate", format_duration(est as i64)));
     }
     out.push(fact("progress", progress(job)));
-    if let Some(doing) = activity(job, now) {
-        out.push(fact("doing", doing));
-    }
-    figures(job, &mut out);
+    figures(job, now, &mut out);
     pending(job, now, &mut out);
     out.push(fact("path", job.dir.display().to_string()));
     out.extend(job.problems.iter().map(|p| Fact {
@@ -153,8 +150,12 @@ pub fn activity(job: &Job, now: DateTime<Utc>) -> Option<String> {
     })
 }
 
-/// The figures of a Claude Code run, those that are known: model, turns, tokens, cost.
-fn figures(job: &Job, out: &mut Vec<Fact>) {
+/// What the agent is doing now, then the figures of its run, those that are known: model,
+/// turns, tokens, cost.
+fn figures(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
+    if let Some(doing) = activity(job, now) {
+        out.push(fact("doing", doing));
+    }
     let Some(u) = job.meta.as_ref().and_then(|m| m.usage.as_ref()) else {
         return;
     };

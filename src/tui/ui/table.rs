@@ -59,14 +59,44 @@ const NARROW: [u16; 6] = [13, 12, 8, 11, 7, 10];
 const COST: u16 = 7;
 const TASK_WITH_COST: u16 = 30;
 
-/// The columns for a table `inner` columns wide: wide or narrow, and whether the cost fits.
-pub fn columns(inner: u16, any_cost: bool) -> (&'static [u16; 6], bool) {
-    let wide = inner >= 110;
-    let cols = if wide { &WIDE } else { &NARROW };
-    // Seven columns, one space between each.
-    let fixed: u16 = cols.iter().sum::<u16>() + 6;
-    let cost = any_cost && inner >= fixed + COST + 1 + TASK_WITH_COST;
-    (cols, cost)
+/// The table's columns for a given width.
+struct Columns {
+    widths: &'static [u16; 6],
+    wide: bool,
+    /// The cost column is shown.
+    cost: bool,
+}
+
+impl Columns {
+    /// The columns for a table `inner` columns wide: wide or narrow, and whether the cost fits.
+    fn fit(inner: u16, any_cost: bool) -> Columns {
+        let wide = inner >= 110;
+        let widths = if wide { &WIDE } else { &NARROW };
+        // Seven columns, one space between each.
+        let fixed: u16 = widths.iter().sum::<u16>() + 6;
+        let cost = any_cost && inner >= fixed + COST + 1 + TASK_WITH_COST;
+        Columns { widths, wide, cost }
+    }
+
+    fn constraints(&self) -> Vec<Constraint> {
+        let mut c: Vec<Constraint> = self.widths.iter().map(|w| Constraint::Length(*w)).collect();
+        if self.cost {
+            c.insert(5, Constraint::Length(COST));
+        }
+        c.push(Constraint::Min(6));
+        c
+    }
+
+    fn titles(&self) -> Vec<&'static str> {
+        let mut t = vec![
+            "STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "ALERT", "TASK",
+        ];
+        if self.cost {
+            // Right-aligned, as the costs under it.
+            t.insert(5, "   COST");
+        }
+        t
+    }
 }
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
@@ -85,20 +115,13 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .border_style(border)
         .title(Span::styled(title, theme.title()));
     let any_cost = app.jobs.values().any(|j| cost_of(j).is_some());
-    let (cols, cost) = columns(area.width.saturating_sub(2), any_cost);
-    let wide = cols == &WIDE;
-    let mut widths: Vec<Constraint> = cols.iter().map(|w| Constraint::Length(*w)).collect();
-    if cost {
-        widths.insert(5, Constraint::Length(COST));
-    }
-    widths.push(Constraint::Min(6));
+    let cols = Columns::fit(area.width.saturating_sub(2), any_cost);
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.table.selected_index();
     let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
         .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
-            let row = job_row(job, theme, app.now, cols[3] as usize, wide, cost)
-                .with_alert(alert_cell(app, job, theme));
+            let row = job_row(job, theme, app.now, &cols).with_alert(alert_cell(app, job, theme));
             if Some(i) == selected {
                 row.style(theme.selected())
             } else if job.status == Status::Waiting {
@@ -110,14 +133,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         })
         .collect();
     let empty = rows.is_empty();
-    let mut titles = vec![
-        "STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "ALERT", "TASK",
-    ];
-    if cost {
-        titles.insert(5, "   COST");
-    }
-    let header = Row::new(titles).style(theme.title());
-    let table = Table::new(rows, widths)
+    let header = Row::new(cols.titles()).style(theme.title());
+    let table = Table::new(rows, cols.constraints())
         .header(header)
         .block(block)
         .column_spacing(1);
@@ -209,14 +226,7 @@ fn cost_of(job: &Job) -> Option<f64> {
     job.meta.as_ref()?.usage.as_ref()?.cost_usd
 }
 
-fn job_row<'a>(
-    job: &'a Job,
-    theme: &Theme,
-    now: DateTime<Utc>,
-    progress_width: usize,
-    wide: bool,
-    cost: bool,
-) -> RowCells<'a> {
+fn job_row<'a>(job: &'a Job, theme: &Theme, now: DateTime<Utc>, cols: &Columns) -> RowCells<'a> {
     let mut status_label = format!("{} {}", theme.symbol(job.status), job.status.as_str());
     if !job.problems.is_empty() {
         status_label.push('!');
@@ -224,15 +234,15 @@ fn job_row<'a>(
     let project = plain_text(job.project());
     let elapsed = job.elapsed_secs(now).map_or("-".into(), format_duration);
     let task = plain_text(job.task());
-    let id_style = if wide { Style::new() } else { theme.dim() };
+    let id_style = if cols.wide { Style::new() } else { theme.dim() };
     let mut cells = vec![
         Cell::from(Span::styled(status_label, theme.status(job.status))),
         Cell::from(Span::styled(job.shown_id(), id_style)),
         Cell::from(project),
-        Cell::from(progress_cell(job, theme, now, progress_width)),
+        Cell::from(progress_cell(job, theme, now, cols.widths[3] as usize)),
         Cell::from(elapsed),
     ];
-    if cost {
+    if cols.cost {
         // Blank without figures: the costs that exist stand out.
         let text = cost_of(job).map_or(String::new(), format_cost);
         cells.push(Cell::from(Line::from(text).alignment(Alignment::Right)));
@@ -279,22 +289,33 @@ fn coarse(secs: i64) -> String {
     }
 }
 
-/// A bar with the percent; the step k/n and its name; an estimate from the expected duration
-/// (marked `~`); or, with nothing known, a moving marker and nothing else.
-pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
+/// What a person is needed for, else what the agent is doing this minute: either says more
+/// than any bar.
+fn needed_or_doing<'a>(
+    job: &Job,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    width: usize,
+) -> Option<Line<'a>> {
     if let Some(w) = job.waiting() {
-        // What the person is needed for says more than any bar.
         let what = match (w, width >= 16) {
             (crate::jobs::Waiting::Question, true) => "needs an answer",
             (crate::jobs::Waiting::Approval, true) => "needs approval",
             (crate::jobs::Waiting::Question, false) => "answer?",
             (crate::jobs::Waiting::Approval, false) => "approve?",
         };
-        return Line::from(Span::styled(what, theme.warn()));
+        return Some(Line::from(Span::styled(what, theme.warn())));
     }
-    if let Some(a) = job.activity.as_ref().filter(|_| job.status.is_active()) {
-        // What the agent is doing this minute says more than how far it thinks it is.
-        return activity_line(&a.what, a.since, now, width, theme);
+    let a = job.activity.as_ref().filter(|_| job.status.is_active())?;
+    Some(activity_line(&a.what, a.since, now, width, theme))
+}
+
+/// What a person is needed for, or what the agent is doing now; else a bar with the percent;
+/// the step k/n and its name; an estimate from the expected duration (marked `~`); or, with
+/// nothing known, a moving marker and nothing else.
+pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
+    if let Some(now_line) = needed_or_doing(job, theme, now, width) {
+        return now_line;
     }
     let progress = job.progress.as_ref();
     if let Some(p) = progress
