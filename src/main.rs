@@ -29,6 +29,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Command::Gate(args) => commands::agent::gate(args)?,
         Command::Progress(args) => commands::agent::progress(args)?,
         Command::DemoAgent(args) => commands::demo_agent::run(args)?,
+        // Installing needs no config: a broken one must not stop a completion script.
+        Command::Completions(args) => commands::install::completions(args.shell, &mut out)?,
+        Command::Man => commands::install::man_page(&mut out)?,
         operator => {
             let overrides = Overrides {
                 config: cli.global.config.clone(),
@@ -56,7 +59,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Ask(_)
                 | Command::Gate(_)
                 | Command::Progress(_)
-                | Command::DemoAgent(_) => {
+                | Command::DemoAgent(_)
+                | Command::Completions(_)
+                | Command::Man => {
                     unreachable!("handled above")
                 }
             }

@@ -54,8 +54,8 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 /// Column widths: (status, id, project, progress, elapsed, alert); the task takes the rest.
 const WIDE: [u16; 6] = [13, 14, 12, 26, 8, 26];
 const NARROW: [u16; 6] = [13, 12, 8, 11, 7, 10];
-/// The cost column (`$999.99`), shown only when some job has a cost and the task keeps at
-/// least `TASK_WITH_COST` columns beside it.
+/// The cost column (`$999.99`), shown only when some job the table lists has a cost and the
+/// task keeps at least `TASK_WITH_COST` columns beside it.
 const COST: u16 = 7;
 const TASK_WITH_COST: u16 = 30;
 
@@ -114,7 +114,13 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(border)
         .title(Span::styled(title, theme.title()));
-    let any_cost = app.jobs.values().any(|j| cost_of(j).is_some());
+    // Any job the table lists, on screen or not, so that scrolling never moves the columns.
+    let any_cost = app
+        .table
+        .view
+        .iter()
+        .filter_map(|id| app.jobs.get(id))
+        .any(|j| cost_of(j).is_some());
     let cols = Columns::fit(area.width.saturating_sub(2), any_cost);
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.table.selected_index();

@@ -408,6 +408,14 @@ fn the_cost_column_comes_with_the_first_cost_and_only_where_the_task_keeps_room(
     assert!(!table_header(&screen).contains("COST"), "{screen}");
     let screen = draw(&app(145, 45));
     assert!(table_header(&screen).contains("COST"), "{screen}");
+    // Only the jobs the table lists count: filtered to one without a cost, no column.
+    let mut filtered = app(160, 45);
+    press(&mut filtered, [ch('/')]);
+    press(&mut filtered, "Type-check".chars().map(ch));
+    press(&mut filtered, [key(KeyCode::Enter)]);
+    let screen = draw(&filtered);
+    assert!(screen.contains("152000-f00d"), "{screen}");
+    assert!(!table_header(&screen).contains("COST"), "{screen}");
 
     resync(&mut wide, |j| {
         if let Some(m) = j.meta.as_mut() {
@@ -463,4 +471,19 @@ fn the_table_says_what_the_agent_is_doing_and_the_step_when_nothing_is_in_flight
         }
     });
     assert!(!draw(&app).contains("Bash: stale"));
+}
+
+#[test]
+fn an_unknown_project_says_so_in_the_header_at_every_size() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        let opts = Options {
+            projects: vec!["overbitz".into()],
+            ..options(false)
+        };
+        let app = app_with(opts, w, h).0;
+        let screen = draw(&app);
+        let header = screen.lines().next().unwrap_or_default();
+        assert!(header.contains("NO PROJECT overbitz"), "{w}x{h}: {header}");
+        insta::assert_snapshot!(format!("unknown_project_{w}x{h}"), screen);
+    }
 }
