@@ -166,18 +166,21 @@ impl<W: Write, D: FnMut(&GateSpec) -> Result<Option<String>>> Stream<W, D> {
     }
 
     /// What the tool gave back: `content` for the model, `result` as Claude Code records it.
+    /// `is_error` is left out where Claude Code leaves it out (a Read's or an Edit's success).
     fn tool_result(
         &mut self,
         id: &str,
         content: &str,
-        is_error: bool,
+        is_error: Option<bool>,
         result: Value,
     ) -> Result<()> {
+        let mut block = json!({"tool_use_id": id, "type": "tool_result", "content": content});
+        if let Some(e) = is_error {
+            block["is_error"] = json!(e);
+        }
         let v = json!({
             "type": "user",
-            "message": {"role": "user", "content": [
-                {"tool_use_id": id, "type": "tool_result", "content": content, "is_error": is_error}
-            ]},
+            "message": {"role": "user", "content": [block]},
             "parent_tool_use_id": null, "session_id": self.session_id, "uuid": self.uuid(),
             "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             "tool_use_result": result,
@@ -191,10 +194,10 @@ impl<W: Write, D: FnMut(&GateSpec) -> Result<Option<String>>> Stream<W, D> {
         if code == 0 {
             let result = json!({"stdout": output, "stderr": "", "interrupted": false,
                                 "isImage": false, "noOutputExpected": output.is_empty()});
-            self.tool_result(id, output, false, result)
+            self.tool_result(id, output, Some(false), result)
         } else {
             let content = format!("Exit code {code}\n{output}");
-            self.tool_result(id, &content, true, json!(format!("Error: {content}")))
+            self.tool_result(id, &content, Some(true), json!(format!("Error: {content}")))
         }
     }
 
@@ -214,7 +217,7 @@ impl<W: Write, D: FnMut(&GateSpec) -> Result<Option<String>>> Stream<W, D> {
         };
         self.denials
             .push(json!({"tool_name": tool, "tool_use_id": id, "tool_input": input}));
-        self.tool_result(id, &reason, true, json!(format!("Error: {reason}")))?;
+        self.tool_result(id, &reason, Some(true), json!(format!("Error: {reason}")))?;
         Ok(false)
     }
 
@@ -270,10 +273,20 @@ const TESTS_FAIL: &str = "\n> musica@2.3.0 test\n> jest\n\nFAIL src/playlist.tes
     Expected length: 12\n    Received length: 11\n\nTests:       1 failed, 41 passed, 42 total";
 const TESTS_PASS: &str = "\n> musica@2.3.0 test\n> jest\n\nPASS src/playlist.test.js\n\
     PASS src/library.test.js\n\nTests:       42 passed, 42 total\nTime:        6.1 s";
-const SOURCE: &str = "     1\texport function shuffle(tracks) {\n     2\t  const out = tracks.slice(0, \
-    tracks.length - 1);\n     3\t  for (let i = out.length - 1; i > 0; i--) {\n     4\t    \
-    const j = Math.floor(Math.random() * (i + 1));\n     5\t    [out[i], out[j]] = [out[j], \
-    out[i]];\n     6\t  }\n     7\t  return out;\n     8\t}";
+/// The file the session reads, and how the Read tool numbers its lines for the model.
+const SOURCE: &str = "export function shuffle(tracks) {\n  const out = tracks.slice(0, \
+    tracks.length - 1);\n  for (let i = out.length - 1; i > 0; i--) {\n    \
+    const j = Math.floor(Math.random() * (i + 1));\n    [out[i], out[j]] = [out[j], \
+    out[i]];\n  }\n  return out;\n}\n";
+
+fn numbered(text: &str) -> String {
+    let lines: Vec<String> = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| format!("{}\t{l}", i + 1))
+        .collect();
+    lines.join("\n")
+}
 
 /// The whole session: a failing test found, read, fixed, a stale build removed (if the operator
 /// allows it), the tests run again, and the summary. Returns the agent's exit code.
@@ -291,9 +304,10 @@ where
     let text = "One test fails: `shuffle` loses a track. Let me read it.";
     if let Some(id) = s.reply(Some(text), Some(("Read", json!({"file_path": file}))))? {
         s.pause(600);
+        let lines = SOURCE.split('\n').count();
         let record = json!({"type": "text", "file": {"filePath": file, "content": SOURCE,
-                            "numLines": 8, "startLine": 1, "totalLines": 8}});
-        s.tool_result(&id, SOURCE, false, record)?;
+                            "numLines": lines, "startLine": 1, "totalLines": lines}});
+        s.tool_result(&id, &numbered(SOURCE), None, record)?;
     }
     let (old, new) = ("tracks.slice(0, tracks.length - 1)", "tracks.slice()");
     let edit =
@@ -302,11 +316,15 @@ where
     if let Some(id) = s.reply(Some(text), Some(("Edit", edit)))? {
         s.pause(500);
         let said = format!(
-            "The file {file} has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n     2\t  const out = tracks.slice();"
+            "The file {file} has been updated successfully. (file state is current in your \
+             context — no need to Read it back)"
         );
+        let patch = json!([{"oldStart": 2, "oldLines": 1, "newStart": 2, "newLines": 1,
+            "lines": [format!("-  const out = {old};"), format!("+  const out = {new};")]}]);
         let record = json!({"filePath": file, "oldString": old, "newString": new,
-                            "replaceAll": false, "userModified": false});
-        s.tool_result(&id, &said, false, record)?;
+                            "originalFile": SOURCE, "structuredPatch": patch,
+                            "userModified": false, "replaceAll": false});
+        s.tool_result(&id, &said, None, record)?;
     }
     let rm = json!({"command": "rm -rf build", "description": "Remove the stale build directory"});
     let text =

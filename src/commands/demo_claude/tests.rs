@@ -45,7 +45,7 @@ fn calls_and_results(
                 Some("tool_result") => results.push((
                     block["tool_use_id"].as_str().unwrap().to_string(),
                     block["content"].as_str().unwrap().to_string(),
-                    block["is_error"].as_bool().unwrap(),
+                    block["is_error"].as_bool().unwrap_or(false),
                 )),
                 _ => {}
             }
