@@ -944,3 +944,19 @@ fn full_view_shows_model_turns_tokens_cost_session_and_activity() {
     );
     assert!(!text.contains("cost:"), "{text}");
 }
+
+#[test]
+fn the_table_says_what_a_running_agent_is_doing_now() {
+    let sb = Sandbox::new();
+    let agent = sleeper();
+    claude_jobs(&sb, &agent);
+    let text = stdout_of(&sb.luzia().args(["jobs"]).output().unwrap());
+    let row = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("no {id} row: {text}"))
+            .to_string()
+    };
+    assert!(row("j2").contains(" Bash: npm test 1m "), "{text}");
+    assert!(!row("j1").contains("Bash"), "{text}");
+}

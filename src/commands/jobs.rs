@@ -17,7 +17,7 @@ use crate::jobs::model::job::read_prompt;
 use crate::jobs::model::meta::Meta;
 use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
-use crate::jobs::model::time::format_duration;
+use crate::jobs::model::time::{format_duration, format_duration_coarse};
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Job, Status, fs::files::open_nofollow, scan};
 
@@ -205,6 +205,25 @@ fn terminal_width() -> Option<usize> {
     crossterm::terminal::size().ok().map(|(w, _)| w as usize)
 }
 
+/// The progress column: what the agent is doing now (`Bash: npm test 3m`, cut to `cols` with
+/// its time kept), else its progress.
+fn doing_or_progress(job: &Job, now: DateTime<Utc>, cols: usize) -> String {
+    let Some(a) = job.activity.as_ref().filter(|_| job.status.is_active()) else {
+        return cut(&progress_text(job), cols);
+    };
+    let what = Some(plain_text(&a.what))
+        .filter(|w| !w.is_empty())
+        .unwrap_or_else(|| "busy".into());
+    match a.since {
+        Some(t) => {
+            let age = format_duration_coarse((now - t).num_seconds());
+            let room = cols.saturating_sub(age.len() + 1);
+            format!("{} {age}", cut(&what, room))
+        }
+        None => cut(&what, cols),
+    }
+}
+
 /// The progress column: `40%`, `2/5 Running tests`, or `-`.
 pub fn progress_text(job: &Job) -> String {
     let Some(p) = &job.progress else {
@@ -269,7 +288,7 @@ fn write_table(
             } else {
                 plain(status)
             },
-            plain(cut(&progress_text(j), 24)),
+            plain(doing_or_progress(j, now, 24)),
             plain(j.elapsed_secs(now).map_or("-".into(), format_duration)),
         ];
         if timing {
@@ -399,5 +418,23 @@ mod tests {
         let list: Vec<_> = jobs.iter().map(|j| job_json(j, fixtures::now())).collect();
         let text = serde_json::to_string_pretty(&list).unwrap();
         assert_eq!(format!("{text}\n"), GOLDEN);
+    }
+
+    #[test]
+    fn the_progress_column_says_what_the_agent_does_and_keeps_the_time_when_cut() {
+        let jobs = fixtures::jobs();
+        let now = fixtures::now();
+        let by_id = |id: &str| jobs.iter().find(|j| j.id.as_str() == id).unwrap();
+        let mut gated = by_id("g2").clone();
+        assert_eq!(doing_or_progress(&gated, now, 24), "Bash: rm -rf build 1m");
+        gated.activity.as_mut().unwrap().what =
+            "Bash: cargo test --workspace --all-features".into();
+        let cut_to = doing_or_progress(&gated, now, 24);
+        assert_eq!(cut_to, "Bash: cargo test --w… 1m");
+        assert_eq!(crate::commands::table::width(&cut_to), 24);
+        // A finished job's progress, whatever activity.json was left behind.
+        let mut done = by_id("d3").clone();
+        done.activity = gated.activity.clone();
+        assert_eq!(doing_or_progress(&done, now, 24), "12%");
     }
 }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use crate::jobs::insight::alarms::AlarmKind;
 use crate::jobs::model::session::format_cost;
-use crate::jobs::model::time::format_duration;
+use crate::jobs::model::time::{format_duration, format_duration_coarse};
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
 use crate::jobs::text::width::width as text_width;
 use crate::jobs::{Job, Status};
@@ -272,7 +272,9 @@ fn activity_line<'a>(
     } else {
         what
     };
-    let age = since.map_or(String::new(), |t| coarse((now - t).num_seconds()));
+    let age = since.map_or(String::new(), |t| {
+        format_duration_coarse((now - t).num_seconds())
+    });
     let room = width.saturating_sub(if age.is_empty() { 0 } else { age.len() + 1 });
     let shown = if text_width(&what) <= room {
         what
@@ -284,15 +286,6 @@ fn activity_line<'a>(
         spans.push(Span::styled(format!(" {age}"), theme.dim()));
     }
     Line::from(spans)
-}
-
-/// The largest unit of a duration alone: `45s`, `3m`, `2h`, `3d`.
-fn coarse(secs: i64) -> String {
-    let full = format_duration(secs);
-    match full.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => full[..=i].to_string(),
-        None => full,
-    }
 }
 
 /// What a person is needed for, else what the agent is doing this minute: either says more
