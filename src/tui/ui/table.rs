@@ -72,9 +72,11 @@ impl Columns {
     fn fit(inner: u16, any_cost: bool) -> Columns {
         let wide = inner >= 110;
         let widths = if wide { &WIDE } else { &NARROW };
-        // Seven columns, one space between each.
+        // Seven columns, one space between each. Only the wide layout takes the cost: the
+        // narrow one could fit it just below 110, and the column would come and go as the
+        // window grew.
         let fixed: u16 = widths.iter().sum::<u16>() + 6;
-        let cost = any_cost && inner >= fixed + COST + 1 + TASK_WITH_COST;
+        let cost = any_cost && wide && inner >= fixed + COST + 1 + TASK_WITH_COST;
         Columns { widths, wide, cost }
     }
 

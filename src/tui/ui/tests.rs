@@ -408,6 +408,11 @@ fn the_cost_column_comes_with_the_first_cost_and_only_where_the_task_keeps_room(
     assert!(!table_header(&screen).contains("COST"), "{screen}");
     let screen = draw(&app(145, 45));
     assert!(table_header(&screen).contains("COST"), "{screen}");
+    // Just below the wide layout the narrow one would have room, but takes no cost column.
+    for w in [107, 111, 112] {
+        let screen = draw(&app(w, 45));
+        assert!(!table_header(&screen).contains("COST"), "{w}: {screen}");
+    }
     // Only the jobs the table lists count: filtered to one without a cost, no column.
     let mut filtered = app(160, 45);
     press(&mut filtered, [ch('/')]);
