@@ -87,7 +87,8 @@ pub struct CompletionsArgs {
 pub struct DemoAgentArgs {
     #[arg(long, env = "LUZIA_JOB_DIR", value_name = "DIR")]
     pub job_dir: PathBuf,
-    /// tests, build, question, gate, stream, fail, stall, long, needs_input (default: from the task)
+    /// claude, tests, build, question, gate, stream, fail, stall, long, needs_input (default: from
+    /// the task)
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
 }

@@ -9,12 +9,20 @@ use anyhow::{Context, Result};
 use chrono::{Duration, Utc};
 use serde_json::json;
 
+use crate::commands::demo_claude;
 use crate::config::{Config, Overrides};
 use crate::dispatcher::{Dispatcher, Request};
+use crate::jobs::fs::names::STREAM_FILE;
+use crate::jobs::hitl::agent::GateSpec;
+use crate::jobs::model::session::Usage;
 
 /// Tasks the demo dispatches at start: (project, task). The task's words pick what the
 /// simulated agent does (see `luzia demo-agent`).
 const LIVE: &[(&str, &str)] = &[
+    (
+        "musica",
+        "Claude Code: fix the failing playlist test (asks before rm -rf build)",
+    ),
     ("musica", "Run the test suite and report the results"),
     ("overbits", "Build the release artefacts"),
     (
@@ -195,7 +203,60 @@ fn write_finished(jobs: &Path) -> Result<()> {
         fs::write(dir.join("prompt.txt"), format!("{task}\n"))?;
         fs::write(dir.join("output.log"), log)?;
     }
+    write_claude(jobs, now)?;
     write_extras(jobs, now)
+}
+
+/// A Claude Code session that finished before the demo began: its stream (`stream.jsonl`), the
+/// figures of its run and its session in meta.json, so that costs show from the start.
+fn write_claude(jobs: &Path, now: chrono::DateTime<Utc>) -> Result<()> {
+    let (id, task) = (
+        "091500-clde",
+        "Claude Code: make the importer skip empty rows",
+    );
+    let dir = jobs.join(id);
+    fs::create_dir(&dir)?;
+    let cwd = jobs.with_file_name("projects").join("librec");
+    let session = demo_claude::session_id();
+    let mut stream = demo_claude::Stream::new(
+        Vec::new(),
+        0.0,
+        session.clone(),
+        cwd.display().to_string(),
+        |_: &GateSpec| Ok(None),
+    );
+    demo_claude::session(&mut stream)?;
+    let took = Duration::seconds(252);
+    let usage = Usage {
+        duration_ms: Some(took.num_milliseconds() as u64),
+        ..stream.usage()
+    };
+    let started = now - Duration::minutes(150);
+    write_meta(
+        &dir,
+        id,
+        "librec",
+        task,
+        started,
+        &[
+            ("finished", json!(rfc3339(started + took))),
+            ("exit_code", json!(0)),
+            ("session_id", json!(session)),
+            ("usage", serde_json::to_value(&usage)?),
+        ],
+    )?;
+    let raw = stream.into_output();
+    fs::write(dir.join(STREAM_FILE), &raw)?;
+    // What the supervisor keeps of an agent's stdout, then its exit line.
+    let mut log = raw;
+    log.extend_from_slice(b"\nexit:0\n");
+    fs::write(dir.join("output.log"), log)?;
+    fs::write(dir.join("prompt.txt"), format!("{task}\n"))?;
+    Ok(())
+}
+
+fn rfc3339(t: chrono::DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// The question the needs_input job stopped for, and an agent that vanished without a word.
@@ -240,6 +301,7 @@ mod tests {
     fn the_live_tasks_show_every_scenario() {
         let picked: Vec<&str> = LIVE.iter().map(|(_, task)| scenario_for(task)).collect();
         for want in [
+            "claude",
             "tests",
             "build",
             "question",
@@ -300,5 +362,28 @@ mod tests {
             disk.contains("\nOSError: [Errno 28] No space left on device\n"),
             "{disk}"
         );
+    }
+
+    #[test]
+    fn the_finished_claude_session_has_its_stream_its_figures_and_its_session() {
+        let tmp = tempfile::tempdir().unwrap();
+        let jobs = tmp.path().join("jobs");
+        fs::create_dir(&jobs).unwrap();
+        write_finished(&jobs).unwrap();
+        let id = crate::jobs::JobId::parse("091500-clde").unwrap();
+        let job = crate::jobs::read_job(&jobs, &id, Utc::now()).unwrap();
+        assert_eq!(job.status, crate::jobs::Status::Completed);
+        assert!(job.problems.is_empty(), "{:?}", job.problems);
+        let meta = job.meta.unwrap();
+        let usage = meta.usage.unwrap();
+        assert_eq!(usage.model, demo_claude::MODEL);
+        assert_eq!(usage.duration_ms, Some(252_000));
+        assert!(usage.cost_usd.unwrap() > 0.0 && usage.total_tokens() > 0);
+        let stream = fs::read_to_string(jobs.join("091500-clde").join(STREAM_FILE)).unwrap();
+        let last: serde_json::Value = serde_json::from_str(stream.lines().last().unwrap()).unwrap();
+        assert_eq!(last["type"], "result");
+        assert_eq!(last["session_id"], meta.session_id.as_str());
+        assert_eq!(last["total_cost_usd"].as_f64(), usage.cost_usd);
+        assert_eq!(last["num_turns"].as_u64(), usage.turns);
     }
 }

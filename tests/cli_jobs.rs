@@ -865,3 +865,98 @@ fn full_view_names_known_issues_with_their_fix_and_the_timeline() {
     let text = stdout_of(&sb.luzia().args(["jobs", "j2"]).output().unwrap());
     assert!(!text.contains("issue:"), "{text}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The figures of a Claude Code run, and what a running agent is doing now
+// ---------------------------------------------------------------------------------------------
+
+const USAGE: &str = r#"{"model": "claude-sonnet-4-5", "turns": 7, "duration_ms": 192400,
+    "input_tokens": 1234, "output_tokens": 5678, "cache_read_tokens": 90000,
+    "cache_creation_tokens": 2000, "cost_usd": 0.4213, "outcome": "success"}"#;
+
+/// A finished Claude job with its figures, and a running one with a call in flight.
+fn claude_jobs(sb: &Sandbox, agent: &ChildGuard) {
+    let mut m: Value = serde_json::from_str(&meta("musica", OLD, None)).unwrap();
+    m["session_id"] = json!("5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41");
+    m["resumes"] = json!("j0");
+    m["usage"] = serde_json::from_str(USAGE).unwrap();
+    sb.write("j1", "meta.json", m.to_string());
+    sb.write("j1", "output.log", "done\n\nexit:0\n");
+    sb.write("j2", "meta.json", meta("musica", &now_rfc3339(), None));
+    sb.write_pid("j2", agent.id());
+    sb.write("j2", "output.log", "working\n");
+    let since = chrono::Utc::now() - chrono::Duration::seconds(75);
+    let activity = json!({"what": "Bash: npm test", "since": since.to_rfc3339()});
+    sb.write("j2", "activity.json", activity.to_string());
+}
+
+#[test]
+fn json_has_the_session_the_figures_and_the_activity() {
+    let sb = Sandbox::new();
+    let agent = sleeper();
+    claude_jobs(&sb, &agent);
+    let jobs = by_id(&sb.jobs_json(&[]));
+    let done = &jobs["j1"];
+    assert_eq!(done["session_id"], "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41");
+    assert_eq!(done["resumes"], "j0");
+    assert_eq!(
+        done["usage"],
+        json!({"model": "claude-sonnet-4-5", "turns": 7, "duration_ms": 192400,
+               "input_tokens": 1234, "output_tokens": 5678, "cache_read_tokens": 90000,
+               "cache_creation_tokens": 2000, "total_tokens": 98912, "cost_usd": 0.4213,
+               "outcome": "success", "error": null})
+    );
+    assert_eq!(done["activity"], Value::Null);
+    let running = &jobs["j2"];
+    assert_eq!(running["status"], "running");
+    assert_eq!(running["activity"]["what"], "Bash: npm test");
+    assert!(running["activity"]["since"].is_string(), "{running}");
+    assert_eq!(
+        (running["usage"].clone(), running["session_id"].clone()),
+        (Value::Null, Value::Null)
+    );
+}
+
+#[test]
+fn full_view_shows_model_turns_tokens_cost_session_and_activity() {
+    let sb = Sandbox::new();
+    let agent = sleeper();
+    claude_jobs(&sb, &agent);
+    let text = stdout_of(&sb.luzia().args(["jobs", "j1"]).output().unwrap());
+    for line in [
+        "session:   5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41\n",
+        "resumes:   j0\n",
+        "model:     claude-sonnet-4-5\n",
+        "turns:     7 in 3m12s\n",
+        "tokens:    1.2k in · 5.7k out · 90.0k cache read · 2.0k cache write\n",
+        "cost:      $0.42\n",
+    ] {
+        assert!(text.contains(line), "no {line:?} in:\n{text}");
+    }
+    let text = stdout_of(&sb.luzia().args(["jobs", "j2"]).output().unwrap());
+    let doing = text
+        .lines()
+        .find(|l| l.starts_with("doing:"))
+        .unwrap_or_else(|| panic!("no doing line: {text}"));
+    assert!(
+        doing.starts_with("doing:     Bash: npm test (for 1m1") && doing.ends_with("s)"),
+        "{doing}"
+    );
+    assert!(!text.contains("cost:"), "{text}");
+}
+
+#[test]
+fn the_table_says_what_a_running_agent_is_doing_now() {
+    let sb = Sandbox::new();
+    let agent = sleeper();
+    claude_jobs(&sb, &agent);
+    let text = stdout_of(&sb.luzia().args(["jobs"]).output().unwrap());
+    let row = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("no {id} row: {text}"))
+            .to_string()
+    };
+    assert!(row("j2").contains(" Bash: npm test 1m "), "{text}");
+    assert!(!row("j1").contains("Bash"), "{text}");
+}

@@ -1236,7 +1236,13 @@ fn questions_lists_oldest_first_in_sections_filters_and_prints_json() {
         .args(["questions", "--project", "gamma"])
         .output()
         .unwrap();
-    assert_eq!(stdout_of(&none), "no pending questions or gates\n");
+    // A project nobody knows is a mistake, not a quiet one.
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("unknown project 'gamma'"),
+        "{}",
+        String::from_utf8_lossy(&none.stderr)
+    );
 
     // --json: every item with its job, kind, standing and the full content.
     let items = questions_json(&sb, &[]);

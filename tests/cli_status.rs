@@ -971,3 +971,111 @@ fn watch_ends_with_0_on_ctrl_c() {
         "interrupted while asleep, before the next frame"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Usage: tokens and cost of the runs that recorded them
+// ---------------------------------------------------------------------------------------------
+
+impl Fleet {
+    /// A finished job whose meta.json records the figures of its run, started `minutes` ago.
+    fn costed(&self, id: &str, project: &str, minutes: i64, cost: Option<f64>, input: u64) {
+        let mut usage = json!({"model": "claude-sonnet-4-5", "turns": 3, "input_tokens": input,
+                               "output_tokens": 500, "cache_read_tokens": 10000});
+        if let Some(c) = cost {
+            usage["cost_usd"] = json!(c);
+        }
+        let m = json!({"id": id, "project": project, "task": "work", "started": ago(minutes),
+                       "usage": usage});
+        self.sb.write(id, "meta.json", m.to_string());
+        self.sb.write(id, "output.log", "done\n\nexit:0\n");
+    }
+}
+
+#[test]
+fn usage_totals_per_project_and_per_day_in_the_text_and_both_exports() {
+    let f = Fleet::new();
+    f.costed("c1", "musica", 30, Some(0.5), 1000);
+    f.costed("c2", "musica", 20, None, 2000);
+    f.costed("c3", "librec", 10, Some(1.25), 3000);
+    // No figures: counts in the header, not in the usage.
+    f.finished("plain", "librec", 0, "ok");
+
+    let text = f.text(&[], 0);
+    let usage = section(&text, "Usage");
+    let head = text.lines().find(|l| l.starts_with("Usage")).unwrap();
+    assert_eq!(
+        head,
+        "Usage  3 jobs · 37.5k tokens · $1.75 (+1 without a cost)"
+    );
+    let librec = row_of(&usage, "librec");
+    assert!(
+        librec.contains(" 1 ") && librec.ends_with("$1.25"),
+        "{librec}"
+    );
+    let musica = row_of(&usage, "musica");
+    assert!(
+        musica.contains(" 2 ") && musica.ends_with("$0.50 (+1 without a cost)"),
+        "{musica}"
+    );
+    // The jobs started minutes ago: one day, unless the test straddles midnight.
+    let days: Vec<&&str> = usage
+        .iter()
+        .filter(|l| l.trim_start().starts_with("20"))
+        .collect();
+    assert!(
+        (1..=2).contains(&days.len()) && days.iter().all(|l| l.contains('$')),
+        "{usage:#?}"
+    );
+
+    let out_dir = f.sb.tmp.path().join("reports");
+    fs::create_dir(&out_dir).unwrap();
+    let json_path = out_dir.join("r.json");
+    let out = f
+        .cmd()
+        .args(["--export", "json", "--output"])
+        .arg(&json_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: Value = serde_json::from_slice(&fs::read(&json_path).unwrap()).unwrap();
+    let u = &v["usage"];
+    assert_eq!(
+        (u["jobs"].clone(), u["jobs_without_cost"].clone()),
+        (json!(3), json!(1))
+    );
+    assert_eq!(u["cost_usd"], json!(1.75));
+    assert_eq!(u["input_tokens"], json!(6000));
+    assert_eq!(u["total_tokens"], json!(6000 + 1500 + 30000));
+    assert_eq!(u["by_project"][0]["project"], "librec");
+    assert_eq!(u["by_project"][1]["cost_usd"], json!(0.5));
+    let days = u["by_day"].as_array().unwrap();
+    let jobs: u64 = days.iter().map(|d| d["jobs"].as_u64().unwrap()).sum();
+    assert_eq!(jobs, 3);
+    assert!(days[0]["day"].as_str().unwrap().starts_with("20"), "{u}");
+
+    let md_path = out_dir.join("r.md");
+    let out = f
+        .cmd()
+        .args(["--export", "md", "--output"])
+        .arg(&md_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let md = fs::read_to_string(&md_path).unwrap();
+    assert!(
+        md.contains("\n## Usage\n\n3 jobs · 37.5k tokens · $1.75"),
+        "{md}"
+    );
+    assert!(
+        md.contains("\n| librec | 1 | 3.0k | 500 | 10.0k | $1.25 |\n"),
+        "{md}"
+    );
+}
+
+#[test]
+fn without_figures_there_is_no_usage_section() {
+    let f = Fleet::new();
+    f.finished("plain", "librec", 0, "ok");
+    let text = f.text(&[], 0);
+    assert!(!text.lines().any(|l| l.starts_with("Usage")), "{text}");
+}

@@ -1,7 +1,8 @@
 //! `luzia demo-agent`: a simulated agent for the demo, run by the real supervisor like any
 //! agent. It reads its prompt on stdin, picks what to do from the task's words, writes coloured
 //! output on stdout at a human pace, reports progress, asks questions and waits at gates through
-//! the real protocol, and exits with a code that means something.
+//! the real protocol, and exits with a code that means something. The Claude-style agent, which
+//! prints Claude Code's stream-json instead, is `demo_claude`.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -24,7 +25,9 @@ pub fn scenario_for(task: &str) -> &'static str {
     let stalls = t
         .split(|c: char| !c.is_alphanumeric())
         .any(|w| w.starts_with("stall"));
-    if stalls || has(&["goes quiet"]) {
+    if has(&["claude"]) {
+        "claude"
+    } else if stalls || has(&["goes quiet"]) {
         "stall"
     } else if has(&["needs input", "input"]) {
         "needs_input"
@@ -52,10 +55,10 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
     std::io::stdin()
         .read_to_string(&mut prompt)
         .context("cannot read the prompt on stdin")?;
-    let task = std::fs::read(args.job_dir.join("meta.json"))
+    let meta = std::fs::read(args.job_dir.join("meta.json"))
         .ok()
-        .and_then(|b| crate::jobs::Meta::parse(&b).ok())
-        .map_or(prompt, |m| m.task);
+        .and_then(|b| crate::jobs::Meta::parse(&b).ok());
+    let task = meta.as_ref().map_or(prompt, |m| m.task.clone());
     let scenario = args
         .scenario
         .clone()
@@ -65,6 +68,15 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
         out: std::io::stdout(),
     };
     let code = match scenario.as_str() {
+        "claude" => {
+            // The session luzia fixed at dispatch, when it did; else a fresh one, as Claude
+            // Code makes.
+            let session = meta
+                .map(|m| m.session_id)
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(super::demo_claude::session_id);
+            super::demo_claude::run(&args.job_dir, session)?
+        }
         "tests" => agent.tests()?,
         "build" => agent.build()?,
         "question" => agent.question()?,
@@ -322,6 +334,7 @@ mod tests {
     #[test]
     fn the_task_picks_the_scenario() {
         let cases = [
+            ("Claude Code: fix the failing playlist test", "claude"),
             ("Run the test suite", "tests"),
             ("Apply the migration (ask which database)", "question"),
             ("Deploy the index behind an approval gate", "gate"),

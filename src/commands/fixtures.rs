@@ -4,6 +4,7 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use crate::jobs::model::job::Problem;
+use crate::jobs::model::session::{Activity, Usage};
 use crate::jobs::{Gate, Job, JobId, Meta, Progress, Question, QuestionType, Status};
 
 pub fn now() -> DateTime<Utc> {
@@ -75,8 +76,28 @@ pub fn jobs() -> Vec<Job> {
         awaiting_since: Some(now() - Duration::minutes(1)),
         auto_approve_after_minutes: Some(5.0),
     });
+    gated.activity = Some(Activity {
+        what: "Bash: rm -rf build".into(),
+        since: Some(now() - Duration::minutes(1)),
+    });
     let mut done = job("d3", Status::Completed, 60);
     done.exit_code = Some(0);
+    if let Some(m) = done.meta.as_mut() {
+        m.session_id = "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41".into();
+        m.resumes = "c0".into();
+        m.usage = Some(Usage {
+            model: "claude-sonnet-4-5".into(),
+            turns: Some(7),
+            duration_ms: Some(192_400),
+            input_tokens: Some(1_234),
+            output_tokens: Some(5_678),
+            cache_read_tokens: Some(90_000),
+            cache_creation_tokens: None,
+            cost_usd: Some(0.4213),
+            outcome: "success".into(),
+            error: String::new(),
+        });
+    }
     done.finished = Some(now() - Duration::minutes(30));
     done.progress = Some(Progress {
         percent: Some(12.5),

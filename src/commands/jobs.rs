@@ -14,8 +14,10 @@ use crate::jobs::insight::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
 use crate::jobs::insight::{alarms, timeline};
 use crate::jobs::model::describe::{self, Emphasis};
 use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::meta::Meta;
+use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
-use crate::jobs::model::time::format_duration;
+use crate::jobs::model::time::{format_duration, format_duration_coarse};
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Job, Status, fs::files::open_nofollow, scan};
 
@@ -92,7 +94,53 @@ pub struct JobJson<'a> {
     progress: Option<ProgressJson<'a>>,
     waiting: Option<&'static str>,
     stop: Option<&'a StopRequest>,
+    session_id: Option<&'a str>,
+    resumes: Option<&'a str>,
+    usage: Option<UsageJson<'a>>,
+    activity: Option<ActivityJson<'a>>,
     problems: Vec<String>,
+}
+
+/// meta.json's `usage` with every field present (`null` when unknown), so that a reader never
+/// has to tell a missing key from a missing figure.
+#[derive(Serialize)]
+struct UsageJson<'a> {
+    model: Option<&'a str>,
+    turns: Option<u64>,
+    duration_ms: Option<u64>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_tokens: Option<u64>,
+    cache_creation_tokens: Option<u64>,
+    total_tokens: u64,
+    cost_usd: Option<f64>,
+    outcome: Option<&'a str>,
+    error: Option<&'a str>,
+}
+
+impl<'a> UsageJson<'a> {
+    fn of(u: &'a Usage) -> UsageJson<'a> {
+        let text = |s: &'a String| Some(s.as_str()).filter(|s| !s.is_empty());
+        UsageJson {
+            model: text(&u.model),
+            turns: u.turns,
+            duration_ms: u.duration_ms,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_creation_tokens: u.cache_creation_tokens,
+            total_tokens: u.total_tokens(),
+            cost_usd: u.cost_usd,
+            outcome: text(&u.outcome),
+            error: text(&u.error),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ActivityJson<'a> {
+    what: &'a str,
+    since: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -122,8 +170,31 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
         }),
         waiting: job.waiting().map(|w| w.as_str()),
         stop: job.stop.as_ref(),
+        session_id: meta_text(job, |m| &m.session_id),
+        resumes: meta_text(job, |m| &m.resumes),
+        usage: job
+            .meta
+            .as_ref()
+            .and_then(|m| m.usage.as_ref())
+            .map(UsageJson::of),
+        activity: job
+            .activity
+            .as_ref()
+            .filter(|_| job.status.is_active())
+            .map(|a| ActivityJson {
+                what: &a.what,
+                since: rfc3339(a.since),
+            }),
         problems: job.problems.iter().map(|p| p.to_string()).collect(),
     }
+}
+
+/// A text field of meta.json, `None` when empty or unknown.
+fn meta_text(job: &Job, field: impl Fn(&Meta) -> &String) -> Option<&str> {
+    job.meta
+        .as_ref()
+        .map(|m| field(m).as_str())
+        .filter(|s| !s.is_empty())
 }
 
 fn terminal_width() -> Option<usize> {
@@ -132,6 +203,25 @@ fn terminal_width() -> Option<usize> {
         return None;
     }
     crossterm::terminal::size().ok().map(|(w, _)| w as usize)
+}
+
+/// The progress column: what the agent is doing now (`Bash: npm test 3m`, cut to `cols` with
+/// its time kept), else its progress.
+fn doing_or_progress(job: &Job, now: DateTime<Utc>, cols: usize) -> String {
+    let Some(a) = job.activity.as_ref().filter(|_| job.status.is_active()) else {
+        return cut(&progress_text(job), cols);
+    };
+    let what = Some(plain_text(&a.what))
+        .filter(|w| !w.is_empty())
+        .unwrap_or_else(|| "busy".into());
+    match a.since {
+        Some(t) => {
+            let age = format_duration_coarse((now - t).num_seconds());
+            let room = cols.saturating_sub(age.len() + 1);
+            format!("{} {age}", cut(&what, room))
+        }
+        None => cut(&what, cols),
+    }
 }
 
 /// The progress column: `40%`, `2/5 Running tests`, or `-`.
@@ -198,7 +288,7 @@ fn write_table(
             } else {
                 plain(status)
             },
-            plain(cut(&progress_text(j), 24)),
+            plain(doing_or_progress(j, now, 24)),
             plain(j.elapsed_secs(now).map_or("-".into(), format_duration)),
         ];
         if timing {
@@ -328,5 +418,23 @@ mod tests {
         let list: Vec<_> = jobs.iter().map(|j| job_json(j, fixtures::now())).collect();
         let text = serde_json::to_string_pretty(&list).unwrap();
         assert_eq!(format!("{text}\n"), GOLDEN);
+    }
+
+    #[test]
+    fn the_progress_column_says_what_the_agent_does_and_keeps_the_time_when_cut() {
+        let jobs = fixtures::jobs();
+        let now = fixtures::now();
+        let by_id = |id: &str| jobs.iter().find(|j| j.id.as_str() == id).unwrap();
+        let mut gated = by_id("g2").clone();
+        assert_eq!(doing_or_progress(&gated, now, 24), "Bash: rm -rf build 1m");
+        gated.activity.as_mut().unwrap().what =
+            "Bash: cargo test --workspace --all-features".into();
+        let cut_to = doing_or_progress(&gated, now, 24);
+        assert_eq!(cut_to, "Bash: cargo test --w… 1m");
+        assert_eq!(crate::commands::table::width(&cut_to), 24);
+        // A finished job's progress, whatever activity.json was left behind.
+        let mut done = by_id("d3").clone();
+        done.activity = gated.activity.clone();
+        assert_eq!(doing_or_progress(&done, now, 24), "12%");
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod demo_agent;
+pub mod demo_claude;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod install;

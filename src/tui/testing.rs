@@ -11,6 +11,7 @@ use super::app::{App, Options};
 use super::effect::Effect;
 use super::event::{Event, Synced};
 use crate::jobs::fs::tail::RawLine;
+use crate::jobs::model::session::{Activity, Usage};
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::{Job, JobId, Progress, Status, read_job, scan};
 
@@ -63,6 +64,22 @@ pub fn jobs() -> Vec<Job> {
             pin(&mut g.awaiting_since);
         }
     }
+    // Two finished Claude Code runs with their figures: the table's cost column and the
+    // detail view's facts come from these.
+    for job in &mut jobs {
+        let usage = match job.id.as_str() {
+            "142315-a1b2" => claude_usage(0.4213, 7),
+            "151200-q1q1" => claude_usage(1.0749, 12),
+            _ => continue,
+        };
+        if let Some(m) = job.meta.as_mut() {
+            m.session_id = format!(
+                "5f0c6a1e-9d7b-4c1a-8f3e-{}",
+                job.id.as_str().replace('-', "")
+            );
+            m.usage = Some(usage);
+        }
+    }
     jobs.push(live("142315-a1b2", "155900-run1", 3, |j| {
         j.progress = Some(Progress {
             percent: Some(40.0),
@@ -79,6 +96,11 @@ pub fn jobs() -> Vec<Job> {
             step_name: Some("Running tests".into()),
             ..Progress::default()
         });
+        // A tool call in flight: what the table shows instead of the step.
+        j.activity = Some(Activity {
+            what: "Bash: cargo test --workspace".into(),
+            since: Some(now() - chrono::Duration::seconds(150)),
+        });
     }));
     jobs.push(live("150110-e5f6", "155700-gate", 20, |j| {
         j.status = Status::Waiting;
@@ -92,6 +114,22 @@ pub fn jobs() -> Vec<Job> {
         });
     }));
     jobs
+}
+
+/// The figures of a Claude Code run that cost `usd` over `turns` turns.
+pub fn claude_usage(usd: f64, turns: u64) -> Usage {
+    Usage {
+        model: "claude-sonnet-4-5".into(),
+        turns: Some(turns),
+        duration_ms: Some(turns * 27_000),
+        input_tokens: Some(turns * 1_500),
+        output_tokens: Some(turns * 800),
+        cache_read_tokens: Some(turns * 21_000),
+        cache_creation_tokens: Some(4_096),
+        cost_usd: Some(usd),
+        outcome: "success".into(),
+        error: String::new(),
+    }
 }
 
 /// A live job waiting for a free-text answer (for the inbox tests).

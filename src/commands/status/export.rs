@@ -11,6 +11,7 @@ use chrono::{DateTime, Local, SecondsFormat, Utc};
 use serde::{Serialize, Serializer};
 
 use super::render::system_alert_kind;
+use super::usage::UsageSection;
 use crate::cli::ExportFormat;
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::insight::alarms::{Alarm, AlarmKind};
@@ -48,6 +49,7 @@ pub struct Document<'a> {
     alarms: Vec<AlarmOfJob<'a>>,
     issues: Vec<Issue<'a>>,
     recent: Vec<Recent<'a>>,
+    usage: UsageSection<'a>,
 }
 
 /// `{"running": 1, "waiting": 0, ...}` in the order the header shows them.
@@ -189,6 +191,7 @@ pub fn document(r: &Report) -> Document<'_> {
                 text: &e.text,
             })
             .collect(),
+        usage: UsageSection::of(&r.usage),
     }
 }
 
@@ -320,6 +323,7 @@ mod tests {
     use crate::jobs::insight::known_issues::Severity;
     use crate::jobs::insight::report::{AlarmRow, SystemSection};
     use crate::jobs::insight::timeline::{EventKind, TimelineEvent};
+    use crate::jobs::insight::totals::{Total, Totals};
     use crate::jobs::model::status::Status;
     use crate::jobs::os::system::{SystemError, SystemLoad};
     use chrono::TimeZone;
@@ -394,6 +398,29 @@ mod tests {
                 kind: EventKind::Started,
                 text: "started: a task".into(),
             }],
+            usage: Totals {
+                all: sample_total(3, 2.25),
+                by_project: vec![
+                    ("musica".into(), sample_total(2, 2.0)),
+                    ("librec".into(), sample_total(1, 0.25)),
+                ],
+                by_day: vec![
+                    (t.date_naive().into(), sample_total(2, 2.0)),
+                    (None, sample_total(1, 0.25)),
+                ],
+            },
+        }
+    }
+
+    fn sample_total(jobs: usize, cost_usd: f64) -> Total {
+        Total {
+            jobs,
+            input_tokens: 1000 * jobs as u64,
+            output_tokens: 500,
+            cache_read_tokens: 20_000,
+            cache_creation_tokens: 0,
+            cost_usd: cost_usd + 0.1 + 0.2 - 0.3,
+            without_cost: jobs - 1,
         }
     }
 

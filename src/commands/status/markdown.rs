@@ -78,6 +78,7 @@ pub fn markdown(r: &Report) -> String {
     md_alarms(r, &mut out);
     md_issues(r, &mut out);
     if !r.alerts_only {
+        super::usage::markdown(&r.usage, &mut out);
         md_recent(r, &mut out);
     }
     out

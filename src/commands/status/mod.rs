@@ -1,12 +1,13 @@
 //! `luzia status`: a one-shot dashboard in the plain terminal (counts, system, running and
-//! waiting jobs, alarms, known issues, recent events), the alerts alone for cron and monitoring
-//! (`--alerts`, exit 3 when there is one), a file (`--export json|md`), or the dashboard redrawn
-//! in place (`--watch`). The report itself is built by [`crate::jobs::report`].
+//! waiting jobs, alarms, known issues, usage, recent events), the alerts alone for cron and
+//! monitoring (`--alerts`, exit 3 when there is one), a file (`--export json|md`), or the
+//! dashboard redrawn in place (`--watch`). The report itself is built by [`crate::jobs::report`].
 
 mod export;
 mod markdown;
 mod render;
 mod text;
+mod usage;
 mod watch;
 
 use std::collections::HashSet;

@@ -83,6 +83,7 @@ pub fn lines(r: &Report, now: DateTime<Utc>, cols: Option<usize>) -> Vec<Line> {
         out.extend(waiting(&r.waiting, now));
         out.extend(alarm_section(r, now));
         out.extend(issues(&r.issues));
+        out.extend(super::usage::lines(&r.usage));
         out.extend(recent(r, now));
     }
     if r.jobs_with_problems > 0 {

@@ -12,6 +12,7 @@ use crate::jobs::insight::alarms::{self, Alarm, AlarmRules};
 pub use crate::jobs::insight::known_issues::IssueCache;
 use crate::jobs::insight::known_issues::{Findings, PatternSet, Severity};
 use crate::jobs::insight::timeline::{self, TimelineEvent};
+use crate::jobs::insight::totals::Totals;
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::Job;
 use crate::jobs::model::status::Status;
@@ -185,6 +186,8 @@ pub struct Report {
     pub issues: Vec<IssueRow>,
     /// Newest first.
     pub recent: Vec<TimelineEvent>,
+    /// Tokens and cost of the jobs whose runs recorded them, per project and per day.
+    pub usage: Totals,
 }
 
 impl Report {
@@ -201,6 +204,7 @@ impl Report {
         self.running.clear();
         self.waiting.clear();
         self.recent.clear();
+        self.usage = Totals::default();
         self.issues.retain(IssueRow::is_alert);
         self
     }
@@ -296,6 +300,7 @@ pub fn build(src: Sources<'_>) -> Report {
         alarms: alarm_rows,
         issues: issue_rows(src.jobs, src.cache, src.set),
         recent: src.recent,
+        usage: Totals::of(src.jobs),
     }
 }
 

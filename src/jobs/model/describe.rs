@@ -4,6 +4,7 @@
 use chrono::{DateTime, Local, Utc};
 
 use crate::jobs::model::job::{Job, Standing};
+use crate::jobs::model::session::format_cost;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::plain_text;
 
@@ -75,6 +76,8 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
             ("host", &m.host),
             ("agent", &m.agent),
             ("retry of", &m.retry_of),
+            ("session", &m.session_id),
+            ("resumes", &m.resumes),
         ];
         out.extend(
             extras
@@ -100,6 +103,7 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
         out.push(fact("estimate", format_duration(est as i64)));
     }
     out.push(fact("progress", progress(job)));
+    figures(job, now, &mut out);
     pending(job, now, &mut out);
     out.push(fact("path", job.dir.display().to_string()));
     out.extend(job.problems.iter().map(|p| Fact {
@@ -132,6 +136,53 @@ pub fn progress(job: &Job) -> String {
         "-".into()
     } else {
         parts.join(" ")
+    }
+}
+
+/// `Bash: npm test (for 3m12s)`: the call in flight, while the job runs.
+pub fn activity(job: &Job, now: DateTime<Utc>) -> Option<String> {
+    let a = job.activity.as_ref().filter(|_| job.status.is_active())?;
+    let what = plain_text(&a.what);
+    let what = if what.is_empty() { "busy".into() } else { what };
+    Some(match a.since {
+        Some(t) => format!("{what} (for {})", format_duration((now - t).num_seconds())),
+        None => what,
+    })
+}
+
+/// What the agent is doing now, then the figures of its run, those that are known: model,
+/// turns, tokens, cost.
+fn figures(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
+    if let Some(doing) = activity(job, now) {
+        out.push(fact("doing", doing));
+    }
+    let Some(u) = job.meta.as_ref().and_then(|m| m.usage.as_ref()) else {
+        return;
+    };
+    if !u.model.is_empty() {
+        out.push(fact("model", plain_text(&u.model)));
+    }
+    if let Some(turns) = u.turns {
+        let took = u.duration_ms.map_or(String::new(), |ms| {
+            format!(" in {}", format_duration((ms / 1000) as i64))
+        });
+        out.push(fact("turns", format!("{turns}{took}")));
+    }
+    if let Some(tokens) = u.tokens_text() {
+        out.push(fact("tokens", tokens));
+    }
+    if let Some(cost) = u.cost_usd {
+        out.push(fact("cost", format_cost(cost)));
+    }
+    if !u.outcome.is_empty() && u.outcome != "success" {
+        out.push(fact("outcome", plain_text(&u.outcome)));
+    }
+    if !u.error.is_empty() {
+        out.push(Fact {
+            label: "error",
+            value: plain_text(&u.error),
+            emphasis: Emphasis::Problem,
+        });
     }
 }
 
@@ -255,6 +306,58 @@ mod tests {
         assert_eq!(
             value(&facts(&sample("142315-a1b2"), now), "progress"),
             "100% step 5/5 Report"
+        );
+    }
+
+    #[test]
+    fn the_figures_of_a_claude_run_and_what_it_does_now() {
+        use crate::jobs::model::session::{Activity, Usage};
+        let now = Utc.with_ymd_and_hms(2026, 1, 9, 16, 0, 0).unwrap();
+        let mut job = sample("142315-a1b2");
+        let m = job.meta.as_mut().unwrap();
+        m.session_id = "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41".into();
+        m.resumes = "141000-prev".into();
+        m.usage = Some(Usage {
+            model: "claude-sonnet-4-5".into(),
+            turns: Some(7),
+            duration_ms: Some(192_400),
+            input_tokens: Some(1_234),
+            output_tokens: Some(5_678),
+            cache_read_tokens: Some(90_000),
+            cache_creation_tokens: Some(2_000),
+            cost_usd: Some(0.4213),
+            outcome: "error_max_turns".into(),
+            error: "API Error: 529 \x1b[31moverloaded".into(),
+        });
+        let f = facts(&job, now);
+        assert_eq!(value(&f, "session"), "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41");
+        assert_eq!(value(&f, "resumes"), "141000-prev");
+        assert_eq!(value(&f, "model"), "claude-sonnet-4-5");
+        assert_eq!(value(&f, "turns"), "7 in 3m12s");
+        assert_eq!(
+            value(&f, "tokens"),
+            "1.2k in · 5.7k out · 90.0k cache read · 2.0k cache write"
+        );
+        assert_eq!(value(&f, "cost"), "$0.42");
+        assert_eq!(value(&f, "outcome"), "error_max_turns");
+        assert_eq!(value(&f, "error"), "API Error: 529 overloaded");
+        assert!(f.iter().all(|x| x.label != "doing"), "finished: {f:?}");
+
+        job.status = crate::jobs::Status::Running;
+        job.activity = Some(Activity {
+            what: "Bash: npm test".into(),
+            since: Some(now - chrono::Duration::seconds(192)),
+        });
+        assert_eq!(
+            value(&facts(&job, now), "doing"),
+            "Bash: npm test (for 3m12s)"
+        );
+        let plain = sample("151200-q1q1");
+        let f = facts(&plain, now);
+        assert!(
+            f.iter()
+                .all(|x| !["cost", "tokens", "session", "model"].contains(&x.label)),
+            "{f:?}"
         );
     }
 }

@@ -74,6 +74,42 @@ impl Usage {
     }
 }
 
+/// A cost as a person reads it: `$0.42`, `$12.34`, `$1234`; under a cent, `<$0.01`.
+pub fn format_cost(usd: f64) -> String {
+    if usd >= 1000.0 {
+        format!("${usd:.0}")
+    } else if usd > 0.0 && usd < 0.005 {
+        "<$0.01".into()
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
+/// A token count in a few columns: `950`, `12.3k`, `4.5M`.
+pub fn format_tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..999_950 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+impl Usage {
+    /// `12.3k in · 2.1k out · 45.0k cache read · 1.2k cache write`: the counts that are known.
+    pub fn tokens_text(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (self.input_tokens, "in"),
+            (self.output_tokens, "out"),
+            (self.cache_read_tokens, "cache read"),
+            (self.cache_creation_tokens, "cache write"),
+        ]
+        .into_iter()
+        .filter_map(|(n, what)| n.map(|n| format!("{} {what}", format_tokens(n))))
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+}
+
 /// `activity.json`: what the agent is doing now (a tool call in flight, a turn being written),
 /// replaced atomically by the supervisor and removed when nothing is in flight. While it exists
 /// the job is busy, not stalled, however long the call takes.
@@ -137,6 +173,35 @@ mod tests {
     fn usage_refuses_a_negative_or_infinite_cost() {
         let u = Usage::from_meta(Some(&json!({"cost_usd": -1.0}))).unwrap();
         assert_eq!(u.cost_usd, None);
+    }
+
+    #[test]
+    fn figures_read_at_a_glance() {
+        let costs = [0.0, 0.004, 0.005, 0.4249, 12.346, 999.99, 1234.4];
+        let shown: Vec<String> = costs.into_iter().map(format_cost).collect();
+        assert_eq!(
+            shown,
+            [
+                "$0.00", "<$0.01", "$0.01", "$0.42", "$12.35", "$999.99", "$1234"
+            ]
+        );
+        let counts = [0, 999, 1_000, 12_345, 999_949, 999_950, 4_500_000];
+        let shown: Vec<String> = counts.into_iter().map(format_tokens).collect();
+        assert_eq!(
+            shown,
+            ["0", "999", "1.0k", "12.3k", "999.9k", "1.0M", "4.5M"]
+        );
+        let u = Usage {
+            input_tokens: Some(12_345),
+            output_tokens: Some(2_100),
+            cache_read_tokens: Some(45_000),
+            ..Usage::default()
+        };
+        assert_eq!(
+            u.tokens_text().unwrap(),
+            "12.3k in · 2.1k out · 45.0k cache read"
+        );
+        assert_eq!(Usage::default().tokens_text(), None);
     }
 
     #[test]

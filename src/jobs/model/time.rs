@@ -91,6 +91,15 @@ pub fn format_duration(secs: i64) -> String {
     }
 }
 
+/// The largest unit of a duration alone, for a glance: `45s`, `3m`, `2h`, `3d`.
+pub fn format_duration_coarse(secs: i64) -> String {
+    let full = format_duration(secs);
+    match full.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => full[..=i].to_string(),
+        None => full,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +177,10 @@ mod tests {
         for (secs, want) in cases {
             assert_eq!(format_duration(secs), want);
         }
+        let coarse: Vec<String> = [45, 192, 7500, 273_600]
+            .into_iter()
+            .map(format_duration_coarse)
+            .collect();
+        assert_eq!(coarse, ["45s", "3m", "2h", "3d"]);
     }
 }

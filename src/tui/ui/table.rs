@@ -2,14 +2,16 @@
 
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Alignment, Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use crate::jobs::insight::alarms::AlarmKind;
-use crate::jobs::model::time::format_duration;
-use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::model::session::format_cost;
+use crate::jobs::model::time::{format_duration, format_duration_coarse};
+use crate::jobs::text::sanitize::{ellipsize, plain_text};
+use crate::jobs::text::width::width as text_width;
 use crate::jobs::{Job, Status};
 use crate::tui::action::NormalAction;
 use crate::tui::app::table::view::Tab;
@@ -52,6 +54,52 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 /// Column widths: (status, id, project, progress, elapsed, alert); the task takes the rest.
 const WIDE: [u16; 6] = [13, 14, 12, 26, 8, 26];
 const NARROW: [u16; 6] = [13, 12, 8, 11, 7, 10];
+/// The cost column (`$999.99`), shown only when some job the table lists has a cost and the
+/// task keeps at least `TASK_WITH_COST` columns beside it.
+const COST: u16 = 7;
+const TASK_WITH_COST: u16 = 30;
+
+/// The table's columns for a given width.
+struct Columns {
+    widths: &'static [u16; 6],
+    wide: bool,
+    /// The cost column is shown.
+    cost: bool,
+}
+
+impl Columns {
+    /// The columns for a table `inner` columns wide: wide or narrow, and whether the cost fits.
+    fn fit(inner: u16, any_cost: bool) -> Columns {
+        let wide = inner >= 110;
+        let widths = if wide { &WIDE } else { &NARROW };
+        // Seven columns, one space between each. Only the wide layout takes the cost: the
+        // narrow one could fit it just below 110, and the column would come and go as the
+        // window grew.
+        let fixed: u16 = widths.iter().sum::<u16>() + 6;
+        let cost = any_cost && wide && inner >= fixed + COST + 1 + TASK_WITH_COST;
+        Columns { widths, wide, cost }
+    }
+
+    fn constraints(&self) -> Vec<Constraint> {
+        let mut c: Vec<Constraint> = self.widths.iter().map(|w| Constraint::Length(*w)).collect();
+        if self.cost {
+            c.insert(5, Constraint::Length(COST));
+        }
+        c.push(Constraint::Min(6));
+        c
+    }
+
+    fn titles(&self) -> Vec<&'static str> {
+        let mut t = vec![
+            "STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "ALERT", "TASK",
+        ];
+        if self.cost {
+            // Right-aligned, as the costs under it.
+            t.insert(5, "   COST");
+        }
+        t
+    }
+}
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let border = if app.focus == Focus::Table {
@@ -68,17 +116,20 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(border)
         .title(Span::styled(title, theme.title()));
-    let wide = area.width.saturating_sub(2) >= 110;
-    let cols = if wide { WIDE } else { NARROW };
-    let mut widths: Vec<Constraint> = cols.iter().map(|w| Constraint::Length(*w)).collect();
-    widths.push(Constraint::Min(6));
+    // Any job the table lists, on screen or not, so that scrolling never moves the columns.
+    let any_cost = app
+        .table
+        .view
+        .iter()
+        .filter_map(|id| app.jobs.get(id))
+        .any(|j| cost_of(j).is_some());
+    let cols = Columns::fit(area.width.saturating_sub(2), any_cost);
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.table.selected_index();
     let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
         .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
-            let row = job_row(job, theme, app.now, cols[3] as usize, wide)
-                .with_alert(alert_cell(app, job, theme));
+            let row = job_row(job, theme, app.now, &cols).with_alert(alert_cell(app, job, theme));
             if Some(i) == selected {
                 row.style(theme.selected())
             } else if job.status == Status::Waiting {
@@ -90,11 +141,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         })
         .collect();
     let empty = rows.is_empty();
-    let header = Row::new([
-        "STATUS", "ID", "PROJECT", "PROGRESS", "ELAPSED", "ALERT", "TASK",
-    ])
-    .style(theme.title());
-    let table = Table::new(rows, widths)
+    let header = Row::new(cols.titles()).style(theme.title());
+    let table = Table::new(rows, cols.constraints())
         .header(header)
         .block(block)
         .column_spacing(1);
@@ -181,13 +229,12 @@ fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
     Line::default()
 }
 
-fn job_row<'a>(
-    job: &'a Job,
-    theme: &Theme,
-    now: DateTime<Utc>,
-    progress_width: usize,
-    wide: bool,
-) -> RowCells<'a> {
+/// What the job's run cost, when its figures say.
+fn cost_of(job: &Job) -> Option<f64> {
+    job.meta.as_ref()?.usage.as_ref()?.cost_usd
+}
+
+fn job_row<'a>(job: &'a Job, theme: &Theme, now: DateTime<Utc>, cols: &Columns) -> RowCells<'a> {
     let mut status_label = format!("{} {}", theme.symbol(job.status), job.status.as_str());
     if !job.problems.is_empty() {
         status_label.push('!');
@@ -195,31 +242,81 @@ fn job_row<'a>(
     let project = plain_text(job.project());
     let elapsed = job.elapsed_secs(now).map_or("-".into(), format_duration);
     let task = plain_text(job.task());
-    let id_style = if wide { Style::new() } else { theme.dim() };
-    RowCells {
-        cells: vec![
-            Cell::from(Span::styled(status_label, theme.status(job.status))),
-            Cell::from(Span::styled(job.shown_id(), id_style)),
-            Cell::from(project),
-            Cell::from(progress_cell(job, theme, now, progress_width)),
-            Cell::from(elapsed),
-            Cell::from(task),
-        ],
+    let id_style = if cols.wide { Style::new() } else { theme.dim() };
+    let mut cells = vec![
+        Cell::from(Span::styled(status_label, theme.status(job.status))),
+        Cell::from(Span::styled(job.shown_id(), id_style)),
+        Cell::from(project),
+        Cell::from(progress_cell(job, theme, now, cols.widths[3] as usize)),
+        Cell::from(elapsed),
+    ];
+    if cols.cost {
+        // Blank without figures: the costs that exist stand out.
+        let text = cost_of(job).map_or(String::new(), format_cost);
+        cells.push(Cell::from(Line::from(text).alignment(Alignment::Right)));
     }
+    cells.push(Cell::from(task));
+    RowCells { cells }
 }
 
-/// A bar with the percent; the step k/n and its name; an estimate from the expected duration
-/// (marked `~`); or, with nothing known, a moving marker and nothing else.
-pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
+/// `Bash: npm test 3m`: the call in flight and how long it has run, the command cut to leave
+/// room for the time.
+fn activity_line<'a>(
+    what: &str,
+    since: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    width: usize,
+    theme: &Theme,
+) -> Line<'a> {
+    let what = plain_text(what);
+    let what = if what.is_empty() {
+        "busy".to_string()
+    } else {
+        what
+    };
+    let age = since.map_or(String::new(), |t| {
+        format_duration_coarse((now - t).num_seconds())
+    });
+    let room = width.saturating_sub(if age.is_empty() { 0 } else { age.len() + 1 });
+    let shown = if text_width(&what) <= room {
+        what
+    } else {
+        ellipsize(&what, room.saturating_sub(1).max(1))
+    };
+    let mut spans = vec![Span::raw(shown)];
+    if !age.is_empty() {
+        spans.push(Span::styled(format!(" {age}"), theme.dim()));
+    }
+    Line::from(spans)
+}
+
+/// What a person is needed for, else what the agent is doing this minute: either says more
+/// than any bar.
+fn needed_or_doing<'a>(
+    job: &Job,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    width: usize,
+) -> Option<Line<'a>> {
     if let Some(w) = job.waiting() {
-        // What the person is needed for says more than any bar.
         let what = match (w, width >= 16) {
             (crate::jobs::Waiting::Question, true) => "needs an answer",
             (crate::jobs::Waiting::Approval, true) => "needs approval",
             (crate::jobs::Waiting::Question, false) => "answer?",
             (crate::jobs::Waiting::Approval, false) => "approve?",
         };
-        return Line::from(Span::styled(what, theme.warn()));
+        return Some(Line::from(Span::styled(what, theme.warn())));
+    }
+    let a = job.activity.as_ref().filter(|_| job.status.is_active())?;
+    Some(activity_line(&a.what, a.since, now, width, theme))
+}
+
+/// What a person is needed for, or what the agent is doing now; else a bar with the percent;
+/// the step k/n and its name; an estimate from the expected duration (marked `~`); or, with
+/// nothing known, a moving marker and nothing else.
+pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
+    if let Some(now_line) = needed_or_doing(job, theme, now, width) {
+        return now_line;
     }
     let progress = job.progress.as_ref();
     if let Some(p) = progress

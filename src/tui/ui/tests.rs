@@ -373,6 +373,111 @@ fn the_footer_the_help_and_the_popups_name_the_keys_in_force() {
     assert!(last_line(&draw(&app)).contains("tab keeps · esc clears"));
 }
 
+/// Every job re-read as `change` leaves it, as the scanner would deliver it.
+fn resync(app: &mut App, change: impl Fn(&mut crate::jobs::Job)) {
+    let mut read: Vec<crate::jobs::Job> = app.jobs.values().cloned().collect();
+    read.iter_mut().for_each(change);
+    let present = read.iter().map(|j| j.id.clone()).collect();
+    app.update(
+        Event::Synced(crate::tui::event::Synced {
+            present,
+            read,
+            error: None,
+        }),
+        now(),
+    );
+}
+
+fn table_header(screen: &str) -> &str {
+    screen
+        .lines()
+        .find(|l| l.contains("STATUS"))
+        .expect("a header")
+}
+
+#[test]
+fn the_cost_column_comes_with_the_first_cost_and_only_where_the_task_keeps_room() {
+    let mut wide = app(160, 45);
+    let header = draw(&wide);
+    assert!(table_header(&header).contains("COST"), "{header}");
+    let narrow = draw(&app(80, 24));
+    let head = table_header(&narrow);
+    assert!(!head.contains("COST") && head.contains("TASK"), "{narrow}");
+    // Just under the width where the task would keep 30 columns beside it: no cost.
+    let screen = draw(&app(144, 45));
+    assert!(!table_header(&screen).contains("COST"), "{screen}");
+    let screen = draw(&app(145, 45));
+    assert!(table_header(&screen).contains("COST"), "{screen}");
+    // Just below the wide layout the narrow one would have room, but takes no cost column.
+    for w in [107, 111, 112] {
+        let screen = draw(&app(w, 45));
+        assert!(!table_header(&screen).contains("COST"), "{w}: {screen}");
+    }
+    // Only the jobs the table lists count: filtered to one without a cost, no column.
+    let mut filtered = app(160, 45);
+    press(&mut filtered, [ch('/')]);
+    press(&mut filtered, "Type-check".chars().map(ch));
+    press(&mut filtered, [key(KeyCode::Enter)]);
+    let screen = draw(&filtered);
+    assert!(screen.contains("152000-f00d"), "{screen}");
+    assert!(!table_header(&screen).contains("COST"), "{screen}");
+
+    resync(&mut wide, |j| {
+        if let Some(m) = j.meta.as_mut() {
+            m.usage = None;
+        }
+    });
+    let screen = draw(&wide);
+    assert!(!table_header(&screen).contains("COST"), "{screen}");
+    resync(&mut wide, |j| {
+        if j.id.as_str() == "152000-f00d"
+            && let Some(m) = j.meta.as_mut()
+        {
+            m.usage = Some(claude_usage(12.5, 40));
+        }
+    });
+    let screen = draw(&wide);
+    let row = screen.lines().find(|l| l.contains("152000-f00d")).unwrap();
+    assert!(row.contains("$12.50"), "{screen}");
+}
+
+#[test]
+fn the_table_says_what_the_agent_is_doing_and_the_step_when_nothing_is_in_flight() {
+    let mut app = app(160, 45);
+    let row = |app: &App| {
+        let screen = draw(app);
+        screen
+            .lines()
+            .find(|l| l.contains("155800-run2"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        row(&app).contains("Bash: cargo test --wor… 2m"),
+        "{}",
+        row(&app)
+    );
+    resync(&mut app, |j| {
+        if let Some(a) = j.activity.as_mut() {
+            a.what = "Read: src/main.rs".into();
+            a.since = Some(now() - chrono::Duration::seconds(9));
+        }
+    });
+    assert!(row(&app).contains("Read: src/main.rs 9s"), "{}", row(&app));
+    resync(&mut app, |j| j.activity = None);
+    assert!(row(&app).contains("2/5 Running tests"), "{}", row(&app));
+    // A finished job's last call is over, whatever a stale activity.json says.
+    resync(&mut app, |j| {
+        if j.id.as_str() == "142315-a1b2" {
+            j.activity = Some(crate::jobs::model::session::Activity {
+                what: "Bash: stale".into(),
+                since: None,
+            });
+        }
+    });
+    assert!(!draw(&app).contains("Bash: stale"));
+}
+
 #[test]
 fn an_unknown_project_says_so_in_the_header_at_every_size() {
     for (w, h) in [(80, 24), (160, 45)] {
