@@ -39,6 +39,12 @@ pub struct Meta {
     pub resumes: String,
     /// The figures of the run, as the supervisor recorded them from the agent's stream.
     pub usage: Option<Usage>,
+    /// The jobs that continued this one's session (`luzia reply`, a resuming retry, `attach`),
+    /// oldest first.
+    pub resumed_by: Vec<String>,
+    /// Run interactively in an operator's terminal (`luzia run --fg`, `luzia attach`): its
+    /// output went there, not to output.log.
+    pub foreground: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +89,16 @@ impl Meta {
             session_id: text(&raw, "session_id"),
             resumes: text(&raw, "resumes"),
             usage: Usage::from_meta(raw.get("usage")),
+            resumed_by: raw
+                .get("resumed_by")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            foreground: raw.get("foreground").is_some_and(truthy),
         })
     }
 }
@@ -219,6 +235,20 @@ mod tests {
         ] {
             assert_eq!(Meta::parse(odd.as_bytes()).unwrap().stop, None, "{odd}");
         }
+    }
+
+    #[test]
+    fn the_session_chain_is_read_leniently() {
+        let m = Meta::parse(
+            br#"{"session_id": "s", "resumes": "j1", "resumed_by": ["j3", 4, "j5"],
+                 "foreground": true}"#,
+        )
+        .unwrap();
+        assert_eq!((m.session_id.as_str(), m.resumes.as_str()), ("s", "j1"));
+        assert_eq!(m.resumed_by, ["j3", "j5"]);
+        assert!(m.foreground);
+        let odd = Meta::parse(br#"{"resumed_by": "j3"}"#).unwrap();
+        assert!(odd.resumed_by.is_empty() && !odd.foreground);
     }
 
     #[test]

@@ -7,4 +7,5 @@ pub mod finish;
 pub mod kill;
 pub mod leftovers;
 pub mod queue;
+pub mod session;
 pub mod supervise;
