@@ -29,6 +29,8 @@ pub struct Meta {
     pub retry_of: String,
     pub host: String,
     pub agent: String,
+    /// The directory the agent ran in (luzia's dispatcher writes it).
+    pub cwd: String,
     /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
     pub supervised: bool,
     /// A requested stop, as the supervisor recorded it when the agent ended.
@@ -81,6 +83,7 @@ impl Meta {
             retry_of: text(&raw, "retry_of"),
             host: text(&raw, "host"),
             agent: text(&raw, "agent"),
+            cwd: text(&raw, "cwd"),
             supervised: raw.get("argv").is_some_and(Value::is_array),
             stop: raw
                 .get("stop")

@@ -4,8 +4,11 @@
 pub mod account;
 pub mod dispatch;
 pub mod finish;
+pub mod foreground;
 pub mod kill;
 pub mod leftovers;
 pub mod queue;
+pub mod resume;
 pub mod session;
+pub mod shell;
 pub mod supervise;
