@@ -24,6 +24,7 @@ const GUARD: Duration = Duration::from_secs(30);
 const FAKE_CLAUDE: &str = r#"#!/bin/sh
 d="$LUZIA_JOB_DIR"
 printf '%s\n' "$@" > "$d/argv.txt"
+env > "$d/env.txt"
 cat > "$d/stdin.txt"
 sid=""; prev=""
 for a in "$@"; do
@@ -173,6 +174,20 @@ fn reply_continues_the_session_linked_both_ways() {
     assert_eq!(w.wait_done(&first)["status"], "completed");
     let session = w.meta(&first)["session_id"].as_str().unwrap().to_owned();
     assert_eq!(w.argv(&first), ["--session-id", session.as_str(), "-p"]);
+    // An agent that asks through a shell finds this luzia first, and may wait for an answer.
+    let env = w.file(&first, "env.txt");
+    let luzia_dir = Path::new(LUZIA).parent().unwrap().to_str().unwrap();
+    assert!(
+        env.lines()
+            .any(|l| l.starts_with(&format!("PATH={luzia_dir}:"))),
+        "{env}"
+    );
+    for var in ["BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"] {
+        assert!(
+            env.lines().any(|l| l == format!("{var}=2073600000")),
+            "{env}"
+        );
+    }
 
     let out = w.run(&["reply", &first, "now", "the", "docs"]);
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
