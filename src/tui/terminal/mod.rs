@@ -58,6 +58,21 @@ pub fn restore() {
     let _ = out.flush();
 }
 
+/// Takes the terminal back after a program run in it ([`restore`] first): raw mode, the
+/// alternate screen, mouse and paste as [`enter`] set them, and the next frame drawn whole.
+pub fn resume(term: &mut Term) -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    execute!(
+        term.backend_mut(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        cursor::Hide
+    )?;
+    term.clear()
+}
+
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
