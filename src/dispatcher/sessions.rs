@@ -65,8 +65,12 @@ impl Dispatcher<'_> {
             let _ = std::fs::remove_dir_all(&created.dir);
             return Err(e.into());
         }
-        if !how.interactive {
-            self.start_created(&created)?;
+        if !how.interactive
+            && let Err(e) = self.start_created(&created)
+        {
+            // The job is gone again: so is its link.
+            let _ = resume::unlink(&now.dir, created.id.as_str());
+            return Err(e);
         }
         drop(slots);
         Ok(created)

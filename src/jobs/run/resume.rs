@@ -95,6 +95,16 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
 /// directory's lock, which the supervisor's own rewrite of meta.json (its finish) also takes,
 /// so neither loses the other's change.
 pub fn link(dir: &Path, by: &str) -> Result<(), ResumeError> {
+    relink(dir, by, true)
+}
+
+/// Takes `by` out of `dir`'s `resumed_by` again: the job that was to continue the session
+/// could not be started, and is gone.
+pub fn unlink(dir: &Path, by: &str) -> Result<(), ResumeError> {
+    relink(dir, by, false)
+}
+
+fn relink(dir: &Path, by: &str, add: bool) -> Result<(), ResumeError> {
     let path = dir.join(META_FILE);
     let failed = |source: io::Error| ResumeError::Link {
         path: path.clone(),
@@ -113,10 +123,12 @@ pub fn link(dir: &Path, by: &str) -> Result<(), ResumeError> {
         if !list.is_array() {
             *list = Value::Array(Vec::new());
         }
-        if let Value::Array(ids) = list
-            && !ids.iter().any(|v| v == by)
-        {
-            ids.push(Value::from(by));
+        if let Value::Array(ids) = list {
+            if !add {
+                ids.retain(|v| v != by);
+            } else if !ids.iter().any(|v| v == by) {
+                ids.push(Value::from(by));
+            }
         }
         let bytes = serde_json::to_vec_pretty(&Value::Object(meta)).map_err(io::Error::other)?;
         write_atomic(dir, META_FILE, &bytes)
@@ -228,6 +240,8 @@ mod tests {
         link(d.path(), "j2").unwrap();
         link(d.path(), "j3").unwrap();
         link(d.path(), "j2").unwrap();
+        link(d.path(), "j4").unwrap();
+        unlink(d.path(), "j4").unwrap();
         let meta: Value =
             serde_json::from_slice(&std::fs::read(d.path().join(META_FILE)).unwrap()).unwrap();
         assert_eq!(meta["resumed_by"], serde_json::json!(["j2", "j3"]));
