@@ -267,3 +267,31 @@ fn run_fg_runs_the_task_in_the_terminal_and_records_the_job() {
     );
     assert!(sb.job_dir(&id).join("process.json").exists());
 }
+
+#[test]
+fn a_ctrl_c_in_the_session_is_the_session_s_and_the_cockpit_stays() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let _reaper = Reaper(sb.tmp.path().to_owned());
+    let config = config(&sb);
+    let first = finished_job(&sb, &config);
+    let ck = cockpit(&sb, &config);
+    ck.wait_row(&first, "completed", |r| r.contains("write the report"));
+    ck.key("a");
+    ck.wait_text("FAKE SESSION");
+    // Cooked mode: the terminal sends SIGINT to its whole foreground group, the cockpit too.
+    ck.key("C-c");
+    let attached = continuation(&sb, &first);
+    wait_until("the session's job to end", || {
+        meta(&sb, &attached).get("exit_code").is_some()
+    });
+    assert_eq!(meta(&sb, &attached)["exit_code"], -2, "ended by the Ctrl-C");
+    ck.wait_text("press Enter to return to the cockpit");
+    ck.key("Enter");
+    ck.wait_ready();
+    ck.wait_text(&format!("luzia attach {first} ended with exit 130"));
+    assert!(
+        !sb.ctl.join("luzia.rc").exists(),
+        "the cockpit did not quit on the session's Ctrl-C"
+    );
+}

@@ -52,6 +52,8 @@ fn run_here(cfg: &Config, created: &Created, project: &str, terminal: &str) -> R
         terminal,
     )?;
     eprintln!("luzia: {} ended (exit:{code})", created.id);
+    // An agent a signal ended: 128 + the signal, as a shell says it.
+    let code = if code < 0 { 128 - code } else { code };
     Ok(u8::try_from(code).unwrap_or(1))
 }
 

@@ -146,11 +146,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
                             config: config_file.as_deref(),
                         };
                         let said = attach.run(&mut term, &gate, id);
-                        // A Ctrl-C typed in the session was the session's, not a quit.
-                        while let Ok(Some(())) =
-                            tokio::time::timeout(Duration::ZERO, sigint.recv()).await
-                        {
-                        }
+                        forget_interrupts(&mut sigint).await;
                         let _ = tx.send(Event::Notice(said));
                         let _ = tx.send(Event::Rescan);
                         continue;
@@ -166,6 +162,12 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
     .await;
     terminal::restore();
     result
+}
+
+/// Drops the SIGINTs that came while a program had the terminal: a Ctrl-C typed there was the
+/// program's, not a request to quit the cockpit.
+async fn forget_interrupts(sigint: &mut tokio::signal::unix::Signal) {
+    while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, sigint.recv()).await {}
 }
 
 async fn sleep_or_never(deadline: Option<Instant>) {
