@@ -70,7 +70,10 @@ pub fn resume(term: &mut Term) -> io::Result<()> {
         EnableBracketedPaste,
         cursor::Hide
     )?;
-    term.clear()
+    // Not `clear`, which asks the terminal where its cursor is: a full-screen resize clears
+    // the screen and forgets what was drawn, so the next frame is drawn whole.
+    let size = term.size()?;
+    term.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
 }
 
 fn install_panic_hook() {
