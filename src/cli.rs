@@ -57,8 +57,13 @@ pub enum Command {
     Run(RunArgs),
     /// Stop a running job (SIGTERM, then SIGKILL after a grace period); the exit line is recorded
     Kill(KillArgs),
-    /// Start a job again: same project and task, `retry_of` set
+    /// Start a job again: same project and task, `retry_of` set (a Claude Code job continues
+    /// its session)
     Retry(RetryArgs),
+    /// Continue a finished job's Claude Code session with a message, as a new job
+    Reply(ReplyArgs),
+    /// Open a finished job's Claude Code session interactively in this terminal
+    Attach(AttachArgs),
     /// Tasks waiting for a free slot, and those that failed to start with the reason
     Queue(QueueArgs),
     /// Run a job's agent to the end (started by `run`; not for people)
@@ -315,8 +320,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "normal")]
     pub priority: PriorityArg,
     /// Queue it even if a slot is free
-    #[arg(long)]
+    #[arg(long, conflicts_with = "fg")]
     pub queue: bool,
+    /// Run the agent here, interactively, in this terminal (Claude Code without print mode, the
+    /// task as its first prompt); the job is recorded all the same
+    #[arg(long)]
+    pub fg: bool,
 }
 
 #[derive(Debug, Args)]
@@ -333,6 +342,19 @@ pub struct RetryArgs {
     /// Answer the job's pending question first (a job that stopped needing input)
     #[arg(long, value_name = "TEXT")]
     pub answer: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplyArgs {
+    pub id: JobId,
+    /// What to tell the agent (several words are joined with spaces)
+    #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+    pub text: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    pub id: JobId,
 }
 
 #[derive(Debug, Args)]

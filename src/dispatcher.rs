@@ -3,6 +3,10 @@
 //! supervisor (which starts queued tasks as it finishes) and the cockpit's input bar all
 //! dispatch through here.
 
+mod sessions;
+
+pub use sessions::{Continuation, attach, continue_prompt, reply};
+
 use crate::jobs::fs::names::QUESTION_FILE;
 use std::path::{Path, PathBuf};
 
@@ -100,6 +104,7 @@ impl<'a> Dispatcher<'a> {
             retry_of: req.retry_of.clone(),
             addendum: req.addendum.clone(),
             queue_id: None,
+            session: Default::default(),
         })
     }
 
@@ -145,15 +150,7 @@ impl<'a> Dispatcher<'a> {
     /// no job behind: the directory, which nothing runs in, is removed.
     fn start(&self, spec: &Spec) -> Result<Created> {
         let created = dispatch::create(self.root(), spec, Utc::now())?;
-        if let Err(e) = dispatch::start_supervisor(
-            &self.exe,
-            &created.dir,
-            self.cfg.file.as_deref(),
-            self.root(),
-        ) {
-            let _ = std::fs::remove_dir_all(&created.dir);
-            return Err(e.into());
-        }
+        self.start_created(&created)?;
         Ok(created)
     }
 

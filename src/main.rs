@@ -50,6 +50,8 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Shorthand(words) => commands::run::shorthand(&cfg, words, &mut out)?,
                 Command::Kill(args) => commands::run::kill(&cfg, args, &mut out)?,
                 Command::Retry(args) => commands::run::retry(&cfg, args, &mut out)?,
+                Command::Reply(args) => commands::session::reply(&cfg, args, &mut out)?,
+                Command::Attach(args) => commands::session::attach(&cfg, args)?,
                 Command::Queue(args) => commands::run::queue(&cfg, args, &mut out)?,
                 Command::Supervise(args) => commands::run::supervise(&cfg, args)?,
                 Command::Tui(args) => {

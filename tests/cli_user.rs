@@ -299,6 +299,9 @@ fn without_switching_the_environment_is_the_allowlist_and_what_the_config_adds()
         "TZ",
         "PASSED_TOKEN",
         "GREETING",
+        // luzia's own, for an agent that asks through Claude Code's Bash tool.
+        "BASH_DEFAULT_TIMEOUT_MS",
+        "BASH_MAX_TIMEOUT_MS",
     ];
     for name in names {
         // What sh itself sets (PWD, SHLVL, _) is the shell's, not the dispatcher's.

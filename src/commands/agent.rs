@@ -6,7 +6,10 @@ use std::io::Write;
 use anyhow::{Result, bail};
 
 use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
-use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec, ProgressReport};
+use crate::jobs::hitl::agent::{
+    self, AgentError, Ask, AskResult, GateResult, GateSpec, ProgressReport,
+};
+use crate::jobs::hitl::withdraw::Interrupt;
 use crate::jobs::model::waiting::QuestionType;
 
 /// Exit code when a question timed out with no default.
@@ -30,7 +33,15 @@ pub fn ask(args: &AskArgs, out: &mut dyn Write) -> Result<u8> {
         timeout: args.timeout,
         default: args.default.clone(),
     };
-    match agent::ask(&args.dir.job_dir, &spec)? {
+    match agent::ask_until(&args.dir.job_dir, &spec, &Interrupt::on_signals()?) {
+        Err(e @ AgentError::Interrupted(n, _)) => interrupted(&e, n),
+        Err(e) => Err(e.into()),
+        Ok(result) => said_ask(result, out),
+    }
+}
+
+fn said_ask(result: AskResult, out: &mut dyn Write) -> Result<u8> {
+    match result {
         AskResult::Answered(r) => {
             eprintln!("luzia: answered by {}", r.who());
             writeln!(out, "{}", r.answer)?;
@@ -55,19 +66,33 @@ pub fn gate(args: &GateArgs) -> Result<u8> {
         context: args.context.clone(),
         auto_approve_after: args.auto_approve_after,
     };
-    match agent::gate(&args.dir.job_dir, &spec)? {
+    match agent::gate_until(&args.dir.job_dir, &spec, &Interrupt::on_signals()?) {
+        Err(e @ AgentError::Interrupted(n, _)) => interrupted(&e, n),
+        Err(e) => Err(e.into()),
+        Ok(result) => Ok(said_gate(result)),
+    }
+}
+
+/// Stopped while waiting: what was withdrawn, and the exit code of a process a signal ended.
+fn interrupted(e: &AgentError, signal: i32) -> Result<u8> {
+    eprintln!("luzia: {e}");
+    Ok(u8::try_from(128 + signal).unwrap_or(1))
+}
+
+fn said_gate(result: GateResult) -> u8 {
+    match result {
         GateResult::Decided(d) if d.approved => {
             eprintln!("luzia: approved by {}", d.who());
-            Ok(0)
+            0
         }
         GateResult::AutoApproved(_) => {
             eprintln!("luzia: approved automatically");
-            Ok(0)
+            0
         }
         GateResult::Decided(d) => {
             // The reason, word for word, and nothing else: the agent may parse it.
             eprintln!("{}", d.reason);
-            Ok(EXIT_DENIED)
+            EXIT_DENIED
         }
     }
 }

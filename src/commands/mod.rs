@@ -10,6 +10,7 @@ pub mod jobs;
 pub mod logs;
 pub mod questions;
 pub mod run;
+pub mod session;
 pub mod status;
 pub mod table;
 pub mod tui;

@@ -11,7 +11,7 @@ use crate::cli::{
 };
 use crate::commands::table::{Column, Table, plain};
 use crate::config::Config;
-use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
+use crate::dispatcher::{Dispatched, Dispatcher, Request};
 use crate::jobs::hitl::operator::{self, Outcome};
 use crate::jobs::model::stop::StopSource;
 use crate::jobs::run::queue::{self, Priority};
@@ -25,6 +25,9 @@ pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
         PriorityArg::Normal => Priority::Normal,
     };
     req.queue = args.queue;
+    if args.fg {
+        return super::session::run_foreground(cfg, &req);
+    }
     report(cfg, &req, out)
 }
 
@@ -35,6 +38,11 @@ fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
     for note in notes {
         eprintln!("luzia: {note}");
     }
+    said(cfg, dispatched, out)
+}
+
+/// The new job's id on stdout, or that the task was queued.
+fn said(cfg: &Config, dispatched: Dispatched, out: &mut dyn Write) -> Result<u8> {
     match dispatched {
         Dispatched::Started(c) => writeln!(out, "{}", c.id)?,
         Dispatched::Queued(q) => writeln!(
@@ -116,8 +124,12 @@ pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> 
             ),
         }
     }
-    let req = retry_request(&job, args.answer.as_deref())?;
-    report(cfg, &req, out)
+    super::jobs_root(cfg)?;
+    let (dispatched, note) = Dispatcher::new(cfg)?.retry(&job, args.answer.as_deref())?;
+    if let Some(note) = note {
+        eprintln!("luzia: {note}");
+    }
+    said(cfg, dispatched, out)
 }
 
 pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> {

@@ -43,8 +43,16 @@ pub enum Effect {
         task: String,
         retry_of: Option<JobId>,
     },
-    /// Start the job again, with the answer it stopped for.
+    /// Start the job again, with the answer it stopped for (a Claude job resumes its session).
     Retry(JobId),
+    /// Continue the job's Claude Code session with this text, as a new job.
+    Reply {
+        job: JobId,
+        text: String,
+    },
+    /// Open the job's Claude Code session in this terminal (performed by the loop, which owns
+    /// the terminal: the cockpit steps aside until the session ends).
+    Attach(JobId),
     /// Stop the job: SIGTERM, then SIGKILL after the grace period.
     Kill(JobId),
     /// List the queue (and start queued tasks if slots are free).
@@ -72,6 +80,8 @@ impl Effect {
                 | Effect::Decide { .. }
                 | Effect::Dispatch { .. }
                 | Effect::Retry(_)
+                | Effect::Reply { .. }
+                | Effect::Attach(_)
                 | Effect::Kill(_)
         )
     }

@@ -9,6 +9,7 @@ pub mod event;
 pub mod input;
 pub mod layout;
 pub mod pacing;
+pub mod suspend;
 pub mod terminal;
 #[cfg(test)]
 pub mod testing;
@@ -49,6 +50,8 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
     let mut sigint = signal(SignalKind::interrupt())?;
 
     let mut term = terminal::enter().context("cannot set up the terminal")?;
+    let config_file = config.as_ref().and_then(|c| c.file.clone());
+    let gate = suspend::InputGate::default();
     let result = async {
         let size = term.size()?;
         let mut app = App::new(opts.clone(), chrono::Utc::now());
@@ -63,7 +66,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
         };
         let mut exec =
             Executor::new(setup, tx.clone()).context("cannot start the cockpit's workers")?;
-        spawn_input_thread(tx.clone());
+        spawn_input_thread(tx.clone(), gate.clone());
         for effect in app.start() {
             exec.perform(effect);
         }
@@ -135,6 +138,19 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
                         terminal::bell(&mut term);
                         continue;
                     }
+                    if let Effect::Attach(id) = &effect
+                        && !opts.read_only
+                    {
+                        let attach = suspend::Attach {
+                            root: &opts.root,
+                            config: config_file.as_deref(),
+                        };
+                        let said = attach.run(&mut term, &gate, id);
+                        forget_interrupts(&mut sigint).await;
+                        let _ = tx.send(Event::Notice(said));
+                        let _ = tx.send(Event::Rescan);
+                        continue;
+                    }
                     exec.perform(effect);
                 }
             }
@@ -146,6 +162,12 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
     .await;
     terminal::restore();
     result
+}
+
+/// Drops the SIGINTs that came while a program had the terminal: a Ctrl-C typed there was the
+/// program's, not a request to quit the cockpit.
+async fn forget_interrupts(sigint: &mut tokio::signal::unix::Signal) {
+    while let Ok(Some(())) = tokio::time::timeout(Duration::ZERO, sigint.recv()).await {}
 }
 
 async fn sleep_or_never(deadline: Option<Instant>) {
@@ -188,9 +210,11 @@ fn coalesce(batch: Vec<Event>) -> Vec<Event> {
 }
 
 /// Terminal input on its own thread: a blocking read is the simplest thing that never spins.
-fn spawn_input_thread(tx: UnboundedSender<Event>) {
+fn spawn_input_thread(tx: UnboundedSender<Event>, gate: suspend::InputGate) {
     std::thread::spawn(move || {
         loop {
+            // Parked here while a program run from the cockpit owns the terminal.
+            gate.pass();
             let ev = match crossterm::event::read() {
                 Ok(TermEvent::Key(k)) => Event::Key(k),
                 Ok(TermEvent::Mouse(m)) => Event::Mouse(m),

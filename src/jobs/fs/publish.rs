@@ -148,6 +148,32 @@ pub fn locked<T>(dir: &Path, f: impl FnOnce() -> io::Result<T>) -> io::Result<T>
     f()
 }
 
+/// Reads meta.json, lets `change` edit it, and replaces it atomically when `change` says it
+/// changed something, keeping every other field. Under the directory's lock, which every
+/// rewrite of meta.json takes, so that two writers (the supervisor recording a run, a reply
+/// linking itself) never lose each other's fields. Never follows a link: the directory may be
+/// the agent's user's.
+pub fn update_meta(
+    dir: &Path,
+    change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> bool,
+) -> io::Result<()> {
+    use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
+    use crate::jobs::fs::names::META_FILE;
+    locked(dir, || {
+        let bytes = read_capped(&dir.join(META_FILE), META_FILE_CAP)?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "meta.json is missing"))?;
+        let Ok(serde_json::Value::Object(mut meta)) = serde_json::from_slice(&bytes) else {
+            return Err(io::Error::other("meta.json is not a JSON object"));
+        };
+        if !change(&mut meta) {
+            return Ok(());
+        }
+        let bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(meta))
+            .map_err(io::Error::other)?;
+        write_atomic(dir, META_FILE, &bytes)
+    })
+}
+
 /// Appends one line to `dir/name` in a single write, so concurrent appenders never interleave
 /// within a line.
 pub fn append_line(dir: &Path, name: &str, line: &str) -> io::Result<()> {

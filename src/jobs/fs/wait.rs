@@ -16,7 +16,7 @@ pub struct DirWatch {
     rx: Receiver<()>,
     /// Keeps the channel open while polling, when no watcher holds the other end: waiting is
     /// then a plain timeout, never a closed channel.
-    _tx: Sender<()>,
+    tx: Sender<()>,
 }
 
 impl DirWatch {
@@ -31,11 +31,13 @@ impl DirWatch {
         let watcher = FsWatcher::start(dir, backend, move |_| {
             let _ = wake.send(());
         });
-        DirWatch {
-            watcher,
-            rx,
-            _tx: tx,
-        }
+        DirWatch { watcher, rx, tx }
+    }
+
+    /// Something that wakes [`DirWatch::wait`] from elsewhere (a signal's thread): a send is
+    /// taken for a change in the directory.
+    pub fn waker(&self) -> Sender<()> {
+        self.tx.clone()
     }
 
     pub fn mode(&self) -> &WatchMode {

@@ -22,6 +22,7 @@ use crate::jobs::hitl::once::PublishError;
 use crate::jobs::hitl::operator::{
     Decision, Outcome, Response, new_token, publish_decision, publish_response, timestamp,
 };
+use crate::jobs::hitl::withdraw::{self, Interrupt, Withdrawal};
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::model::waiting::{QuestionType, read_pending};
@@ -105,6 +106,9 @@ pub enum AgentError {
     Withdrawn(String),
     #[error("{0}")]
     Invalid(String),
+    /// Stopped by a signal while waiting; the request was withdrawn (recorded in the history).
+    #[error("stopped by {name} while waiting: the {1} was withdrawn", name = withdraw::signal_name(*.0))]
+    Interrupted(i32, &'static str),
     #[error("cannot write in {path}: {source} (is the job directory writable, the disk not full?)")]
     Io {
         path: String,
@@ -163,6 +167,11 @@ fn check_ask(spec: &Ask) -> Result<(), AgentError> {
 
 /// Asks, waits, archives. Returns how it ended.
 pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
+    ask_until(dir, spec, &Interrupt::none())
+}
+
+/// [`ask`], withdrawing the question if `stop` comes while it waits.
+pub fn ask_until(dir: &Path, spec: &Ask, stop: &Interrupt) -> Result<AskResult, AgentError> {
     check_dir(dir)?;
     check_ask(spec)?;
     if read_pending(dir).question.is_some() {
@@ -184,7 +193,13 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
     pretty(&clarification)
         .and_then(|b| write_atomic(dir, QUESTION_FILE, &b))
         .map_err(io(dir))?;
-    let result = wait_for_answer(dir, &clarification.id, spec)?;
+    let result = match wait_for_answer(dir, &clarification.id, spec, stop) {
+        Err(AgentError::Interrupted(n, what)) => {
+            withdraw::question(dir, &clarification, &Withdrawal::stopped_by(n)).map_err(io(dir))?;
+            return Err(AgentError::Interrupted(n, what));
+        }
+        other => other?,
+    };
     let response = match &result {
         AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r),
         AskResult::TimedOut => None,
@@ -201,14 +216,28 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
 /// The operator's answer to question `id`, or the default once the time is up (published by
 /// the same exactly-once rule: an operator who got there first wins). An answer to question `id`
 /// is only ever in place while it stands: a late one is taken back by its publisher.
-fn wait_for_answer(dir: &Path, id: &str, spec: &Ask) -> Result<AskResult, AgentError> {
+fn wait_for_answer(
+    dir: &Path,
+    id: &str,
+    spec: &Ask,
+    stop: &Interrupt,
+) -> Result<AskResult, AgentError> {
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let read_answer = || {
+        if let Some(n) = stop.received() {
+            return Some(Err(n));
+        }
         let bytes = read_small(&dir.join(RESPONSE_FILE)).ok()??;
-        Response::parse(&bytes).filter(|r| r.question_id == id)
+        Response::parse(&bytes)
+            .filter(|r| r.question_id == id)
+            .map(Ok)
     };
-    if let Some(r) = DirWatch::new(dir).until(deadline, read_answer) {
-        return Ok(AskResult::Answered(r));
+    let watch = DirWatch::new(dir);
+    stop.wake(watch.waker());
+    match watch.until(deadline, read_answer) {
+        Some(Ok(r)) => return Ok(AskResult::Answered(r)),
+        Some(Err(n)) => return Err(AgentError::Interrupted(n, "question")),
+        None => {}
     }
     let Some(default) = &spec.default else {
         return Ok(AskResult::TimedOut);
@@ -232,6 +261,11 @@ fn wait_for_answer(dir: &Path, id: &str, spec: &Ask) -> Result<AskResult, AgentE
 
 /// Stops at a gate, waits for the decision (or auto-approves when asked to), archives.
 pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
+    gate_until(dir, spec, &Interrupt::none())
+}
+
+/// [`gate`], withdrawing the gate if `stop` comes while it waits.
+pub fn gate_until(dir: &Path, spec: &GateSpec, stop: &Interrupt) -> Result<GateResult, AgentError> {
     check_dir(dir)?;
     if read_pending(dir).gate.is_some() {
         return Err(AgentError::GatePending(dir.display().to_string()));
@@ -248,7 +282,13 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
     pretty(&approval)
         .and_then(|b| write_atomic(dir, GATE_FILE, &b))
         .map_err(io(dir))?;
-    let result = wait_for_decision(dir, &approval.id, spec)?;
+    let result = match wait_for_decision(dir, &approval.id, spec, stop) {
+        Err(AgentError::Interrupted(n, what)) => {
+            withdraw::gate(dir, &approval, &Withdrawal::stopped_by(n)).map_err(io(dir))?;
+            return Err(AgentError::Interrupted(n, what));
+        }
+        other => other?,
+    };
     let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
     let record = GateRecord {
         approval: &approval,
@@ -261,14 +301,28 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
 
 /// The operator's decision at gate instance `id`, or the approval once `auto_approve_after` has
 /// passed (by the same exactly-once rule).
-fn wait_for_decision(dir: &Path, id: &str, spec: &GateSpec) -> Result<GateResult, AgentError> {
+fn wait_for_decision(
+    dir: &Path,
+    id: &str,
+    spec: &GateSpec,
+    stop: &Interrupt,
+) -> Result<GateResult, AgentError> {
     let deadline = spec.auto_approve_after.map(|t| Instant::now() + t);
     let read_decision = || {
+        if let Some(n) = stop.received() {
+            return Some(Err(n));
+        }
         let bytes = read_small(&dir.join(DECISION_FILE)).ok()??;
-        Decision::parse(&bytes).filter(|d| d.decides(id, &spec.gate))
+        Decision::parse(&bytes)
+            .filter(|d| d.decides(id, &spec.gate))
+            .map(Ok)
     };
-    if let Some(d) = DirWatch::new(dir).until(deadline, read_decision) {
-        return Ok(GateResult::Decided(d));
+    let watch = DirWatch::new(dir);
+    stop.wake(watch.waker());
+    match watch.until(deadline, read_decision) {
+        Some(Ok(d)) => return Ok(GateResult::Decided(d)),
+        Some(Err(n)) => return Err(AgentError::Interrupted(n, "gate")),
+        None => {}
     }
     // Only reachable with a deadline: without auto-approval a gate waits for a person.
     let after = spec.auto_approve_after.map_or(0, |d| d.as_secs());

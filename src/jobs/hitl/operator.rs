@@ -306,7 +306,9 @@ fn fate_words<T>(
 ) -> Option<String> {
     match r {
         Ok(Outcome::Already(t) | Outcome::Done(t)) => Some(words(&t)),
-        Err(PublishError::Closed(Closed::Unanswered)) => Some(Closed::Unanswered.to_string()),
+        Err(PublishError::Closed(c @ (Closed::Unanswered | Closed::Withdrawn))) => {
+            Some(c.to_string())
+        }
         Err(_) => None,
     }
 }

@@ -70,6 +70,8 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
         ),
     ];
     if let Some(m) = &job.meta {
+        // The session's chain: the job this one continues, and those that continued it.
+        let resumed_by = m.resumed_by.join(", ");
         let extras = [
             ("type", &m.kind),
             ("user", &m.user),
@@ -78,6 +80,7 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
             ("retry of", &m.retry_of),
             ("session", &m.session_id),
             ("resumes", &m.resumes),
+            ("resumed by", &resumed_by),
         ];
         out.extend(
             extras
@@ -284,6 +287,21 @@ mod tests {
             f.iter()
                 .any(|x| x.label == "question" && x.emphasis == Emphasis::Attention)
         );
+    }
+
+    #[test]
+    fn a_session_s_chain_is_shown_both_ways() {
+        let mut job = sample("151200-q1q1");
+        job.meta = Some(crate::jobs::Meta {
+            resumes: "150000-aaaa".into(),
+            resumed_by: vec!["152000-bbbb".into(), "153000-cccc".into()],
+            ..job.meta.unwrap_or_default()
+        });
+        let f = facts(&job, Utc::now());
+        assert_eq!(value(&f, "resumes"), "150000-aaaa");
+        assert_eq!(value(&f, "resumed by"), "152000-bbbb, 153000-cccc");
+        let plain = facts(&sample("142315-a1b2"), Utc::now());
+        assert!(!plain.iter().any(|x| x.label.starts_with("resume")));
     }
 
     #[test]

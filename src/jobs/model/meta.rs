@@ -29,6 +29,8 @@ pub struct Meta {
     pub retry_of: String,
     pub host: String,
     pub agent: String,
+    /// The directory the agent ran in (luzia's dispatcher writes it).
+    pub cwd: String,
     /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
     pub supervised: bool,
     /// A requested stop, as the supervisor recorded it when the agent ended.
@@ -39,6 +41,12 @@ pub struct Meta {
     pub resumes: String,
     /// The figures of the run, as the supervisor recorded them from the agent's stream.
     pub usage: Option<Usage>,
+    /// The jobs that continued this one's session (`luzia reply`, a resuming retry, `attach`),
+    /// oldest first.
+    pub resumed_by: Vec<String>,
+    /// Run interactively in an operator's terminal (`luzia run --fg`, `luzia attach`): its
+    /// output went there, not to output.log.
+    pub foreground: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +83,7 @@ impl Meta {
             retry_of: text(&raw, "retry_of"),
             host: text(&raw, "host"),
             agent: text(&raw, "agent"),
+            cwd: text(&raw, "cwd"),
             supervised: raw.get("argv").is_some_and(Value::is_array),
             stop: raw
                 .get("stop")
@@ -83,6 +92,16 @@ impl Meta {
             session_id: text(&raw, "session_id"),
             resumes: text(&raw, "resumes"),
             usage: Usage::from_meta(raw.get("usage")),
+            resumed_by: raw
+                .get("resumed_by")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            foreground: raw.get("foreground").is_some_and(truthy),
         })
     }
 }
@@ -219,6 +238,20 @@ mod tests {
         ] {
             assert_eq!(Meta::parse(odd.as_bytes()).unwrap().stop, None, "{odd}");
         }
+    }
+
+    #[test]
+    fn the_session_chain_is_read_leniently() {
+        let m = Meta::parse(
+            br#"{"session_id": "s", "resumes": "j1", "resumed_by": ["j3", 4, "j5"],
+                 "foreground": true}"#,
+        )
+        .unwrap();
+        assert_eq!((m.session_id.as_str(), m.resumes.as_str()), ("s", "j1"));
+        assert_eq!(m.resumed_by, ["j3", "j5"]);
+        assert!(m.foreground);
+        let odd = Meta::parse(br#"{"resumed_by": "j3"}"#).unwrap();
+        assert!(odd.resumed_by.is_empty() && !odd.foreground);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
 use crate::jobs::run::finish;
+use crate::jobs::run::session::{self, SessionPlan};
 
 /// The longest task accepted: meta.json holds it, and is read whole.
 pub const MAX_TASK_BYTES: usize = 4 * 1024 * 1024;
@@ -37,6 +38,8 @@ pub struct Spec {
     pub addendum: Option<String>,
     /// The queue id of the task this job starts, written to meta.json as `queue_id`.
     pub queue_id: Option<String>,
+    /// The Claude Code session: a fresh one, or one to continue; in print mode or interactive.
+    pub session: SessionPlan,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -243,6 +246,7 @@ fn write_files(
         prompt.push_str(extra);
     }
     let argv: Vec<String> = spec.command.iter().map(|a| fill(a, &values)).collect();
+    let (argv, session_id) = session::claude_command(argv, &spec.session);
     let mut meta = json!({
         "id": id.as_str(), "project": spec.project, "task": spec.task, "type": "agent",
         "user": spec.user.clone().unwrap_or_default(),
@@ -257,6 +261,7 @@ fn write_files(
     if let Some(q) = &spec.queue_id {
         meta["queue_id"] = json!(q);
     }
+    session::record(&mut meta, &spec.session, session_id.as_deref());
     let meta = serde_json::to_vec_pretty(&meta).map_err(|e| (META_FILE.into(), e.into()))?;
     let write = |name: &str, bytes: &[u8]| {
         write_unsynced(staging, name, bytes).map_err(|e| (name.to_owned(), e))
@@ -264,7 +269,7 @@ fn write_files(
     write(PROMPT_FILE, prompt.as_bytes())?;
     write(
         RUN_SCRIPT,
-        run_script(id, dir, &spec.project_path, &argv).as_bytes(),
+        run_script(id, dir, &spec.project_path, &argv, spec.session.interactive).as_bytes(),
     )?;
     write(META_FILE, &meta)?;
     // Made now, while the disk has room: a full disk later cannot take the result away.
@@ -288,14 +293,26 @@ fn rename_into_place(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
-/// A script a person can read and run again; the supervisor does not use it.
-fn run_script(id: &JobId, dir: &Path, cwd: &Path, argv: &[String]) -> String {
+/// A script a person can read and run again; the supervisor does not use it. An interactive
+/// job reads the terminal, not prompt.txt.
+fn run_script(id: &JobId, dir: &Path, cwd: &Path, argv: &[String], interactive: bool) -> String {
     let quoted: Vec<String> = argv.iter().map(|a| shell_quote(a)).collect();
     let dir_q = shell_quote(&dir.display().to_string());
+    let (said, stdin) = if interactive {
+        (
+            "It runs in a terminal, its prompt on the command line.",
+            String::new(),
+        )
+    } else {
+        (
+            "The task is in prompt.txt and reaches the agent on stdin only.",
+            format!(" < {dir_q}/prompt.txt"),
+        )
+    };
     format!(
         "#!/bin/sh\n# luzia job {id}: runs the agent again by hand (`sh run.sh`).\n\
-         # The task is in prompt.txt and reaches the agent on stdin only.\n\
-         cd {} || exit 1\nexport LUZIA_JOB_DIR={dir_q} LUZIA_JOB_ID={}\nexec {} < {dir_q}/prompt.txt\n",
+         # {said}\n\
+         cd {} || exit 1\nexport LUZIA_JOB_DIR={dir_q} LUZIA_JOB_ID={}\nexec {}{stdin}\n",
         shell_quote(&cwd.display().to_string()),
         shell_quote(id.as_str()),
         quoted.join(" "),
@@ -382,7 +399,31 @@ mod tests {
             retry_of: None,
             addendum: None,
             queue_id: None,
+            session: SessionPlan::default(),
         }
+    }
+
+    #[test]
+    fn a_claude_job_is_given_its_session_id_at_dispatch() {
+        let root = tempfile::tempdir().unwrap();
+        let s = Spec {
+            command: vec!["/usr/local/bin/claude".into(), "-p".into()],
+            ..spec(root.path())
+        };
+        let c = create(root.path(), &s, Utc::now()).unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(c.dir.join(META_FILE)).unwrap()).unwrap();
+        let id = meta["session_id"].as_str().unwrap();
+        assert_eq!(
+            meta["argv"],
+            json!(["/usr/local/bin/claude", "--session-id", id, "-p"])
+        );
+        let run = std::fs::read_to_string(c.dir.join(RUN_SCRIPT)).unwrap();
+        assert!(run.contains(&format!("'--session-id' '{id}'")), "{run}");
+        let plain = create(root.path(), &spec(root.path()), Utc::now()).unwrap();
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(plain.dir.join(META_FILE)).unwrap()).unwrap();
+        assert!(meta.get("session_id").is_none(), "not a Claude job: {meta}");
     }
 
     #[test]

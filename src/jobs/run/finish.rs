@@ -112,6 +112,12 @@ pub fn exit_line(dir: &Path, log: &File, code: i32) -> io::Result<()> {
 /// `finished` and `exit_code` into meta.json, keeping every other field as it was; after a
 /// requested stop also `stop` and `status: killed`, which the exit code cannot say.
 pub fn record_finish(dir: &Path, code: i32, stop: Option<&StopRequest>) -> io::Result<()> {
+    // Under the directory's lock, which every rewrite of meta.json takes (a reply linking
+    // itself to a job that is just finishing), so no rewrite loses another's fields.
+    crate::jobs::fs::publish::locked(dir, || rewrite_finish(dir, code, stop))
+}
+
+fn rewrite_finish(dir: &Path, code: i32, stop: Option<&StopRequest>) -> io::Result<()> {
     // Not followed if a link: the directory may be the agent's user's by now, and a link could
     // point at a file only root may read.
     let bytes = crate::jobs::fs::files::read_capped(

@@ -5,8 +5,12 @@
 pub mod account;
 pub mod dispatch;
 pub mod finish;
+pub mod foreground;
 pub mod kill;
 pub mod leftovers;
 pub mod queue;
+pub mod resume;
+pub mod session;
+pub mod shell;
 pub mod stream;
 pub mod supervise;

@@ -24,7 +24,7 @@ use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
 use crate::jobs::run::stream::{JobSink, reader::Pump};
-use crate::jobs::run::{finish, leftovers};
+use crate::jobs::run::{finish, leftovers, shell};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -51,16 +51,16 @@ pub enum SuperviseError {
 }
 
 /// What the supervisor needs from meta.json.
-struct Plan {
-    id: String,
+pub(super) struct Plan {
+    pub(super) id: String,
     /// Whose `[projects.NAME]` settings (the agent's environment) apply.
-    project: String,
-    argv: Vec<String>,
-    cwd: PathBuf,
-    user: String,
+    pub(super) project: String,
+    pub(super) argv: Vec<String>,
+    pub(super) cwd: PathBuf,
+    pub(super) user: String,
 }
 
-fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
+pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
     let path = dir.join(META_FILE);
     let bad = |message: String| SuperviseError::Job {
         path: path.clone(),
@@ -158,7 +158,7 @@ pub fn adopt_orphans() {
 
 /// The room for the last words, then `process.json` and `pid`: from here on the job is known
 /// by this process, and cannot be confused with a later one of the same pid.
-fn publish_self(dir: &Path) -> Result<(), String> {
+pub(super) fn publish_self(dir: &Path) -> Result<(), String> {
     finish::ensure_reserve(dir).map_err(|e| {
         format!(
             "cannot reserve room for the exit line in {}: {e}",
@@ -233,7 +233,7 @@ fn run_agent(
 
 /// Why the agent could not be started (written to its log, where a person reads it).
 #[derive(Debug, thiserror::Error)]
-enum SpawnError {
+pub(super) enum SpawnError {
     #[error("cannot read prompt.txt: {0}")]
     Prompt(std::io::Error),
     #[error("no user '{0}' on this machine (add it, or fix [projects.NAME] user in the config)")]
@@ -266,12 +266,14 @@ fn spawn_agent(
     let account = run_as(dir, plan, &mut cmd)?;
     // After the switch of user, which would clear the death signal.
     die_with_supervisor(&mut cmd);
-    cmd.env_clear().envs(agent_env(
+    let mut env = agent_env(
         std::env::vars_os(),
         rules,
         account.as_ref(),
         (dir, &plan.id),
-    ));
+    );
+    shell::for_the_shell(&mut env, shell::luzia_dir().as_deref());
+    cmd.env_clear().envs(env);
     tokio::process::Command::from(cmd)
         .kill_on_drop(false)
         .spawn()
@@ -289,7 +291,7 @@ pub fn may_stream(argv: &[String]) -> bool {
 
 /// With a project user and luzia running as root, the agent runs as that user, in a job
 /// directory that is the user's: see [`Account`]. Returns the account switched to.
-fn run_as(
+pub(super) fn run_as(
     dir: &Path,
     plan: &Plan,
     cmd: &mut std::process::Command,
@@ -410,7 +412,7 @@ fn on_stop_signal(
     }
 }
 
-fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
+pub(super) fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
     match status {
         Ok(s) => s
             .code()
@@ -422,7 +424,7 @@ fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
 
 /// `[HH:MM:SS] Agent <job id> finished (exit <code>)`, one line, one write; after a requested
 /// stop it goes on with `, killed by <user@host> (<cli|tui>)`.
-fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest>) {
+pub(super) fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest>) {
     let killed = stop.map_or(String::new(), |s| format!(", killed by {}", s.by()));
     let line = format!(
         "[{}] Agent {id} finished (exit {code}){killed}\n",

@@ -49,6 +49,12 @@ sections! {
         Kill "kill" keys(&["K"]), "kill the selected job (asks first)",
             line("kill the selected job (asks) / retry it"), [table(5, 4, "kill").writes()];
         Retry "retry" keys(&["r"]), "retry the selected job", JOIN, [table(6, 3, "retry").writes()];
+        Reply "reply" keys(&["R"]),
+            "reply to the selected job: continue its Claude Code session with a message (a new job)",
+            line("reply to the job's session / open it here"), [];
+        Attach "attach" keys(&["a"]),
+            "open the selected job's Claude Code session in this terminal (the cockpit steps aside)",
+            JOIN, [];
         Filter "filter" keys(&["/"]), "filter the jobs by text (in the table)",
             line("filter jobs (table) / search output (output)"), [table(8, 13, "filter")];
         Search "search" keys(&["/"]), "search the output (in the output pane)", JOIN,

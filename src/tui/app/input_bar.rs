@@ -18,6 +18,8 @@ pub struct Draft {
     pub task: TextInput,
     pub error: Option<String>,
     pub sending: bool,
+    /// A reply to this job's session, not a new task.
+    pub reply_to: Option<JobId>,
 }
 
 impl Draft {
@@ -48,6 +50,14 @@ impl Draft {
         if self.sending {
             return None;
         }
+        if let Some(job) = &self.reply_to {
+            self.sending = true;
+            self.error = None;
+            return Some(Effect::Reply {
+                job: job.clone(),
+                text: task,
+            });
+        }
         let project = self.project_name()?.to_owned();
         self.sending = true;
         self.error = None;
@@ -72,6 +82,14 @@ impl App {
             );
             return vec![];
         }
+        // An empty reply gives way; one with text in it comes back, to be sent or hidden.
+        if self
+            .draft
+            .as_ref()
+            .is_some_and(|d| d.reply_to.is_some() && d.text().trim().is_empty())
+        {
+            self.draft = None;
+        }
         if self.draft.is_none() {
             let projects = self.opts.dispatch_projects.clone();
             // The project filter preselects its project.
@@ -85,6 +103,7 @@ impl App {
                 task: TextInput::lines(),
                 error: None,
                 sending: false,
+                reply_to: None,
             });
         }
         self.mode = Mode::InputBar;

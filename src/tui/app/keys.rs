@@ -134,6 +134,8 @@ impl App {
             A::NewTask => self.open_input_bar(),
             A::Kill => self.ask_kill(),
             A::Retry => self.retry_selected(),
+            A::Reply => self.open_reply(),
+            A::Attach => self.attach_selected(),
             A::Events => self.open_events(),
             A::PickProject => self.open_picker(),
             // The text filter (cleared by the table first), then the project filter: Esc

@@ -4,7 +4,7 @@
 //! `App` is made of feature states, each in its own module with its own keys: the jobs `table`
 //! (and typing its filter), the `output` pane (and typing a search), the `inbox`, the
 //! `input_bar`, the recent `events`, the project `picker`, the `detail` view and the `confirm`
-//! popup. What is on top of the main screen is the `Mode`, which owns that popup's state, and
+//! popup, and a job's `session` replied to or opened. What is on top of the main screen is the `Mode`, which owns that popup's state, and
 //! gets the keys first (`keys`). `insight` is what the cockpit works out beyond each job's
 //! status; `data`, `tick` and `mouse` are the other events coming in.
 
@@ -20,6 +20,7 @@ mod mouse;
 pub mod output;
 mod paste;
 pub mod picker;
+mod session;
 pub mod table;
 mod tick;
 
@@ -351,6 +352,8 @@ impl App {
 mod keys_tests;
 #[cfg(test)]
 mod paste_tests;
+#[cfg(test)]
+mod session_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

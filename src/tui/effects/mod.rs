@@ -7,7 +7,7 @@
 //! | `luzia-reads` (`reads.rs`) | 1, in order | listing, job reads, pid checks, prompt, history, feed, inotify watches |
 //! | `luzia-log` (`log.rs`) | 1, in order | the output pane's follower: open, poll, close |
 //! | `luzia-issues` (`insight.rs`) | 1, in order | known-issue scans and what the pane's follower read, after the first frame |
-//! | `luzia-writes` (`writes.rs`) | 4, a pool | answers, decisions, dispatch, retry, kill, the queue |
+//! | `luzia-writes` (`writes.rs`) | 4, a pool | answers, decisions, dispatch, retry, reply, kill, the queue |
 //!
 //! A worker of one thread keeps order, so a later result never overtakes an earlier one; results
 //! name their job, and the app drops those for a job no longer selected.
@@ -133,9 +133,10 @@ impl Executor {
             | Effect::Decide { .. }
             | Effect::Dispatch { .. }
             | Effect::Retry(_)
+            | Effect::Reply { .. }
             | Effect::Kill(_)) => self.writes.run(move |w| w.perform(writes)),
             // The loop's own: it owns the terminal, and quitting is leaving the loop.
-            Effect::Bell | Effect::Quit => {}
+            Effect::Bell | Effect::Quit | Effect::Attach(_) => {}
         }
     }
 

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
-use crate::dispatcher::{Dispatched, Dispatcher, Request, retry_request};
+use crate::dispatcher::{Dispatched, Dispatcher, Request, reply as reply_with};
 use crate::jobs::hitl::operator::{self, Answerer, Outcome};
 use crate::jobs::model::stop::StopSource;
 use crate::jobs::run::{kill, queue};
 use crate::jobs::text::sanitize::plain_text;
-use crate::jobs::{JobId, read_job};
+use crate::jobs::{Job, JobId, read_job};
 use crate::tui::effect::Effect;
 use crate::tui::event::Event;
 use crate::watch::QueueWatcher;
@@ -103,9 +103,14 @@ impl Writes {
             Effect::Retry(id) => {
                 let result = match read_job(&self.root, &id, chrono::Utc::now()) {
                     None => Err(format!("job {id} is gone")),
-                    Some(job) => retry_request(&job, None)
-                        .map_err(|e| format!("{e:#}"))
-                        .and_then(|req| self.dispatch(&req)),
+                    Some(job) => self.retry(&job),
+                };
+                self.send(Event::Dispatched(result));
+            }
+            Effect::Reply { job, text } => {
+                let result = match read_job(&self.root, &job, chrono::Utc::now()) {
+                    None => Err(format!("job {job} is gone")),
+                    Some(old) => self.reply(&old, &text),
                 };
                 self.send(Event::Dispatched(result));
             }
@@ -170,19 +175,39 @@ impl Writes {
         }
     }
 
-    fn dispatch(&self, req: &Request) -> Result<(Option<JobId>, String), String> {
+    fn dispatcher(&self) -> Result<Dispatcher<'_>, String> {
         let cfg = self
             .config
             .as_deref()
             .ok_or("this cockpit has no configuration to dispatch with")?;
-        let dispatcher = Dispatcher::new(cfg).map_err(|e| format!("{e:#}"))?;
-        match dispatcher.dispatch(req).map_err(|e| format!("{e:#}"))? {
-            Dispatched::Started(c) => Ok((
-                Some(c.id.clone()),
-                format!("started {} on {}", c.id, req.project),
-            )),
-            Dispatched::Queued(q) => Ok((None, format!("queued {}: every slot is taken", q.id))),
-        }
+        Dispatcher::new(cfg).map_err(|e| format!("{e:#}"))
+    }
+
+    fn dispatch(&self, req: &Request) -> Result<(Option<JobId>, String), String> {
+        let dispatched = self
+            .dispatcher()?
+            .dispatch(req)
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(said(dispatched, &req.project, None))
+    }
+
+    /// A retry: a Claude job continues its session, any other starts over.
+    fn retry(&self, job: &Job) -> Result<(Option<JobId>, String), String> {
+        let (dispatched, note) = self
+            .dispatcher()?
+            .retry(job, None)
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(said(dispatched, job.project(), note))
+    }
+
+    /// A reply: a new job continues the job's session with the text.
+    fn reply(&self, job: &Job, text: &str) -> Result<(Option<JobId>, String), String> {
+        let created = self
+            .dispatcher()?
+            .resume(job, &reply_with(text))
+            .map_err(|e| format!("{e:#}"))?;
+        let message = format!("{} continues the session of {}", created.id, job.id);
+        Ok((Some(created.id), message))
     }
 
     /// SIGTERM, then SIGKILL after the grace period.
@@ -263,4 +288,16 @@ fn send_listing(tx: &UnboundedSender<Event>, listing: &Mutex<()>, dir: &std::pat
     };
     // The loop has gone: the cockpit is shutting down, nothing to report to.
     let _ = tx.send(Event::QueueListed(queue::listed_rows(dir)));
+}
+
+/// What the message line says of a start: the new job, or the queue; and the note, if any.
+fn said(dispatched: Dispatched, project: &str, note: Option<String>) -> (Option<JobId>, String) {
+    let (id, message) = match dispatched {
+        Dispatched::Started(c) => (Some(c.id.clone()), format!("started {} on {project}", c.id)),
+        Dispatched::Queued(q) => (None, format!("queued {}: every slot is taken", q.id)),
+    };
+    match note {
+        Some(n) => (id, n),
+        None => (id, message),
+    }
 }

@@ -58,6 +58,24 @@ pub fn restore() {
     let _ = out.flush();
 }
 
+/// Takes the terminal back after a program run in it ([`restore`] first): raw mode, the
+/// alternate screen, mouse and paste as [`enter`] set them, and the next frame drawn whole.
+pub fn resume(term: &mut Term) -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    execute!(
+        term.backend_mut(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        cursor::Hide
+    )?;
+    // Not `clear`, which asks the terminal where its cursor is: a full-screen resize clears
+    // the screen and forgets what was drawn, so the next frame is drawn whole.
+    let size = term.size()?;
+    term.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))
+}
+
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

@@ -91,17 +91,30 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
         height,
     };
     f.render_widget(Clear, rect);
-    let project = draft.project_name().unwrap_or("?");
-    let others = if draft.projects.len() > 1 {
+    let (title, project) = match &draft.reply_to {
+        Some(job) => (" reply to ", job.to_string()),
+        None => (
+            " new task for ",
+            draft.project_name().unwrap_or("?").to_owned(),
+        ),
+    };
+    let others = if draft.reply_to.is_some() {
+        " (its Claude Code session goes on)".to_string()
+    } else if draft.projects.len() > 1 {
         format!(" ({}: another project)", km.first_key(A::NextProject))
     } else {
         String::new()
+    };
+    let verb = if draft.reply_to.is_some() {
+        "sends"
+    } else {
+        "dispatches"
     };
     let hint = if draft.sending {
         " starting… ".to_string()
     } else {
         format!(
-            " {} dispatches · {} new line · {} hides (the text stays) ",
+            " {} {verb} · {} new line · {} hides (the text stays) ",
             km.first_key(A::Dispatch),
             km.first_key(A::NewLine),
             km.first_key(A::Hide)
@@ -111,8 +124,8 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
         .borders(Borders::ALL)
         .border_style(theme.accent())
         .title(Line::from(vec![
-            Span::styled(" new task for ", theme.title()),
-            Span::styled(project.to_string(), theme.accent()),
+            Span::styled(title, theme.title()),
+            Span::styled(project, theme.accent()),
             Span::styled(others, theme.dim()),
         ]))
         .title_bottom(Line::from(Span::styled(hint, theme.dim())));

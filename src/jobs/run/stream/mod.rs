@@ -15,10 +15,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
-use crate::jobs::fs::names::{ACTIVITY_FILE, META_FILE, STREAM_FILE};
+use crate::jobs::fs::names::{ACTIVITY_FILE, STREAM_FILE};
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::session::{Activity, Usage};
 use reader::Sink;
@@ -158,25 +157,7 @@ pub fn record_usage(dir: &Path, usage: &Usage) -> io::Result<()> {
     })
 }
 
-/// Reads meta.json, lets `change` edit it, and replaces it atomically when `change` says it
-/// changed something, keeping every other field. Never follows a link: the directory may be
-/// the agent's user's.
-pub fn update_meta(
-    dir: &Path,
-    change: impl FnOnce(&mut Map<String, Value>) -> bool,
-) -> io::Result<()> {
-    let path = dir.join(META_FILE);
-    let bytes = read_capped(&path, META_FILE_CAP)?
-        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "meta.json is missing"))?;
-    let Ok(Value::Object(mut meta)) = serde_json::from_slice::<Value>(&bytes) else {
-        return Err(io::Error::other("meta.json is not a JSON object"));
-    };
-    if !change(&mut meta) {
-        return Ok(());
-    }
-    let bytes = serde_json::to_vec_pretty(&Value::Object(meta)).map_err(io::Error::other)?;
-    write_atomic(dir, META_FILE, &bytes)
-}
+pub use crate::jobs::fs::publish::update_meta;
 
 /// Opens `path` for appending, creating it; never through a link, never a FIFO or a device
 /// (the agent may have put one there: the supervisor may be root).

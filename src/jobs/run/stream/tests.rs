@@ -1,5 +1,6 @@
 use super::reader::{Feed, LINE_CAP, Sink, is_stream_json};
 use super::*;
+use crate::jobs::fs::names::META_FILE;
 use chrono::TimeZone;
 
 /// What a [`Feed`] gave out, in memory.

@@ -15,6 +15,7 @@ fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
         retry_of: None,
         addendum: None,
         queue_id: None,
+        session: Default::default(),
     };
     let c = create(root.path(), &spec, Utc::now()).unwrap();
     (root, c.dir)
