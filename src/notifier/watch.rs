@@ -1,0 +1,191 @@
+//! `luzia notify --watch`: the job watcher's events (a question written, an exit line appended,
+//! a job directory made) bring a look at the jobs they name at once; a tick re-reads the jobs
+//! that can still change, for what no file event announces (a stall, a budget passed, an agent
+//! that died); now and then, or when the watcher lost events, every job is looked at. Commands
+//! run on a thread of their own, in order, so a slow notifier never delays the next look.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use chrono::Utc;
+
+use super::Notifier;
+use crate::jobs::insight::notify::Event;
+use crate::jobs::{Job, JobId, Status, read_job};
+use crate::watch::{JobWatcher, POLL_EVERY, Signal};
+
+/// How often the jobs that can still change are read again.
+const TICK: Duration = Duration::from_secs(5);
+/// How often every job is read again, even with a watcher that lost nothing.
+const FULL_EVERY: Duration = Duration::from_secs(10 * 60);
+
+/// Watches until the process is ended (Ctrl-C, SIGTERM).
+pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = JobWatcher::start(n.root(), move |s| {
+        let _ = tx.send(s);
+    });
+    let n = Arc::new(n);
+    let (queue, to_send) = mpsc::channel::<Event>();
+    let sender = Arc::clone(&n);
+    std::thread::Builder::new()
+        .name("notify-send".into())
+        .spawn(move || {
+            for event in to_send {
+                sender.send(event, &mut std::io::stdout());
+            }
+        })?;
+    let how = match watcher.mode() {
+        crate::watch::WatchMode::Inotify => "watching".to_string(),
+        crate::watch::WatchMode::Polling { reason } => format!("polling ({reason})"),
+    };
+    writeln!(
+        out,
+        "luzia notify: {how} {}; sent events are remembered in {}",
+        n.root().display(),
+        n.ledger_path().display()
+    )?;
+    out.flush()?;
+    let mut w = Watch {
+        n: &n,
+        watcher: &mut watcher,
+        active: HashSet::new(),
+        queue,
+        last_error: None,
+    };
+    w.full();
+    let mut last_full = Instant::now();
+    let mut next_tick = Instant::now() + TICK;
+    loop {
+        let wait = next_tick.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(wait) {
+            Ok(first) => {
+                let (ids, rescan) = gather(first, &rx);
+                if rescan {
+                    w.full();
+                    last_full = Instant::now();
+                } else {
+                    w.partial(ids);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let every = if w.watcher.is_polling() {
+                    POLL_EVERY
+                } else {
+                    TICK
+                };
+                next_tick = Instant::now() + every;
+                if w.watcher.is_polling() || last_full.elapsed() >= FULL_EVERY {
+                    w.full();
+                    last_full = Instant::now();
+                } else {
+                    let ids = w.active.iter().cloned().collect();
+                    w.partial(ids);
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(1),
+        }
+    }
+}
+
+/// The first signal and every one already waiting behind it: the jobs they name, and whether
+/// any asks for a look at everything.
+fn gather(first: Signal, rx: &mpsc::Receiver<Signal>) -> (Vec<JobId>, bool) {
+    let mut ids: Vec<JobId> = Vec::new();
+    let mut rescan = false;
+    for s in std::iter::once(first).chain(rx.try_iter()) {
+        match s {
+            Signal::Changed(changed) => ids.extend(changed),
+            Signal::Rescan => rescan = true,
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    (ids, rescan)
+}
+
+struct Watch<'a> {
+    n: &'a Notifier,
+    watcher: &'a mut JobWatcher,
+    /// The jobs that can still give an event: watched, and read again at each tick.
+    active: HashSet<JobId>,
+    queue: mpsc::Sender<Event>,
+    /// Said once until another error (or none) comes: a broken state file must not fill the log.
+    last_error: Option<String>,
+}
+
+/// A job worth watching: one whose files can still change what it gives.
+fn can_change(job: &Job) -> bool {
+    !job.is_settled() && job.status != Status::Died
+}
+
+impl Watch<'_> {
+    fn full(&mut self) {
+        let now = Utc::now();
+        match crate::jobs::scan(self.n.root(), now) {
+            Ok(jobs) => {
+                let live: HashSet<JobId> = jobs
+                    .iter()
+                    .filter(|j| can_change(j))
+                    .map(|j| j.id.clone())
+                    .collect();
+                for gone in self.active.difference(&live).cloned().collect::<Vec<_>>() {
+                    self.watcher.set_watched(&gone, false);
+                }
+                for id in &live {
+                    self.watcher.set_watched(id, true);
+                }
+                self.active = live;
+                self.claim(&jobs, true, now);
+            }
+            Err(e) => self.error(format!("{e}")),
+        }
+    }
+
+    fn partial(&mut self, ids: Vec<JobId>) {
+        let now = Utc::now();
+        let mut jobs = Vec::new();
+        for id in ids {
+            match read_job(self.n.root(), &id, now) {
+                Some(job) => {
+                    let live = can_change(&job);
+                    self.watcher.set_watched(&id, live);
+                    if live {
+                        self.active.insert(id);
+                    } else {
+                        self.active.remove(&id);
+                    }
+                    jobs.push(job);
+                }
+                None => {
+                    self.watcher.set_watched(&id, false);
+                    self.active.remove(&id);
+                }
+            }
+        }
+        self.claim(&jobs, false, now);
+    }
+
+    fn claim(&mut self, jobs: &[Job], full: bool, now: chrono::DateTime<Utc>) {
+        match self.n.look(jobs, full, now) {
+            Ok(claimed) => {
+                self.last_error = None;
+                for event in claimed.send {
+                    let _ = self.queue.send(event);
+                }
+            }
+            Err(e) => self.error(e.to_string()),
+        }
+    }
+
+    fn error(&mut self, message: String) {
+        if self.last_error.as_ref() != Some(&message) {
+            eprintln!("luzia: error: {message}");
+            self.last_error = Some(message);
+        }
+    }
+}
