@@ -344,3 +344,36 @@ fn test_sends_a_sample_and_a_missing_table_says_what_to_add() {
         "one of --watch, --once, --test is required: {err}"
     );
 }
+
+#[test]
+fn a_stall_no_file_announces_is_found_by_the_tick_and_each_stall_sent_once() {
+    let w = World::new(
+        "command = [NOTIFIER]\nevents = [\"stalled\"]\n\n[alarms]\nstall_after = \"1s\"",
+    );
+    let (_watcher, _) = w.watcher("watch.out");
+    // A job whose agent is a live process of the test, writing nothing after its first line.
+    let agent = sleeper();
+    let id = "140000-5a11";
+    let dir = w.jobs.join(id);
+    fs::create_dir(&dir).unwrap();
+    record_process(&dir, agent.id());
+    fs::write(dir.join("pid"), format!("{}\n", agent.id())).unwrap();
+    let meta = serde_json::json!({"id": id, "project": "p", "task": "quiet",
+        "started": now_rfc3339(), "pid": agent.id()});
+    fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+    fs::write(dir.join("output.log"), "working\n").unwrap();
+    let stalled = |w: &World| -> Vec<String> {
+        w.received_keys()
+            .into_iter()
+            .filter(|k| k.starts_with(&format!("{id}:stalled:")))
+            .collect()
+    };
+    let first = wait_for("the first stall", || stalled(&w).first().cloned());
+    // New output ends that stall; silence again is another stall, with another key.
+    fs::write(dir.join("output.log"), "working\nstill working\n").unwrap();
+    wait_for("a second stall", || (stalled(&w).len() >= 2).then_some(()));
+    let all = stalled(&w);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[0], first);
+    assert_ne!(all[0], all[1]);
+}

@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{Brief, Event, summary};
-use crate::jobs::fs::files::read_small;
+use crate::jobs::fs::files::read_capped;
 use crate::jobs::fs::publish::{locked, write_atomic};
 
 /// The file's name in the state directory.
@@ -28,6 +28,9 @@ pub const LEDGER_FILE: &str = "notify-sent.json";
 /// A key is forgotten once its event has stood no more for this long: by then it is never
 /// derived again (failures older than a day are not), and the file stays small.
 const KEEP: chrono::Duration = chrono::Duration::days(7);
+
+/// The ledger is read whole: a week of keys of a busy fleet is well under this.
+const LEDGER_CAP: u64 = 16 * 1024 * 1024;
 
 /// Events held back are listed one by one up to this many, and counted beyond.
 const HELD_LISTED: usize = 100;
@@ -159,7 +162,7 @@ impl Ledger {
 
     fn read(&self) -> Result<State, LedgerError> {
         let path = self.path();
-        let bytes = read_small(&path).map_err(|source| LedgerError::Io {
+        let bytes = read_capped(&path, LEDGER_CAP).map_err(|source| LedgerError::Io {
             dir: self.dir.clone(),
             source,
         })?;
