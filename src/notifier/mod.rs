@@ -68,11 +68,13 @@ impl Notifier {
     }
 
     /// The events of `jobs` not sent before, claimed. `full`: `jobs` is every job there is, so
-    /// keys of events that no longer stand may be forgotten.
+    /// keys of events that no longer stand may be forgotten. Without `always`, jobs that give
+    /// no event leave the ledger alone (a streaming agent's every write brings a look).
     pub fn look(
         &self,
         jobs: &[Job],
         full: bool,
+        always: bool,
         now: DateTime<Utc>,
     ) -> Result<Claimed, LedgerError> {
         let derived: Vec<Event> = jobs
@@ -85,6 +87,9 @@ impl Notifier {
             .into_iter()
             .filter(|e| self.settings.filter.wants(e))
             .collect();
+        if wanted.is_empty() && !full && !always {
+            return Ok(Claimed::default());
+        }
         wanted.sort_by(|a, b| a.at.cmp(&b.at));
         let limits = Limits {
             max_per_minute: self.settings.max_per_minute,
@@ -136,7 +141,7 @@ impl Notifier {
 pub fn once(n: &Notifier, out: &mut dyn Write) -> Result<u8> {
     let now = Utc::now();
     let jobs = crate::jobs::scan(n.root(), now)?;
-    let claimed = n.look(&jobs, true, now)?;
+    let claimed = n.look(&jobs, true, true, now)?;
     let mut failed = 0;
     for event in claimed.send {
         failed += usize::from(!n.send(event, out).is_sent());

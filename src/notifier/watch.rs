@@ -22,6 +22,9 @@ use crate::watch::{JobWatcher, POLL_EVERY, Signal};
 const TICK: Duration = Duration::from_secs(5);
 /// How often every job is read again, even with a watcher that lost nothing.
 const FULL_EVERY: Duration = Duration::from_secs(10 * 60);
+/// Looks brought by file events come at most this often: an agent streaming its output brings
+/// an event a write, and a question needs no more than a quarter of a second to be told.
+const MIN_GAP: Duration = Duration::from_millis(250);
 
 /// Watches until the process is ended (Ctrl-C, SIGTERM).
 pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
@@ -30,26 +33,8 @@ pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
         let _ = tx.send(s);
     });
     let n = Arc::new(n);
-    let (queue, to_send) = mpsc::channel::<Event>();
-    let sender = Arc::clone(&n);
-    std::thread::Builder::new()
-        .name("notify-send".into())
-        .spawn(move || {
-            for event in to_send {
-                sender.send(event, &mut std::io::stdout());
-            }
-        })?;
-    let how = match watcher.mode() {
-        crate::watch::WatchMode::Inotify => "watching".to_string(),
-        crate::watch::WatchMode::Polling { reason } => format!("polling ({reason})"),
-    };
-    writeln!(
-        out,
-        "luzia notify: {how} {}; sent events are remembered in {}",
-        n.root().display(),
-        n.ledger_path().display()
-    )?;
-    out.flush()?;
+    let queue = sender(&n)?;
+    say_how(&n, &watcher, out)?;
     let mut w = Watch {
         n: &n,
         watcher: &mut watcher,
@@ -59,18 +44,20 @@ pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
     };
     w.full();
     let mut last_full = Instant::now();
+    let mut last_look = Instant::now();
     let mut next_tick = Instant::now() + TICK;
     loop {
         let wait = next_tick.saturating_duration_since(Instant::now());
         match rx.recv_timeout(wait) {
             Ok(first) => {
-                let (ids, rescan) = gather(first, &rx);
+                let (ids, rescan) = gather(first, &rx, last_look + MIN_GAP);
                 if rescan {
                     w.full();
                     last_full = Instant::now();
                 } else {
-                    w.partial(ids);
+                    w.partial(ids, false);
                 }
+                last_look = Instant::now();
             }
             Err(RecvTimeoutError::Timeout) => {
                 let every = if w.watcher.is_polling() {
@@ -84,7 +71,8 @@ pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
                     last_full = Instant::now();
                 } else {
                     let ids = w.active.iter().cloned().collect();
-                    w.partial(ids);
+                    // Always to the ledger: what the rate limit held may be sent now.
+                    w.partial(ids, true);
                 }
             }
             Err(RecvTimeoutError::Disconnected) => return Ok(1),
@@ -92,12 +80,50 @@ pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
     }
 }
 
-/// The first signal and every one already waiting behind it: the jobs they name, and whether
-/// any asks for a look at everything.
-fn gather(first: Signal, rx: &mpsc::Receiver<Signal>) -> (Vec<JobId>, bool) {
+/// The first line: how the jobs are watched, and where the ledger is.
+fn say_how(n: &Notifier, watcher: &JobWatcher, out: &mut dyn Write) -> std::io::Result<()> {
+    let how = match watcher.mode() {
+        crate::watch::WatchMode::Inotify => "watching".to_string(),
+        crate::watch::WatchMode::Polling { reason } => format!("polling ({reason})"),
+    };
+    writeln!(
+        out,
+        "luzia notify: {how} {}; sent events are remembered in {}",
+        n.root().display(),
+        n.ledger_path().display()
+    )?;
+    out.flush()
+}
+
+/// The thread that runs the commands, one event after the other, in the order they were
+/// claimed; it says what came of each on stdout.
+fn sender(n: &Arc<Notifier>) -> std::io::Result<mpsc::Sender<Event>> {
+    let (queue, to_send) = mpsc::channel::<Event>();
+    let n = Arc::clone(n);
+    std::thread::Builder::new()
+        .name("notify-send".into())
+        .spawn(move || {
+            for event in to_send {
+                n.send(event, &mut std::io::stdout());
+            }
+        })?;
+    Ok(queue)
+}
+
+/// The first signal and every one that comes behind it until `until`: the jobs they name, and
+/// whether any asks for a look at everything.
+fn gather(first: Signal, rx: &mpsc::Receiver<Signal>, until: Instant) -> (Vec<JobId>, bool) {
+    let mut signals = vec![first];
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(s) => signals.push(s),
+            Err(_) => break,
+        }
+    }
+    signals.extend(rx.try_iter());
     let mut ids: Vec<JobId> = Vec::new();
     let mut rescan = false;
-    for s in std::iter::once(first).chain(rx.try_iter()) {
+    for s in signals {
         match s {
             Signal::Changed(changed) => ids.extend(changed),
             Signal::Rescan => rescan = true,
@@ -140,13 +166,14 @@ impl Watch<'_> {
                     self.watcher.set_watched(id, true);
                 }
                 self.active = live;
-                self.claim(&jobs, true, now);
+                self.claim(&jobs, true, true, now);
             }
             Err(e) => self.error(format!("{e}")),
         }
     }
 
-    fn partial(&mut self, ids: Vec<JobId>) {
+    /// Reads the jobs `ids`; `tick`: go to the ledger even when they give no event.
+    fn partial(&mut self, ids: Vec<JobId>, tick: bool) {
         let now = Utc::now();
         let mut jobs = Vec::new();
         for id in ids {
@@ -167,11 +194,11 @@ impl Watch<'_> {
                 }
             }
         }
-        self.claim(&jobs, false, now);
+        self.claim(&jobs, false, tick, now);
     }
 
-    fn claim(&mut self, jobs: &[Job], full: bool, now: chrono::DateTime<Utc>) {
-        match self.n.look(jobs, full, now) {
+    fn claim(&mut self, jobs: &[Job], full: bool, always: bool, now: chrono::DateTime<Utc>) {
+        match self.n.look(jobs, full, always, now) {
             Ok(claimed) => {
                 self.last_error = None;
                 for event in claimed.send {
