@@ -377,3 +377,36 @@ fn a_stall_no_file_announces_is_found_by_the_tick_and_each_stall_sent_once() {
     assert_eq!(all[0], first);
     assert_ne!(all[0], all[1]);
 }
+
+#[test]
+fn a_stopped_watcher_takes_its_hung_command_with_it() {
+    let w = World::new(
+        "command = [\"sh\", \"-c\", \"sleep 300 & echo $! >> \\\"$0\\\"; wait\", \"PIDS\"]\ntimeout_seconds = 600",
+    );
+    let pids = w.base.join("pids");
+    let config = fs::read_to_string(&w.config)
+        .unwrap()
+        .replace("PIDS", pids.to_str().unwrap());
+    fs::write(&w.config, config).unwrap();
+    let (mut watcher, _) = w.watcher("watch.out");
+    let dir = w.jobs.join("150000-dead");
+    fs::create_dir(&dir).unwrap();
+    let meta = serde_json::json!({"id": "150000-dead", "project": "p", "task": "t",
+        "started": now_rfc3339()});
+    fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+    fs::write(dir.join("output.log"), "no\n\nexit:1\n").unwrap();
+    let sleeper: u32 = wait_for("the command to start", || {
+        fs::read_to_string(&pids).ok()?.trim().parse().ok()
+    });
+    assert!(pid_alive(sleeper));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(watcher.id() as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let status = watcher.wait_within(GUARD, "the watcher after SIGTERM");
+    assert_eq!(status.code(), Some(143));
+    wait_for("the hung command's sleep to be gone", || {
+        (!pid_alive(sleeper) || proc_comm(sleeper).is_none_or(|c| c != "sleep")).then_some(())
+    });
+}

@@ -6,9 +6,22 @@ use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::jobs::insight::notify::Event;
+
+/// The process group of the command running now (0: none), for [`kill_running`].
+static RUNNING: AtomicI32 = AtomicI32::new(0);
+
+/// Kills the command running now, with what it started: a notifier that is itself being
+/// stopped must not leave a hung command behind, running for ever with nobody to time it out.
+pub fn kill_running() {
+    let group = RUNNING.swap(0, Ordering::SeqCst);
+    if let Some(pid) = rustix::process::Pid::from_raw(group) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
 
 /// What became of one command.
 #[derive(Debug)]
@@ -108,7 +121,10 @@ pub fn deliver(argv: &[String], timeout: Duration, event: &Event) -> Delivery {
             let _ = stdin.write_all(&line);
         });
     }
-    wait(&mut child, started, timeout)
+    RUNNING.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+    let delivery = wait(&mut child, started, timeout);
+    RUNNING.store(0, Ordering::SeqCst);
+    delivery
 }
 
 /// Waits for the child until `timeout`, looking more slowly as time goes on. It is reaped only

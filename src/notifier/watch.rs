@@ -26,8 +26,13 @@ const FULL_EVERY: Duration = Duration::from_secs(10 * 60);
 /// an event a write, and a question needs no more than a quarter of a second to be told.
 const MIN_GAP: Duration = Duration::from_millis(250);
 
-/// Watches until the process is ended (Ctrl-C, SIGTERM).
+/// Exit codes when a signal ends the watch (the shell's 128 + signal number; Ctrl-C is 0).
+const SIGTERM_EXIT: i32 = 143;
+const SIGHUP_EXIT: i32 = 129;
+
+/// Watches until Ctrl-C (exit 0), SIGTERM or SIGHUP.
 pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
+    on_signals()?;
     let (tx, rx) = mpsc::channel();
     let mut watcher = JobWatcher::start(n.root(), move |s| {
         let _ = tx.send(s);
@@ -78,6 +83,38 @@ pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
             Err(RecvTimeoutError::Disconnected) => return Ok(1),
         }
     }
+}
+
+/// Ends the process on Ctrl-C, SIGTERM or SIGHUP, killing the command running then (it is in
+/// a process group of its own, so a signal to luzia's does not reach it).
+fn on_signals() -> Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    // Registered here, before the first look: a signal from now on is caught.
+    let mut signals = rt.block_on(async {
+        Ok::<_, std::io::Error>((
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
+        ))
+    })?;
+    std::thread::Builder::new()
+        .name("notify-signals".into())
+        .spawn(move || {
+            let (int, term, hup) = &mut signals;
+            let code = rt.block_on(async {
+                tokio::select! {
+                    _ = int.recv() => 0,
+                    _ = term.recv() => SIGTERM_EXIT,
+                    _ = hup.recv() => SIGHUP_EXIT,
+                }
+            });
+            super::command::kill_running();
+            std::process::exit(code);
+        })?;
+    Ok(())
 }
 
 /// The first line: how the jobs are watched, and where the ledger is.
