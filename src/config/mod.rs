@@ -19,7 +19,7 @@ pub use file::{
     AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
 };
 pub use keys::{Binding, KeyBindings};
-pub use notify::{DEFAULT_MAX_PER_MINUTE, DEFAULT_TIMEOUT, NotifyConfig, PLACEHOLDERS};
+pub use notify::NotifyConfig;
 
 pub const DEFAULT_JOBS_DIR: &str = "/var/log/luz-orchestrator/jobs";
 pub const DEFAULT_NOTIFICATIONS_LOG: &str = "/var/log/luz-orchestrator/notifications.log";

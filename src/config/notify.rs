@@ -12,20 +12,9 @@ use super::ConfigError;
 use crate::jobs::insight::notify::{Filter, Kind};
 
 /// Commands run per minute at most, unless `max_per_minute` says otherwise.
-pub const DEFAULT_MAX_PER_MINUTE: u32 = 10;
+const DEFAULT_MAX_PER_MINUTE: u32 = 10;
 /// How long the command may run before it is killed, unless `timeout_seconds` says otherwise.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The placeholders a `[notify] command` argument may hold.
-pub const PLACEHOLDERS: [&str; 7] = [
-    "{kind}",
-    "{title}",
-    "{body}",
-    "{job_id}",
-    "{project}",
-    "{host}",
-    "{key}",
-];
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `[notify]` as written.
 #[derive(Debug, Default, Deserialize)]
