@@ -13,11 +13,14 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::jobs::fs::files::open_nofollow;
+use crate::jobs::fs::names::LOG_FILE;
+use crate::jobs::fs::tail::{last_lines, parse_exit_line};
 use crate::jobs::insight::alarms::{AlarmKind, AlarmRules, job_alarms};
 use crate::jobs::model::job::Job;
 use crate::jobs::model::status::Status;
 use crate::jobs::model::time::format_duration;
-use crate::jobs::text::sanitize::{ellipsize, plain_text};
+use crate::jobs::text::sanitize::{ellipsize, plain_text, sanitize_line};
 
 /// What an event is about. The first five are what `[notify] events` filters on; `more` sums up
 /// what the rate limit held back, `test` is `luzia notify --test`'s sample.
@@ -283,23 +286,16 @@ fn failure_event(job: &Job, now: DateTime<Utc>, host: &str) -> Option<Event> {
 /// The last `n` lines of the job's output, as plain text, for a failure's body: read only for
 /// the events actually sent.
 pub fn last_output(job_dir: &std::path::Path, n: usize) -> Vec<String> {
-    let path = job_dir.join(crate::jobs::fs::names::LOG_FILE);
-    let Ok(Some(file)) = crate::jobs::fs::files::open_nofollow(&path) else {
+    let Ok(Some(file)) = open_nofollow(&job_dir.join(LOG_FILE)) else {
         return Vec::new();
     };
     let len = file.metadata().map_or(0, |m| m.len());
-    let lines = crate::jobs::fs::tail::last_lines(&file, len, n + 2).unwrap_or_default();
+    // A few more than asked: the blank line and the exit line at the end are left out.
+    let lines = last_lines(&file, len, n + 2).unwrap_or_default();
     let mut text: Vec<String> = lines
         .iter()
-        .map(|l| {
-            ellipsize(
-                &crate::jobs::text::sanitize::sanitize_line(&l.bytes).plain(),
-                200,
-            )
-        })
-        .filter(|l| {
-            !l.trim().is_empty() && crate::jobs::fs::tail::parse_exit_line(l.as_bytes()).is_none()
-        })
+        .map(|l| ellipsize(&sanitize_line(&l.bytes).plain(), 200))
+        .filter(|l| !l.trim().is_empty() && parse_exit_line(l.as_bytes()).is_none())
         .collect();
     let drop = text.len().saturating_sub(n);
     text.drain(..drop);

@@ -434,3 +434,15 @@ fn a_corrupt_state_file_is_an_error_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn a_failure_ends_with_its_last_lines_of_output_made_plain() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("output.log"),
+        "one\ntwo\n\x1b[31mTraceback\x1b[0m\x1b]0;title\x07\nValueError: x\n\nexit:1\n",
+    )
+    .unwrap();
+    assert_eq!(last_output(dir.path(), 2), ["Traceback", "ValueError: x"]);
+    assert!(last_output(&dir.path().join("gone"), 5).is_empty());
+}
