@@ -1,7 +1,8 @@
 //! The recipes docs/notifications.md gives (assets/notify/luzia-ntfy, -slack, -telegram), run
 //! for real: `luzia notify --test` runs each as its `[notify] command`, with the real jq and
 //! curl, against an HTTP listener on 127.0.0.1 standing for the service. The request must be
-//! the one the service documents. Where jq or curl is missing, the tests say so loudly and pass.
+//! the one the service documents. Where jq or curl is missing, the tests say so loudly and pass
+//! (CI installs both and sets LUZIA_REQUIRE_RECIPE_TOOLS=1, so there they fail instead).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
@@ -78,6 +79,9 @@ fn tools_present() -> bool {
     };
     if have("jq") && have("curl") {
         return true;
+    }
+    if std::env::var("LUZIA_REQUIRE_RECIPE_TOOLS").is_ok_and(|v| v == "1") {
+        panic!("LUZIA_REQUIRE_RECIPE_TOOLS=1 but jq or curl is missing");
     }
     eprintln!(
         "\n{0}\nSKIPPED: jq and curl are needed to run the recipes\n{0}\n",
