@@ -66,6 +66,8 @@ pub enum Command {
     Attach(AttachArgs),
     /// Tasks waiting for a free slot, and those that failed to start with the reason
     Queue(QueueArgs),
+    /// Run the [notify] command for each new question, gate, failure, stall or overrun
+    Notify(NotifyArgs),
     /// Run a job's agent to the end (started by `run`; not for people)
     #[command(hide = true)]
     Supervise(SuperviseArgs),
@@ -376,6 +378,20 @@ pub enum QueueAction {
         #[arg(long)]
         all: bool,
     },
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("how").required(true).args(["watch", "once", "test"])))]
+pub struct NotifyArgs {
+    /// Keep watching the jobs and notify as events come (no cockpit needed); until Ctrl-C
+    #[arg(long)]
+    pub watch: bool,
+    /// Look once, send what is new since the last look, and exit (for cron)
+    #[arg(long)]
+    pub once: bool,
+    /// Send one sample event, to check the [notify] command
+    #[arg(long)]
+    pub test: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ pub mod config;
 pub mod demo;
 pub mod dispatcher;
 pub mod jobs;
+pub mod notifier;
 pub mod tui;
 pub mod watch;
 pub mod xdg;

@@ -54,6 +54,11 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Attach(args) => commands::session::attach(&cfg, args)?,
                 Command::Queue(args) => commands::run::queue(&cfg, args, &mut out)?,
                 Command::Supervise(args) => commands::run::supervise(&cfg, args)?,
+                // Its sending thread writes to stdout too: this thread must not hold it locked.
+                Command::Notify(args) => {
+                    drop(out);
+                    return commands::notify::run(&cfg, args);
+                }
                 Command::Tui(args) => {
                     drop(out);
                     return commands::tui::run(&cfg, args);

@@ -8,6 +8,7 @@ pub(crate) mod fixtures;
 pub mod install;
 pub mod jobs;
 pub mod logs;
+pub mod notify;
 pub mod questions;
 pub mod run;
 pub mod session;

@@ -36,6 +36,7 @@ pub(super) struct FileConfig {
     #[serde(default)]
     pub(super) projects: BTreeMap<String, Project>,
     pub(super) theme: Option<Theme>,
+    pub(super) notify: Option<super::notify::NotifyFile>,
     /// Shape checked by `KeyBindings::from_table`, which says what is wrong better than serde.
     #[serde(default)]
     pub(super) keys: toml::Table,

@@ -6,6 +6,7 @@
 mod alarms;
 mod file;
 mod keys;
+mod notify;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -18,6 +19,7 @@ pub use file::{
     AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
 };
 pub use keys::{Binding, KeyBindings};
+pub use notify::NotifyConfig;
 
 pub const DEFAULT_JOBS_DIR: &str = "/var/log/luz-orchestrator/jobs";
 pub const DEFAULT_NOTIFICATIONS_LOG: &str = "/var/log/luz-orchestrator/notifications.log";
@@ -64,6 +66,8 @@ pub struct Config {
     pub alarms: AlarmRules,
     /// Ring the bell once when an alarm is raised.
     pub alarm_bell: bool,
+    /// `[notify]`: the command `luzia notify` runs for each event; `None` without the table.
+    pub notify: Option<NotifyConfig>,
     /// The file that was read, if any.
     pub file: Option<PathBuf>,
 }
@@ -131,6 +135,7 @@ impl Config {
         let alarms_file = file.alarms.take().unwrap_or_default();
         let alarms = alarms::alarm_rules(&alarms_file, &file.projects, &invalid)?;
         let keys = KeyBindings::from_table(&file.keys).map_err(invalid)?;
+        let notify = notify::notify_config(file.notify.take(), &invalid)?;
         let known_issues = file
             .known_issues
             .take()
@@ -155,6 +160,7 @@ impl Config {
             known_issues,
             alarms,
             alarm_bell: alarms_file.bell.unwrap_or(true),
+            notify,
             file: path,
         })
     }

@@ -175,6 +175,7 @@ fn the_example_config_is_valid_and_complete() {
     );
     assert!(parsed.agent.is_some() && parsed.theme.is_some() && !parsed.projects.is_empty());
     assert!(parsed.read_only.is_some());
+    assert!(parsed.notify.is_some());
 }
 
 #[test]
