@@ -224,6 +224,18 @@ fn two_watchers_send_each_question_and_failure_exactly_once() {
     // since the first job's events, and had every chance to send them again.
     let quick = w.start("quick");
     w.wait_received(&format!("{quick}:failed"));
+    // A watcher says it sent an event once its command has ended, which is after the command
+    // wrote what it received: wait for the three lines before stopping the watchers.
+    let sent_lines = || {
+        [&first_log, &second_log]
+            .iter()
+            .map(|l| fs::read_to_string(l).unwrap_or_default())
+            .map(|t| t.lines().filter(|l| l.contains(": sent in")).count())
+            .sum::<usize>()
+    };
+    wait_for("the watchers' three `sent in` lines", || {
+        (sent_lines() >= 3).then_some(())
+    });
     first.kill_and_reap();
     second.kill_and_reap();
 
@@ -233,11 +245,7 @@ fn two_watchers_send_each_question_and_failure_exactly_once() {
         format!("{quick}:failed"),
     ];
     assert_eq!(w.received_keys(), want, "each event once, in order");
-    let sent_lines = [first_log, second_log]
-        .iter()
-        .map(|l| fs::read_to_string(l).unwrap())
-        .map(|t| t.lines().filter(|l| l.contains(": sent in")).count())
-        .sum::<usize>();
+    let sent_lines = sent_lines();
     assert_eq!(sent_lines, 3, "the two watchers shared the work");
 
     // A later look, as cron would run it, finds nothing new.
