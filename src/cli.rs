@@ -98,6 +98,11 @@ pub struct DemoAgentArgs {
     /// the task)
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
+    /// Claude Code's own flag, named on the demo's command line so that the supervisor reads
+    /// the agent's stdout as it would read claude's (the claude scenario prints stream-json;
+    /// the others print text, which passes through unchanged)
+    #[arg(long, value_name = "FORMAT")]
+    pub output_format: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -94,7 +94,7 @@ fn config_toml(base: &Path, exe: &Path) -> String {
     format!(
         "# The demo's configuration: `luzia --config {cfg} jobs` works on it too.\n\
          jobs_dir = {jobs:?}\nqueue_dir = {queue:?}\nnotifications_log = {notes:?}\n\n\
-         [agent]\ncommand = [{exe:?}, \"demo-agent\"]\nmax_concurrent = 12\n\n\
+         [agent]\ncommand = [{exe:?}, \"demo-agent\", \"--output-format\", \"stream-json\"]\nmax_concurrent = 12\n\n\
          # Short, so that the demo's stalling agent is called stalled within half a minute\n\
          # (the default is 10m).\n\
          [alarms]\nstall_after = {STALL_AFTER:?}\n{projects}",
@@ -247,9 +247,14 @@ fn write_claude(jobs: &Path, now: chrono::DateTime<Utc>) -> Result<()> {
     )?;
     let raw = stream.into_output();
     fs::write(dir.join(STREAM_FILE), &raw)?;
-    // What the supervisor keeps of an agent's stdout, then its exit line.
-    let mut log = raw;
-    log.extend_from_slice(b"\nexit:0\n");
+    // What the supervisor writes of such a stream (its rendering), then its exit line.
+    let mut renderer = crate::jobs::run::stream::render::Renderer::new();
+    let mut log: Vec<u8> = raw
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .flat_map(|line| renderer.line(line).text.into_bytes())
+        .collect();
+    log.extend_from_slice(b"exit:0\n");
     fs::write(dir.join("output.log"), log)?;
     fs::write(dir.join("prompt.txt"), format!("{task}\n"))?;
     Ok(())
