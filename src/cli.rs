@@ -53,6 +53,9 @@ pub enum Command {
     Gate(GateArgs),
     /// (agent) Report progress
     Progress(ProgressArgs),
+    /// (agent) The MCP server Claude Code starts for a job: permission requests and questions
+    /// go to the operator, progress to progress.json (stdio, JSON-RPC)
+    Mcp(McpArgs),
     /// Start an agent on a task in a project (or queue it when every slot is taken)
     Run(RunArgs),
     /// Stop a running job (SIGTERM, then SIGKILL after a grace period); the exit line is recorded
@@ -251,6 +254,12 @@ pub struct AskArgs {
     /// The answer taken when the timeout passes (published as source "timeout")
     #[arg(long, requires = "timeout", value_name = "VALUE")]
     pub default: Option<String>,
+    #[command(flatten)]
+    pub dir: JobDirArg,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
     #[command(flatten)]
     pub dir: JobDirArg,
 }

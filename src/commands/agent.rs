@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
 use crate::jobs::hitl::agent::{self, Ask, AskResult, GateResult, GateSpec, ProgressReport};
@@ -29,6 +29,9 @@ pub fn ask(args: &AskArgs, out: &mut dyn Write) -> Result<u8> {
         context: args.context.clone(),
         timeout: args.timeout,
         default: args.default.clone(),
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     };
     match agent::ask(&args.dir.job_dir, &spec)? {
         AskResult::Answered(r) => {
@@ -73,25 +76,12 @@ pub fn gate(args: &GateArgs) -> Result<u8> {
 }
 
 pub fn progress(args: &ProgressArgs) -> Result<u8> {
-    let mut report = ProgressReport::default();
-    if let Some(pct) = args.percent {
-        if !(0.0..=100.0).contains(&pct) {
-            bail!("percent must be between 0 and 100, not {pct}");
-        }
-        report.percent = Some(pct);
-    }
-    if let (Some(k), Some(n)) = (args.step, args.of) {
-        if n == 0 || k > n {
-            bail!("--step {k} --of {n}: the step must be between 1 and the number of steps");
-        }
-        report.step = Some(k);
-        report.total_steps = Some(n);
-    }
-    report.step_name = args.name.clone();
-    report.eta_seconds = args.eta.map(|eta| eta.as_secs());
-    if report.is_empty() {
-        bail!("nothing to report: give a PERCENT, --step K --of N, --name or --eta");
-    }
+    let report = ProgressReport::checked(
+        args.percent,
+        args.step.zip(args.of),
+        args.name.clone(),
+        args.eta.map(|eta| eta.as_secs()),
+    )?;
     agent::report_progress(&args.dir.job_dir, &report)?;
     Ok(0)
 }

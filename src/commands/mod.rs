@@ -6,6 +6,7 @@ pub mod demo_agent;
 pub(crate) mod fixtures;
 pub mod jobs;
 pub mod logs;
+pub mod mcp;
 pub mod questions;
 pub mod run;
 pub mod status;

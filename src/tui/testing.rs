@@ -108,6 +108,9 @@ pub fn text_question_job() -> Job {
             timeout_minutes: Some(30.0),
             default_if_timeout: Some("v2.1".into()),
             note: None,
+            header: String::new(),
+            descriptions: Vec::new(),
+            multi_select: false,
         });
     })
 }

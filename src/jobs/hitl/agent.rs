@@ -15,7 +15,7 @@ use crate::jobs::fs::names::{
     DECISION_FILE, GATE_FILE, PROGRESS_FILE, QUESTION_FILE, RESPONSE_FILE,
 };
 use crate::jobs::fs::publish::write_atomic;
-use crate::jobs::fs::wait::DirWatch;
+use crate::jobs::fs::wait::{DirWatch, Stop};
 use crate::jobs::hitl::archive::{self, Approval, Clarification, GateRecord, QuestionRecord};
 use crate::jobs::hitl::history::{next_gate_id, next_question_id};
 use crate::jobs::hitl::once::PublishError;
@@ -34,6 +34,12 @@ pub struct Ask {
     pub context: String,
     pub timeout: Option<Duration>,
     pub default: Option<String>,
+    /// A short title for the question (`Database`); empty for none.
+    pub header: String,
+    /// What each option means, in the order of `options` (empty: none given).
+    pub descriptions: Vec<String>,
+    /// Whether several options may be chosen (a choice only).
+    pub multi_select: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -84,6 +90,44 @@ impl ProgressReport {
     pub fn is_empty(&self) -> bool {
         *self == ProgressReport::default()
     }
+
+    /// A report as an agent gives it (`luzia progress`, the progress tool of `luzia mcp`),
+    /// checked: a percent within 0-100, step K of N with K <= N, and something to report.
+    pub fn checked(
+        percent: Option<f64>,
+        steps: Option<(u64, u64)>,
+        step_name: Option<String>,
+        eta_seconds: Option<u64>,
+    ) -> Result<ProgressReport, AgentError> {
+        let mut report = ProgressReport::default();
+        if let Some(pct) = percent {
+            if !(0.0..=100.0).contains(&pct) {
+                return Err(AgentError::Invalid(format!(
+                    "percent must be between 0 and 100, not {pct}"
+                )));
+            }
+            report.percent = Some(pct);
+        }
+        if let Some((k, n)) = steps {
+            if n == 0 || k > n {
+                return Err(AgentError::Invalid(format!(
+                    "step {k} of {n}: the step must be between 1 and the number of steps"
+                )));
+            }
+            report.step = Some(k);
+            report.total_steps = Some(n);
+        }
+        report.step_name = step_name;
+        report.eta_seconds = eta_seconds;
+        if report.is_empty() {
+            return Err(AgentError::Invalid(
+                "nothing to report: give a percent, a step of a number of steps, a step name \
+                 or an estimate of the time left"
+                    .into(),
+            ));
+        }
+        Ok(report)
+    }
 }
 
 /// A progress milestone in `history.jsonl`.
@@ -103,6 +147,10 @@ pub enum AgentError {
     GatePending(String),
     #[error("{0} was removed while the agent waited for its answer: nobody answered it")]
     Withdrawn(String),
+    /// The wait was stopped (the agent's session ended, it was told to stop): the request was
+    /// withdrawn and recorded so in the history.
+    #[error("the agent stopped waiting: {0} was withdrawn")]
+    Stopped(String),
     #[error("{0}")]
     Invalid(String),
     #[error("cannot write in {path}: {source} (is the job directory writable, the disk not full?)")]
@@ -153,6 +201,16 @@ fn check_ask(spec: &Ask) -> Result<(), AgentError> {
             "a choice needs --option (at least one)".into(),
         ));
     }
+    if !spec.descriptions.is_empty() && spec.descriptions.len() != spec.options.len() {
+        return Err(AgentError::Invalid(
+            "give one description for each option, or none".into(),
+        ));
+    }
+    if spec.multi_select && spec.kind != QuestionType::Choice {
+        return Err(AgentError::Invalid(
+            "only a choice can take several options".into(),
+        ));
+    }
     match &spec.default {
         Some(d) if spec.kind == QuestionType::Choice && !spec.options.contains(d) => Err(
             AgentError::Invalid(format!("the default '{d}' is not one of the options")),
@@ -163,6 +221,12 @@ fn check_ask(spec: &Ask) -> Result<(), AgentError> {
 
 /// Asks, waits, archives. Returns how it ended.
 pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
+    ask_or_stop(dir, spec, &Stop::default())
+}
+
+/// As [`ask`], giving up when `stop` is stopped: the question is then withdrawn (recorded in
+/// the history as such, its file removed) and the result is [`AgentError::Stopped`].
+pub fn ask_or_stop(dir: &Path, spec: &Ask, stop: &Stop) -> Result<AskResult, AgentError> {
     check_dir(dir)?;
     check_ask(spec)?;
     if read_pending(dir).question.is_some() {
@@ -180,11 +244,32 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
         asked_at: timestamp(Utc::now()),
         timeout_minutes: minutes(spec.timeout),
         default_if_timeout: spec.default.as_deref(),
+        header: &spec.header,
+        option_descriptions: &spec.descriptions,
+        multi_select: spec.multi_select,
     };
     pretty(&clarification)
         .and_then(|b| write_atomic(dir, QUESTION_FILE, &b))
         .map_err(io(dir))?;
-    let result = wait_for_answer(dir, &clarification.id, spec)?;
+    let Some(result) = wait_for_answer(dir, &clarification.id, spec, stop)? else {
+        let answered = |r: &Response| r.question_id == clarification.id;
+        let response = archive::answer_in_place(dir, RESPONSE_FILE, Response::parse, answered);
+        let record = QuestionRecord {
+            clarification: &clarification,
+            response: response.as_ref(),
+            archived_at: timestamp(Utc::now()),
+            withdrawn: Some(WITHDRAWN),
+        };
+        archive::withdraw(dir, &record, QUESTION_FILE, RESPONSE_FILE, |b| {
+            Response::parse(b).is_some_and(|r| answered(&r))
+        })
+        .map_err(io(dir))?;
+        return Err(AgentError::Stopped(format!(
+            "question {} in {}",
+            clarification.id,
+            dir.display()
+        )));
+    };
     let response = match &result {
         AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r),
         AskResult::TimedOut => None,
@@ -193,6 +278,7 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
         clarification: &clarification,
         response,
         archived_at: timestamp(Utc::now()),
+        withdrawn: None,
     };
     archive::archive(dir, &record, [QUESTION_FILE, RESPONSE_FILE]).map_err(io(dir))?;
     Ok(result)
@@ -200,18 +286,27 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
 
 /// The operator's answer to question `id`, or the default once the time is up (published by
 /// the same exactly-once rule: an operator who got there first wins). An answer to question `id`
-/// is only ever in place while it stands: a late one is taken back by its publisher.
-fn wait_for_answer(dir: &Path, id: &str, spec: &Ask) -> Result<AskResult, AgentError> {
+/// is only ever in place while it stands: a late one is taken back by its publisher. `None`
+/// when `stop` was stopped first.
+fn wait_for_answer(
+    dir: &Path,
+    id: &str,
+    spec: &Ask,
+    stop: &Stop,
+) -> Result<Option<AskResult>, AgentError> {
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let read_answer = || {
         let bytes = read_small(&dir.join(RESPONSE_FILE)).ok()??;
         Response::parse(&bytes).filter(|r| r.question_id == id)
     };
-    if let Some(r) = DirWatch::new(dir).until(deadline, read_answer) {
-        return Ok(AskResult::Answered(r));
+    if let Some(r) = DirWatch::new(dir).until_stopped(deadline, stop, read_answer) {
+        return Ok(Some(AskResult::Answered(r)));
+    }
+    if stop.is_stopped() {
+        return Ok(None);
     }
     let Some(default) = &spec.default else {
-        return Ok(AskResult::TimedOut);
+        return Ok(Some(AskResult::TimedOut));
     };
     let ours = Response {
         question_id: id.to_owned(),
@@ -221,17 +316,26 @@ fn wait_for_answer(dir: &Path, id: &str, spec: &Ask) -> Result<AskResult, AgentE
         source: "timeout".into(),
         token: new_token(),
     };
-    Ok(
+    Ok(Some(
         match publish_response(dir, &ours).map_err(publish_failed(dir, QUESTION_FILE))? {
             Outcome::Done(r) => AskResult::TimedOutDefault(r),
             // An operator got there first: theirs stands.
             Outcome::Already(r) => AskResult::Answered(r),
         },
-    )
+    ))
 }
+
+/// Why a request was withdrawn, as its record in the history says.
+const WITHDRAWN: &str = "the agent stopped waiting for it";
 
 /// Stops at a gate, waits for the decision (or auto-approves when asked to), archives.
 pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
+    gate_or_stop(dir, spec, &Stop::default())
+}
+
+/// As [`gate`], giving up when `stop` is stopped: the gate is then withdrawn (recorded in the
+/// history as such, its file removed) and the result is [`AgentError::Stopped`].
+pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResult, AgentError> {
     check_dir(dir)?;
     if read_pending(dir).gate.is_some() {
         return Err(AgentError::GatePending(dir.display().to_string()));
@@ -248,27 +352,55 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
     pretty(&approval)
         .and_then(|b| write_atomic(dir, GATE_FILE, &b))
         .map_err(io(dir))?;
-    let result = wait_for_decision(dir, &approval.id, spec)?;
+    let Some(result) = wait_for_decision(dir, &approval.id, spec, stop)? else {
+        let decides = |d: &Decision| d.decides(&approval.id, spec.gate.as_str());
+        let decision = archive::answer_in_place(dir, DECISION_FILE, Decision::parse, decides);
+        let record = GateRecord {
+            approval: &approval,
+            decision: decision.as_ref(),
+            archived_at: timestamp(Utc::now()),
+            withdrawn: Some(WITHDRAWN),
+        };
+        archive::withdraw(dir, &record, GATE_FILE, DECISION_FILE, |b| {
+            Decision::parse(b).is_some_and(|d| decides(&d))
+        })
+        .map_err(io(dir))?;
+        return Err(AgentError::Stopped(format!(
+            "gate '{}' ({}) in {}",
+            spec.gate,
+            approval.id,
+            dir.display()
+        )));
+    };
     let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
     let record = GateRecord {
         approval: &approval,
-        decision,
+        decision: Some(decision),
         archived_at: timestamp(Utc::now()),
+        withdrawn: None,
     };
     archive::archive(dir, &record, [GATE_FILE, DECISION_FILE]).map_err(io(dir))?;
     Ok(result)
 }
 
 /// The operator's decision at gate instance `id`, or the approval once `auto_approve_after` has
-/// passed (by the same exactly-once rule).
-fn wait_for_decision(dir: &Path, id: &str, spec: &GateSpec) -> Result<GateResult, AgentError> {
+/// passed (by the same exactly-once rule). `None` when `stop` was stopped first.
+fn wait_for_decision(
+    dir: &Path,
+    id: &str,
+    spec: &GateSpec,
+    stop: &Stop,
+) -> Result<Option<GateResult>, AgentError> {
     let deadline = spec.auto_approve_after.map(|t| Instant::now() + t);
     let read_decision = || {
         let bytes = read_small(&dir.join(DECISION_FILE)).ok()??;
         Decision::parse(&bytes).filter(|d| d.decides(id, &spec.gate))
     };
-    if let Some(d) = DirWatch::new(dir).until(deadline, read_decision) {
-        return Ok(GateResult::Decided(d));
+    if let Some(d) = DirWatch::new(dir).until_stopped(deadline, stop, read_decision) {
+        return Ok(Some(GateResult::Decided(d)));
+    }
+    if stop.is_stopped() {
+        return Ok(None);
     }
     // Only reachable with a deadline: without auto-approval a gate waits for a person.
     let after = spec.auto_approve_after.map_or(0, |d| d.as_secs());
@@ -285,12 +417,12 @@ fn wait_for_decision(dir: &Path, id: &str, spec: &GateSpec) -> Result<GateResult
         source: "auto".into(),
         token: new_token(),
     };
-    Ok(
+    Ok(Some(
         match publish_decision(dir, &ours).map_err(publish_failed(dir, GATE_FILE))? {
             Outcome::Done(d) => GateResult::AutoApproved(d),
             Outcome::Already(d) => GateResult::Decided(d),
         },
-    )
+    ))
 }
 
 /// Replaces `progress.json` atomically; a milestone (a new step, or a quarter of the way

@@ -55,6 +55,8 @@ pub enum Closed {
     Unanswered,
     #[error("no answer to it is on record (it was withdrawn, or never asked here)")]
     Unrecorded,
+    #[error("the agent withdrew it before anyone answered (it stopped waiting)")]
+    Withdrawn,
 }
 
 /// The instance a request file asks now.
@@ -263,6 +265,7 @@ fn settled<T>(fate: Fate<T>) -> Result<Outcome<T>, PublishError> {
     match fate {
         Fate::Settled(theirs) => Ok(Outcome::Already(theirs)),
         Fate::Unanswered => Err(PublishError::Closed(Closed::Unanswered)),
+        Fate::Withdrawn => Err(PublishError::Closed(Closed::Withdrawn)),
         Fate::Unknown => Err(PublishError::Closed(Closed::Unrecorded)),
     }
 }

@@ -12,6 +12,9 @@ fn q(kind: QuestionType, options: &[&str]) -> Question {
         timeout_minutes: None,
         default_if_timeout: None,
         note: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     }
 }
 

@@ -29,6 +29,9 @@ fn choice() -> Ask {
         context: "migration".into(),
         timeout: None,
         default: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     }
 }
 
