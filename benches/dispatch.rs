@@ -35,6 +35,7 @@ fn spec(project_path: &Path) -> Spec {
         retry_of: None,
         addendum: None,
         queue_id: None,
+        permissions: Default::default(),
     }
 }
 

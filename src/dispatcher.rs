@@ -100,6 +100,7 @@ impl<'a> Dispatcher<'a> {
             retry_of: req.retry_of.clone(),
             addendum: req.addendum.clone(),
             queue_id: None,
+            permissions: self.cfg.permissions(&req.project),
         })
     }
 

@@ -6,7 +6,7 @@
 //! is left behind. The task reaches the agent through `prompt.txt` only: it never appears on a
 //! command line and never passes through a shell.
 
-use crate::jobs::fs::names::{META_FILE, PROMPT_FILE, RUN_SCRIPT};
+use crate::jobs::fs::names::{MCP_CONFIG_FILE, META_FILE, PROMPT_FILE, RUN_SCRIPT};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
+use crate::jobs::run::claude::{self, Permissions};
 use crate::jobs::run::finish;
 
 /// The longest task accepted: meta.json holds it, and is read whole.
@@ -37,6 +38,8 @@ pub struct Spec {
     pub addendum: Option<String>,
     /// The queue id of the task this job starts, written to meta.json as `queue_id`.
     pub queue_id: Option<String>,
+    /// Claude Code's permission settings for the project (used by a `claude` command only).
+    pub permissions: Permissions,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -243,6 +246,8 @@ fn write_files(
         prompt.push_str(extra);
     }
     let argv: Vec<String> = spec.command.iter().map(|a| fill(a, &values)).collect();
+    let claude::Prepared { argv, mcp_config } = claude::for_job(argv, dir, &spec.permissions)
+        .map_err(|e| (format!("{MCP_CONFIG_FILE} (luzia's own path)"), e))?;
     let mut meta = json!({
         "id": id.as_str(), "project": spec.project, "task": spec.task, "type": "agent",
         "user": spec.user.clone().unwrap_or_default(),
@@ -267,6 +272,9 @@ fn write_files(
         run_script(id, dir, &spec.project_path, &argv).as_bytes(),
     )?;
     write(META_FILE, &meta)?;
+    if let Some(config) = &mcp_config {
+        write(MCP_CONFIG_FILE, config)?;
+    }
     // Made now, while the disk has room: a full disk later cannot take the result away.
     finish::reserve(staging, meta.len() as u64)
         .map_err(|e| ("the room for its exit line".to_owned(), e))
@@ -382,6 +390,7 @@ mod tests {
             retry_of: None,
             addendum: None,
             queue_id: None,
+            permissions: Permissions::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! runs the agent and writes its exit line, the queue, and kill.
 
 pub mod account;
+pub mod claude;
 pub mod dispatch;
 pub mod finish;
 pub mod kill;

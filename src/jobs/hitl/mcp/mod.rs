@@ -8,4 +8,3 @@
 pub mod rpc;
 pub mod server;
 pub mod tools;
-

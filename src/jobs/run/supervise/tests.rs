@@ -14,6 +14,7 @@ fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
         retry_of: None,
         addendum: None,
         queue_id: None,
+        permissions: Default::default(),
     };
     let c = create(root.path(), &spec, Utc::now()).unwrap();
     (root, c.dir)
