@@ -67,12 +67,23 @@ pub enum Command {
     /// Run a job's agent to the end (started by `run`; not for people)
     #[command(hide = true)]
     Supervise(SuperviseArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout: `luzia man > ~/.local/share/man/man1/luzia.1`
+    Man,
     /// The orchestrator's form: `luzia PROJECT TASK...`
     #[command(external_subcommand)]
     Shorthand(Vec<String>),
     /// A simulated agent, used by `tui --demo`
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

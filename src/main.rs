@@ -30,6 +30,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Command::Progress(args) => commands::agent::progress(args)?,
         Command::Mcp(args) => commands::mcp::run(args)?,
         Command::DemoAgent(args) => commands::demo_agent::run(args)?,
+        // Installing needs no config: a broken one must not stop a completion script.
+        Command::Completions(args) => commands::install::completions(args.shell, &mut out)?,
+        Command::Man => commands::install::man_page(&mut out)?,
         operator => {
             let overrides = Overrides {
                 config: cli.global.config.clone(),
@@ -58,7 +61,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 | Command::Gate(_)
                 | Command::Progress(_)
                 | Command::Mcp(_)
-                | Command::DemoAgent(_) => {
+                | Command::DemoAgent(_)
+                | Command::Completions(_)
+                | Command::Man => {
                     unreachable!("handled above")
                 }
             }

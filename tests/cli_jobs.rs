@@ -582,7 +582,25 @@ fn orchestrator_tree_filters() {
         ids(&sb.jobs_json(&["--project", "musica", "--status", "completed"])),
         ["090000-aaaa"]
     );
-    assert!(sb.jobs_json(&["--project", "nobody"]).is_empty());
+    // A project nobody knows is a mistake, not an empty fleet: the known ones are named.
+    let typo = sb
+        .luzia()
+        .args(["jobs", "--json", "--project", "musicaa"])
+        .output()
+        .unwrap();
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(typo.stdout.is_empty());
+    let said = String::from_utf8_lossy(&typo.stderr);
+    assert!(
+        said.contains("unknown project 'musicaa' (known: librec, musica"),
+        "{said}"
+    );
+    let questions = sb
+        .luzia()
+        .args(["questions", "--project", "musicaa"])
+        .output()
+        .unwrap();
+    assert_eq!(questions.status.code(), Some(1));
     assert_eq!(
         ids(&sb.jobs_json(&["--status", "died", "--limit", "5"])),
         ["130000-eeee"]

@@ -1194,3 +1194,30 @@ fn the_demo_dispatches_kills_retries_and_answers() {
         "the retried job's supervisor outlives the cockpit"
     );
 }
+
+/// A mistyped `--project` on a wall display must not look like a quiet, healthy fleet: the
+/// header names it first, at 80x24 too, and Esc goes back to every project.
+#[test]
+fn an_unknown_project_is_loud_and_esc_clears_it() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    sb.finished_job("120000-aaaa", "musica", "Build the index", 1, 0);
+    let opts = Opts {
+        width: 80,
+        height: 24,
+        ..Opts::default()
+    }
+    .arg("--project")
+    .arg("musicaa");
+    let ck = Cockpit::start(&sb, opts);
+    let s = ck.wait_for("the unknown project named in the header", |s| {
+        s.header().contains("NO PROJECT musicaa")
+    });
+    assert!(!s.contains("Build the index"), "{}", s.text());
+    ck.esc();
+    ck.wait_for("every project again", |s| {
+        s.contains("Build the index") && !s.header().contains("NO PROJECT")
+    });
+    ck.key("q");
+    ck.wait_exit();
+}

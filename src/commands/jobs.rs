@@ -36,7 +36,9 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
         None => {
             let root = super::jobs_root(cfg)?;
             let now = Utc::now();
-            let jobs = select(scan(root, now)?, args);
+            let all = scan(root, now)?;
+            super::check_projects(cfg, &all, &args.projects)?;
+            let jobs = select(all, args);
             if args.json {
                 let list: Vec<JobJson> = jobs.iter().map(|j| job_json(j, now)).collect();
                 writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;

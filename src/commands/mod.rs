@@ -4,6 +4,7 @@ pub mod agent;
 pub mod demo_agent;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod install;
 pub mod jobs;
 pub mod logs;
 pub mod mcp;
@@ -19,6 +20,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::config::Config;
+use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, read_job};
 
 /// An error as a person reads it: the message and its causes, `: `-separated (what `{:#}`
@@ -64,6 +66,39 @@ pub fn jobs_root(cfg: &Config) -> Result<&Path> {
             cfg.jobs_dir_source
         ),
     }
+}
+
+/// Refuses a `--project` that neither the config nor any job knows: an empty answer would look
+/// like a quiet fleet. Names the known projects, so a typo is one glance away.
+pub fn check_projects(cfg: &Config, jobs: &[Job], wanted: &[String]) -> Result<()> {
+    let unknown: Vec<&str> = wanted
+        .iter()
+        .filter(|p| !cfg.projects.contains_key(p.as_str()))
+        .filter(|p| !jobs.iter().any(|j| j.project() == p.as_str()))
+        .map(String::as_str)
+        .collect();
+    let Some(first) = unknown.first() else {
+        return Ok(());
+    };
+    let known: std::collections::BTreeSet<String> = jobs
+        .iter()
+        .map(|j| j.project())
+        .chain(cfg.projects.keys().map(String::as_str))
+        .filter(|p| !p.is_empty())
+        .map(plain_text)
+        .collect();
+    let known = if known.is_empty() {
+        "no project has any job yet".to_owned()
+    } else {
+        format!(
+            "known: {}",
+            known.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    };
+    let first = plain_text(first);
+    bail!(
+        "unknown project '{first}' ({known}): check the name, or add [projects.{first}] to the config"
+    )
 }
 
 /// One job by id, or an error naming the id and the root.

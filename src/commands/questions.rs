@@ -172,7 +172,9 @@ const SECTIONS: [(Standing, &str); 3] = [
 pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u8> {
     let root = super::jobs_root(cfg)?;
     let now = Utc::now();
-    let jobs: Vec<Job> = scan(root, now)?
+    let all = scan(root, now)?;
+    super::check_projects(cfg, &all, &args.projects)?;
+    let jobs: Vec<Job> = all
         .into_iter()
         .filter(|j| args.projects.is_empty() || args.projects.iter().any(|p| p == j.project()))
         .collect();

@@ -544,3 +544,5 @@ pub const LUZIA_VARS: [&str; 6] = [
     "LUZIA_JOB_DIR",
     "LUZIA_JOB_ID",
 ];
+
+pub mod claude;

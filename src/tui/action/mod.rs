@@ -64,7 +64,7 @@ sections! {
             line("pick the project filter"), [table(9, 6, "project")];
         Sort "sort" keys(&["s"]), "the next sort order: status, newest, project, longest",
             line("sort: status, newest, project, longest"), [table(10, 7, "sort")];
-        Back "back" keys(&["esc"]), "clear the search (output pane) or the filter",
+        Back "back" keys(&["esc"]), "clear the search (output pane), the filter, then the project filter",
             line("close, clear the filter or search"), [];
         Events "events" keys(&["e"]), "recent events: what happened while you were away", HIDDEN,
             [table(11, 1, "events")];

@@ -136,6 +136,12 @@ impl App {
             A::Retry => self.retry_selected(),
             A::Events => self.open_events(),
             A::PickProject => self.open_picker(),
+            // The text filter (cleared by the table first), then the project filter: Esc
+            // always leads back to the whole fleet.
+            A::Back if !self.table.projects.is_empty() => {
+                self.table.projects.clear();
+                self.refresh_view()
+            }
             // Nothing left to close or clear: the key did what it could.
             A::Back => vec![],
             _ => return None,

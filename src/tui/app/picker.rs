@@ -33,6 +33,21 @@ impl App {
         vec![]
     }
 
+    /// The projects of the filter that neither the config nor any job knows: a typo, or a
+    /// project whose jobs are all gone. The table would just be empty.
+    pub fn unknown_projects(&self) -> Vec<&str> {
+        if !self.loaded {
+            return Vec::new();
+        }
+        self.table
+            .projects
+            .iter()
+            .filter(|p| !self.opts.known_projects.contains(p))
+            .filter(|p| !self.jobs.values().any(|j| j.project() == p.as_str()))
+            .map(String::as_str)
+            .collect()
+    }
+
     pub(super) fn on_picker_key(&mut self, key: &Key) -> Vec<Effect> {
         let Some(actions) = self.bound::<PickerAction>(key) else {
             return self.quit();

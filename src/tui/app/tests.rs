@@ -412,6 +412,37 @@ fn project_filter_from_the_command_line() {
 }
 
 #[test]
+fn an_unknown_project_is_named_and_esc_goes_back_to_the_whole_fleet() {
+    let opts = Options {
+        projects: vec!["overbitz".into()],
+        ..options(false)
+    };
+    let (mut app, _) = app_with(opts, 160, 45);
+    assert!(app.table.view.is_empty());
+    assert_eq!(app.unknown_projects(), vec!["overbitz"]);
+    // The text filter goes first, then the project filter.
+    app.table.filter = "x".into();
+    app.update(key(KeyCode::Esc), now());
+    assert!(app.table.filter.is_empty());
+    assert_eq!(app.table.projects, vec!["overbitz".to_string()]);
+    app.update(key(KeyCode::Esc), now());
+    assert!(app.table.projects.is_empty());
+    assert!(app.unknown_projects().is_empty());
+    assert!(!app.table.view.is_empty());
+}
+
+#[test]
+fn a_configured_project_without_jobs_is_not_unknown() {
+    let mut opts = Options {
+        projects: vec!["newproj".into()],
+        ..options(false)
+    };
+    opts.known_projects.push("newproj".into());
+    let (app, _) = app_with(opts, 160, 45);
+    assert!(app.unknown_projects().is_empty());
+}
+
+#[test]
 fn help_and_detail_take_keys_first() {
     let mut app = app(160, 45);
     press(&mut app, [ch('?')]);

@@ -59,12 +59,29 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         spans.push(Span::styled(" READ-ONLY ", theme.badge()));
     }
     spans.push(Span::raw(" "));
+    // A filter that matches nothing looks like a quiet fleet: say so first, loudly, where even
+    // 80 columns show it (the counts behind it are all zero anyway).
+    let unknown = app.unknown_projects();
+    if !unknown.is_empty() {
+        let hint = if compact {
+            "esc clears"
+        } else {
+            "p picks, esc clears"
+        };
+        spans.push(Span::styled(
+            format!(" NO PROJECT {} ({hint}) ", plain_text(&unknown.join(","))),
+            theme.badge(),
+        ));
+        spans.push(Span::raw(" "));
+    }
     // The wall display has its own large counts line.
     if !app.opts.read_only {
         spans.extend(count_spans(app, theme, compact));
     }
     // A narrow header names the project only when one is picked: the root matters more.
-    if !app.table.projects.is_empty() {
+    if !unknown.is_empty() {
+        // Already said, first.
+    } else if !app.table.projects.is_empty() {
         spans.push(Span::styled(
             format!("│ {} ", plain_text(&app.table.projects.join(","))),
             theme.title(),

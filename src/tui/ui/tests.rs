@@ -372,3 +372,18 @@ fn the_footer_the_help_and_the_popups_name_the_keys_in_force() {
     press(&mut app, [ch('/')]);
     assert!(last_line(&draw(&app)).contains("tab keeps · esc clears"));
 }
+
+#[test]
+fn an_unknown_project_says_so_in_the_header_at_every_size() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        let opts = Options {
+            projects: vec!["overbitz".into()],
+            ..options(false)
+        };
+        let app = app_with(opts, w, h).0;
+        let screen = draw(&app);
+        let header = screen.lines().next().unwrap_or_default();
+        assert!(header.contains("NO PROJECT overbitz"), "{w}x{h}: {header}");
+        insta::assert_snapshot!(format!("unknown_project_{w}x{h}"), screen);
+    }
+}

@@ -1,0 +1,365 @@
+//! The real Claude Code CLI against a scripted Messages API that the test starts itself: the
+//! network is faked, the CLI is not. `FakeApi` answers Claude Code's streaming
+//! `POST /v1/messages` with the next scripted reply (text, a tool call, an API error) and keeps
+//! every request body so a test can read what the model was told (a tool result, a denial's
+//! reason, an answer). Requests without tools (Claude Code's side calls) get a short text and are
+//! not part of the script.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The model name the fake API reports.
+pub const MODEL: &str = "claude-sonnet-4-5-20250929";
+
+/// The real `claude`, or `None` after saying loudly why the test is skipped. With
+/// `LUZIA_REQUIRE_CLAUDE=1` (CI) a missing CLI fails the test instead.
+pub fn claude_or_skip(test: &str) -> Option<PathBuf> {
+    let candidate = std::env::var_os("LUZIA_TEST_CLAUDE")
+        .map(PathBuf::from)
+        .or_else(|| find_on_path("claude"));
+    let works = candidate.as_ref().is_some_and(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if works {
+        return candidate;
+    }
+    let why = "the Claude Code CLI (`claude`, npm package @anthropic-ai/claude-code) is not on \
+               PATH (or LUZIA_TEST_CLAUDE)";
+    if std::env::var_os("LUZIA_REQUIRE_CLAUDE").is_some_and(|v| v == "1") {
+        panic!("{test}: {why}, and LUZIA_REQUIRE_CLAUDE=1 says it must be");
+    }
+    eprintln!("SKIPPED {test}: {why}; install it with `npm install -g @anthropic-ai/claude-code`");
+    None
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// One scripted answer of the model.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// The model says this and ends its turn.
+    Text(String),
+    /// The model says `text` (if any) then calls `name` with `input`.
+    Tool {
+        text: String,
+        name: String,
+        input: Value,
+    },
+    /// The API fails with this HTTP status and error type (`overloaded_error`, ...).
+    Error {
+        status: u16,
+        kind: String,
+        message: String,
+    },
+}
+
+impl Reply {
+    pub fn text(s: &str) -> Reply {
+        Reply::Text(s.to_owned())
+    }
+
+    pub fn tool(name: &str, input: Value) -> Reply {
+        Reply::Tool {
+            text: String::new(),
+            name: name.to_owned(),
+            input,
+        }
+    }
+
+    pub fn error(status: u16, kind: &str, message: &str) -> Reply {
+        Reply::Error {
+            status,
+            kind: kind.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+}
+
+struct State {
+    script: VecDeque<Reply>,
+    /// Bodies of the requests that offered tools (the agent's own turns), in order.
+    requests: Vec<Value>,
+    /// Every request line seen (`POST /v1/messages?beta=true`, `HEAD /`), for diagnosis.
+    seen: Vec<String>,
+    tool_ids: u64,
+}
+
+/// A Messages API on 127.0.0.1 serving a script; it stops when dropped.
+pub struct FakeApi {
+    addr: std::net::SocketAddr,
+    state: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl FakeApi {
+    pub fn start(script: Vec<Reply>) -> FakeApi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new((
+            Mutex::new(State {
+                script: script.into(),
+                requests: Vec::new(),
+                seen: Vec::new(),
+                tool_ids: 0,
+            }),
+            Condvar::new(),
+        ));
+        let shared = Arc::clone(&state);
+        // The thread ends with the process; each connection has its own thread so a request
+        // the CLI leaves open never blocks the next.
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = Arc::clone(&shared);
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        FakeApi { addr, state }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Adds replies to the end of the script (for a reply or a resume after the first run).
+    pub fn push(&self, replies: Vec<Reply>) {
+        let mut s = self.state.0.lock().unwrap();
+        s.script.extend(replies);
+    }
+
+    /// What an agent needs in its environment to use this API offline, with `home` as its HOME.
+    pub fn agent_env(&self, home: &Path) -> Vec<(String, String)> {
+        [
+            ("ANTHROPIC_BASE_URL", self.base_url()),
+            ("ANTHROPIC_API_KEY", "sk-ant-test-key".to_owned()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+            ("DISABLE_AUTOUPDATER", "1".to_owned()),
+            ("HOME", home.display().to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+    }
+
+    /// The same as a TOML inline table, for a config's `[agent] env = ...`.
+    pub fn agent_env_toml(&self, home: &Path) -> String {
+        let pairs: Vec<String> = self
+            .agent_env(home)
+            .into_iter()
+            .map(|(k, v)| format!("{k} = {}", Value::from(v)))
+            .collect();
+        format!("{{ {} }}", pairs.join(", "))
+    }
+
+    /// The agent's turns so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.0.lock().unwrap().requests.clone()
+    }
+
+    /// Waits until at least `n` of the agent's turns have arrived; panics with what was seen if
+    /// they do not within `within`.
+    pub fn wait_for_requests(&self, n: usize, within: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        let (lock, cond) = &*self.state;
+        let mut s = lock.lock().unwrap();
+        while s.requests.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "the fake API got {} of {n} agent turns within {within:?}; requests seen: {:?}",
+                s.requests.len(),
+                s.seen
+            );
+            s = cond.wait_timeout(s, left).unwrap().0;
+        }
+        s.requests.clone()
+    }
+}
+
+/// The tool results the last user message of a request carries: (text, is_error).
+pub fn tool_results(body: &Value) -> Vec<(String, bool)> {
+    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else {
+        return Vec::new();
+    };
+    let Some(blocks) = last["content"].as_array() else {
+        return Vec::new();
+    };
+    blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| {
+            let text = match &b["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            };
+            (text, b["is_error"].as_bool().unwrap_or(false))
+        })
+        .collect()
+}
+
+/// Every text of every message of a request, for "did the model see X" checks.
+pub fn all_text(body: &Value) -> String {
+    body["messages"].to_string()
+}
+
+fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut out = stream;
+    // One request a connection: every answer closes it, which any HTTP client accepts.
+    let Some((line, body)) = read_request(&mut reader) else {
+        return;
+    };
+    let answer = {
+        let (lock, cond) = state;
+        let mut s = lock.lock().unwrap();
+        s.seen.push(line.clone());
+        let answer = answer_for(&line, &body, &mut s);
+        cond.notify_all();
+        answer
+    };
+    let _ = out.write_all(&answer);
+    let _ = out.flush();
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let line = line.trim_end().to_owned();
+    let mut length = 0usize;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((line, body))
+}
+
+fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
+    if !line.starts_with("POST /v1/messages") || line.contains("count_tokens") {
+        return http(200, "application/json", b"{}");
+    }
+    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let offers_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let reply = if offers_tools {
+        s.requests.push(request.clone());
+        s.script.pop_front().unwrap_or_else(|| Reply::text("Done."))
+    } else {
+        Reply::text("ok")
+    };
+    let streaming = request["stream"].as_bool().unwrap_or(false);
+    match reply {
+        Reply::Error {
+            status,
+            kind,
+            message,
+        } => {
+            let body = json!({"type": "error", "error": {"type": kind, "message": message}});
+            http(status, "application/json", body.to_string().as_bytes())
+        }
+        Reply::Text(text) => message(&[block_text(&text)], "end_turn", streaming),
+        Reply::Tool { text, name, input } => {
+            s.tool_ids += 1;
+            let id = format!("toolu_{:024}", s.tool_ids);
+            let mut blocks = Vec::new();
+            if !text.is_empty() {
+                blocks.push(block_text(&text));
+            }
+            blocks.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+            message(&blocks, "tool_use", streaming)
+        }
+    }
+}
+
+fn block_text(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn usage(output_tokens: u64) -> Value {
+    json!({"input_tokens": 1200, "output_tokens": output_tokens,
+           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 300})
+}
+
+/// A whole message, as JSON or as the server-sent events of a streaming response.
+fn message(blocks: &[Value], stop_reason: &str, streaming: bool) -> Vec<u8> {
+    let id = "msg_fake";
+    if !streaming {
+        let body = json!({"id": id, "type": "message", "role": "assistant", "model": MODEL,
+            "content": blocks, "stop_reason": stop_reason, "stop_sequence": null,
+            "usage": usage(40)});
+        return http(200, "application/json", body.to_string().as_bytes());
+    }
+    let mut events = vec![json!({"type": "message_start", "message": {"id": id,
+        "type": "message", "role": "assistant", "model": MODEL, "content": [],
+        "stop_reason": null, "stop_sequence": null, "usage": usage(1)}})];
+    for (index, block) in blocks.iter().enumerate() {
+        let (start, delta) = if block["type"] == "tool_use" {
+            (
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": block["input"].to_string()}),
+            )
+        } else {
+            (
+                json!({"type": "text", "text": ""}),
+                json!({"type": "text_delta", "text": block["text"]}),
+            )
+        };
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": start}));
+        events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(json!({"type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+        "usage": {"output_tokens": 40}}));
+    events.push(json!({"type": "message_stop"}));
+    let mut sse = String::new();
+    for e in events {
+        sse.push_str(&format!(
+            "event: {}\ndata: {e}\n\n",
+            e["type"].as_str().unwrap()
+        ));
+    }
+    http(200, "text/event-stream", sse.as_bytes())
+}
+
+fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
+         request-id: req_fake\r\nconnection: close\r\n\r\n",
+        if status == 200 { "OK" } else { "Error" },
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
