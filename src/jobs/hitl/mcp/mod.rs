@@ -8,3 +8,6 @@
 pub mod rpc;
 pub mod server;
 pub mod tools;
+
+#[cfg(test)]
+mod tests;
