@@ -200,13 +200,20 @@ impl Question {
         deadline(self.asked_at, self.timeout_minutes)
     }
 
-    /// `1) production<sep>2) staging`, sanitized.
+    /// `1) production<sep>2) staging`, sanitized; an option's description, when it has one,
+    /// follows it (`1) staging (the nightly copy)`).
     pub fn numbered_options(&self, sep: &str) -> String {
+        use crate::jobs::text::sanitize::plain_text;
         let numbered: Vec<String> = self
             .options
             .iter()
             .enumerate()
-            .map(|(i, o)| format!("{}) {}", i + 1, crate::jobs::text::sanitize::plain_text(o)))
+            .map(
+                |(i, o)| match self.descriptions.get(i).filter(|d| !d.is_empty()) {
+                    Some(d) => format!("{}) {} ({})", i + 1, plain_text(o), plain_text(d)),
+                    None => format!("{}) {}", i + 1, plain_text(o)),
+                },
+            )
             .collect();
         numbered.join(sep)
     }
