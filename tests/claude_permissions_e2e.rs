@@ -8,6 +8,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[macro_use]
+mod tmux;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ const WAIT: Duration = Duration::from_secs(90);
 struct World {
     _tmp: tempfile::TempDir,
     base: PathBuf,
+    jobs: PathBuf,
     claude_dir: PathBuf,
 }
 
@@ -37,8 +40,14 @@ impl World {
     /// A project with a `build/` directory, and a config that names no agent command: the
     /// default one runs.
     fn new(claude: &Path, api: &FakeApi) -> World {
+        World::with_jobs(claude, api, None)
+    }
+
+    /// The same with the jobs root `jobs` (a cockpit's), else one of its own.
+    fn with_jobs(claude: &Path, api: &FakeApi, jobs: Option<&Path>) -> World {
         let tmp = tempfile::tempdir().unwrap();
         let base = tmp.path().to_owned();
+        let jobs = jobs.map_or_else(|| base.join("jobs"), Path::to_owned);
         for d in ["jobs", "queue", "xdg", "home", "proj/build"] {
             fs::create_dir_all(base.join(d)).unwrap();
         }
@@ -47,7 +56,7 @@ impl World {
         let config = format!(
             "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\nenv = {}\n\n\
              [projects.p]\npath = {}\n",
-            q(&base.join("jobs")),
+            q(&jobs),
             q(&base.join("notes.log")),
             q(&base.join("queue")),
             api.agent_env_toml(&base.join("home")),
@@ -58,6 +67,7 @@ impl World {
             _tmp: tmp,
             claude_dir: claude.parent().unwrap().to_owned(),
             base,
+            jobs,
         }
     }
 
@@ -95,7 +105,7 @@ impl World {
     }
 
     fn dir(&self, id: &str) -> PathBuf {
-        self.base.join("jobs").join(id)
+        self.jobs.join(id)
     }
 
     fn log(&self, id: &str) -> String {
@@ -275,6 +285,148 @@ fn ask_user_question_is_asked_in_turn_and_the_model_receives_the_answers() {
     let said: String = results.iter().map(|(t, _)| t.as_str()).collect();
     assert!(results.iter().all(|(_, err)| !err), "{results:?}");
     assert!(said.contains("staging"), "{said}");
+    assert!(said.contains("unit tests, load tests"), "{said}");
+    let job = w.wait_finished(&id);
+    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+}
+
+// ----------------------------------------------------------------------------------------------
+// The same from the cockpit, in a real terminal (tmux).
+
+/// The cockpit on the jobs root the agents are dispatched to, and the world dispatching them.
+fn cockpit_world(claude: &Path, api: &FakeApi) -> (tmux::Sandbox, World) {
+    let sb = tmux::Sandbox::new();
+    let w = World::with_jobs(claude, api, Some(&sb.root));
+    (sb, w)
+}
+
+/// Opens the inbox until it shows `text` (the request may be published a moment after the row
+/// says waiting, or after the inbox closed on the previous answer).
+fn open_inbox_on(ck: &tmux::Cockpit, text: &str) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if ck.screen().contains(text) {
+            return;
+        }
+        // The popup's title names what it shows; without one, the inbox is closed.
+        let screen = ck.screen();
+        if !screen.contains(" question · ") && !screen.contains(" approval gate · ") {
+            ck.key("i");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the inbox never showed {text:?}:\n{}",
+            ck.screen().text()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_permission_request_denied_in_the_cockpit_gives_the_model_the_reason() {
+    require_tmux!();
+    let Some(claude) = claude_or_skip("a_permission_request_denied_in_the_cockpit") else {
+        return;
+    };
+    let api = FakeApi::start(vec![
+        Reply::tool(
+            "Bash",
+            json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+        ),
+        Reply::text("Leaving it."),
+    ]);
+    let (sb, w) = cockpit_world(&claude, &api);
+    let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
+    ck.wait_ready();
+    let id = w.run("Clean the build directory.");
+    w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
+    open_inbox_on(&ck, "Bash: rm -rf build");
+    ck.wait_text("Remove the build directory");
+    ck.key("d");
+    ck.wait_text("reason for the denial");
+    let reason = "not from the cockpit either: keep build";
+    ck.type_text(reason);
+    ck.key("Enter");
+    let turns = api.wait_for_requests(2, WAIT);
+    let results = tool_results(&turns[1]);
+    assert!(
+        results
+            .iter()
+            .any(|(text, err)| *err && text.contains(reason)),
+        "{results:?}"
+    );
+    let job = w.wait_finished(&id);
+    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+    assert!(w.base.join("proj/build/out.o").exists());
+}
+
+#[test]
+fn a_permission_request_approved_in_the_cockpit_runs_the_command() {
+    require_tmux!();
+    let Some(claude) = claude_or_skip("a_permission_request_approved_in_the_cockpit") else {
+        return;
+    };
+    let api = FakeApi::start(vec![
+        Reply::tool(
+            "Bash",
+            json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+        ),
+        Reply::text("Removed."),
+    ]);
+    let (sb, w) = cockpit_world(&claude, &api);
+    let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
+    ck.wait_ready();
+    let id = w.run("Clean the build directory.");
+    w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
+    open_inbox_on(&ck, "Bash: rm -rf build");
+    ck.key("a");
+    let job = w.wait_finished(&id);
+    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+    assert!(
+        !w.base.join("proj/build").exists(),
+        "approved: the command ran"
+    );
+}
+
+#[test]
+fn ask_user_question_answered_in_the_cockpit_inbox_reaches_the_model() {
+    require_tmux!();
+    let Some(claude) = claude_or_skip("ask_user_question_answered_in_the_cockpit") else {
+        return;
+    };
+    let questions = json!({"questions": [
+        {"question": "Which database should the migration run on?", "header": "Database",
+         "multiSelect": false, "options": [
+            {"label": "staging", "description": "The copy refreshed every night"},
+            {"label": "production", "description": "Live customer data"}]},
+        {"question": "Which checks should run after it?", "header": "Checks",
+         "multiSelect": true, "options": [
+            {"label": "unit tests", "description": "Fast, no database"},
+            {"label": "smoke tests", "description": "Against the migrated database"},
+            {"label": "load tests", "description": "Slow"}]}
+    ]});
+    let api = FakeApi::start(vec![
+        Reply::tool("AskUserQuestion", questions),
+        Reply::text("Migrating staging."),
+    ]);
+    let (sb, w) = cockpit_world(&claude, &api);
+    let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
+    ck.wait_ready();
+    let id = w.run("Migrate the database.");
+    open_inbox_on(&ck, "Which database should the migration run on?");
+    ck.wait_text("Live customer data");
+    ck.keys(&["2", "Enter"]);
+    open_inbox_on(&ck, "Which checks should run after it?");
+    ck.wait_text("Against the migrated database");
+    ck.keys(&["1", "Space", "3", "Space"]);
+    ck.wait_text("[x] 3) load tests");
+    ck.key("Enter");
+
+    let turns = api.wait_for_requests(2, WAIT);
+    let results = tool_results(&turns[1]);
+    let said: String = results.iter().map(|(t, _)| t.as_str()).collect();
+    assert!(results.iter().all(|(_, err)| !err), "{results:?}");
+    assert!(said.contains("production"), "{said}");
     assert!(said.contains("unit tests, load tests"), "{said}");
     let job = w.wait_finished(&id);
     assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
