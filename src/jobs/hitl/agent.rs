@@ -229,6 +229,13 @@ pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
 pub fn ask_or_stop(dir: &Path, spec: &Ask, stop: &Stop) -> Result<AskResult, AgentError> {
     check_dir(dir)?;
     check_ask(spec)?;
+    if stop.is_stopped() {
+        // Stopped before asking: nothing to publish, nothing to withdraw.
+        return Err(AgentError::Stopped(format!(
+            "the question '{}'",
+            spec.question
+        )));
+    }
     if read_pending(dir).question.is_some() {
         return Err(AgentError::QuestionPending(dir.display().to_string()));
     }
@@ -337,6 +344,9 @@ pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
 /// history as such, its file removed) and the result is [`AgentError::Stopped`].
 pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResult, AgentError> {
     check_dir(dir)?;
+    if stop.is_stopped() {
+        return Err(AgentError::Stopped(format!("the gate '{}'", spec.gate)));
+    }
     if read_pending(dir).gate.is_some() {
         return Err(AgentError::GatePending(dir.display().to_string()));
     }

@@ -178,7 +178,10 @@ impl Server {
             };
             send(&out, &line);
         });
-        lock(&self.calls.0.threads).push(thread);
+        let mut threads = lock(&self.calls.0.threads);
+        // A long session makes many calls: only those still running need joining.
+        threads.retain(|t| !t.is_finished());
+        threads.push(thread);
     }
 
     fn send(&self, line: &str) {
