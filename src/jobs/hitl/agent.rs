@@ -259,23 +259,7 @@ pub fn ask_or_stop(dir: &Path, spec: &Ask, stop: &Stop) -> Result<AskResult, Age
         .and_then(|b| write_atomic(dir, QUESTION_FILE, &b))
         .map_err(io(dir))?;
     let Some(result) = wait_for_answer(dir, &clarification.id, spec, stop)? else {
-        let answered = |r: &Response| r.question_id == clarification.id;
-        let response = archive::answer_in_place(dir, RESPONSE_FILE, Response::parse, answered);
-        let record = QuestionRecord {
-            clarification: &clarification,
-            response: response.as_ref(),
-            archived_at: timestamp(Utc::now()),
-            withdrawn: Some(WITHDRAWN),
-        };
-        archive::withdraw(dir, &record, QUESTION_FILE, RESPONSE_FILE, |b| {
-            Response::parse(b).is_some_and(|r| answered(&r))
-        })
-        .map_err(io(dir))?;
-        return Err(AgentError::Stopped(format!(
-            "question {} in {}",
-            clarification.id,
-            dir.display()
-        )));
+        return Err(withdraw_question(dir, &clarification));
     };
     let response = match &result {
         AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r),
@@ -289,6 +273,29 @@ pub fn ask_or_stop(dir: &Path, spec: &Ask, stop: &Stop) -> Result<AskResult, Age
     };
     archive::archive(dir, &record, [QUESTION_FILE, RESPONSE_FILE]).map_err(io(dir))?;
     Ok(result)
+}
+
+/// Withdraws a question nobody waits for any more; the error says so (or why it could not be).
+fn withdraw_question(dir: &Path, clarification: &Clarification<'_>) -> AgentError {
+    let answered = |r: &Response| r.question_id == clarification.id;
+    let response = archive::answer_in_place(dir, RESPONSE_FILE, Response::parse, answered);
+    let record = QuestionRecord {
+        clarification,
+        response: response.as_ref(),
+        archived_at: timestamp(Utc::now()),
+        withdrawn: Some(WITHDRAWN),
+    };
+    let withdrawn = archive::withdraw(dir, &record, QUESTION_FILE, RESPONSE_FILE, |b| {
+        Response::parse(b).is_some_and(|r| answered(&r))
+    });
+    match withdrawn {
+        Ok(()) => AgentError::Stopped(format!(
+            "question {} in {}",
+            clarification.id,
+            dir.display()
+        )),
+        Err(e) => io(dir)(e),
+    }
 }
 
 /// The operator's answer to question `id`, or the default once the time is up (published by
@@ -363,24 +370,7 @@ pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResu
         .and_then(|b| write_atomic(dir, GATE_FILE, &b))
         .map_err(io(dir))?;
     let Some(result) = wait_for_decision(dir, &approval.id, spec, stop)? else {
-        let decides = |d: &Decision| d.decides(&approval.id, spec.gate.as_str());
-        let decision = archive::answer_in_place(dir, DECISION_FILE, Decision::parse, decides);
-        let record = GateRecord {
-            approval: &approval,
-            decision: decision.as_ref(),
-            archived_at: timestamp(Utc::now()),
-            withdrawn: Some(WITHDRAWN),
-        };
-        archive::withdraw(dir, &record, GATE_FILE, DECISION_FILE, |b| {
-            Decision::parse(b).is_some_and(|d| decides(&d))
-        })
-        .map_err(io(dir))?;
-        return Err(AgentError::Stopped(format!(
-            "gate '{}' ({}) in {}",
-            spec.gate,
-            approval.id,
-            dir.display()
-        )));
+        return Err(withdraw_gate(dir, &approval));
     };
     let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
     let record = GateRecord {
@@ -391,6 +381,30 @@ pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResu
     };
     archive::archive(dir, &record, [GATE_FILE, DECISION_FILE]).map_err(io(dir))?;
     Ok(result)
+}
+
+/// Withdraws a gate nobody waits at any more; the error says so (or why it could not be).
+fn withdraw_gate(dir: &Path, approval: &Approval<'_>) -> AgentError {
+    let decides = |d: &Decision| d.decides(&approval.id, approval.gate);
+    let decision = archive::answer_in_place(dir, DECISION_FILE, Decision::parse, decides);
+    let record = GateRecord {
+        approval,
+        decision: decision.as_ref(),
+        archived_at: timestamp(Utc::now()),
+        withdrawn: Some(WITHDRAWN),
+    };
+    let withdrawn = archive::withdraw(dir, &record, GATE_FILE, DECISION_FILE, |b| {
+        Decision::parse(b).is_some_and(|d| decides(&d))
+    });
+    match withdrawn {
+        Ok(()) => AgentError::Stopped(format!(
+            "gate '{}' ({}) in {}",
+            approval.gate,
+            approval.id,
+            dir.display()
+        )),
+        Err(e) => io(dir)(e),
+    }
 }
 
 /// The operator's decision at gate instance `id`, or the approval once `auto_approve_after` has
