@@ -265,6 +265,15 @@ pub struct AskArgs {
     /// The answer taken when the timeout passes (published as source "timeout")
     #[arg(long, requires = "timeout", value_name = "VALUE")]
     pub default: Option<String>,
+    /// What an option means, one per --option in their order (repeatable)
+    #[arg(long = "describe", value_name = "TEXT", requires = "options")]
+    pub descriptions: Vec<String>,
+    /// A short title shown above the question
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub header: String,
+    /// Several options may be picked (the answer names them, ", "-joined)
+    #[arg(long, requires = "options")]
+    pub several: bool,
     #[command(flatten)]
     pub dir: JobDirArg,
 }

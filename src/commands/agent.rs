@@ -29,9 +29,9 @@ pub fn ask(args: &AskArgs, out: &mut dyn Write) -> Result<u8> {
         context: args.context.clone(),
         timeout: args.timeout,
         default: args.default.clone(),
-        header: String::new(),
-        descriptions: Vec::new(),
-        multi_select: false,
+        header: args.header.clone(),
+        descriptions: args.descriptions.clone(),
+        multi_select: args.several,
     };
     match agent::ask(&args.dir.job_dir, &spec)? {
         AskResult::Answered(r) => {
@@ -133,5 +133,67 @@ mod tests {
         progress(&some).unwrap();
         assert_eq!(written(), r#"{"percent":7.5,"updated_at":"T"}"#);
         assert!(progress(&args(dir.path())).is_err(), "nothing to report");
+    }
+}
+
+#[cfg(test)]
+mod ask_tests {
+    use super::*;
+    use crate::cli::JobDirArg;
+    use crate::jobs::hitl::operator::{answer, operator};
+    use crate::jobs::{JobId, read_job};
+
+    fn args(dir: &std::path::Path) -> AskArgs {
+        AskArgs {
+            question: "Which checks?".into(),
+            options: vec!["unit".into(), "smoke".into(), "load".into()],
+            kind: None,
+            context: String::new(),
+            timeout: None,
+            default: None,
+            descriptions: vec!["fast".into(), "after".into(), "slow".into()],
+            header: "Checks".into(),
+            several: true,
+            dir: JobDirArg {
+                job_dir: dir.to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn ask_asks_a_choice_of_several_with_descriptions_and_prints_the_picks() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("j1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+        std::fs::write(dir.join("meta.json"), r#"{"project": "p", "task": "t"}"#).unwrap();
+        let asker = {
+            let a = args(&dir);
+            std::thread::spawn(move || {
+                let mut out = Vec::new();
+                let code = ask(&a, &mut out).unwrap();
+                (code, String::from_utf8(out).unwrap())
+            })
+        };
+        let id = JobId::parse("j1").unwrap();
+        let job = loop {
+            let j = read_job(root.path(), &id, chrono::Utc::now()).unwrap();
+            if j.question.is_some() {
+                break j;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let q = job.question.as_ref().unwrap();
+        assert_eq!((q.header.as_str(), q.multi_select), ("Checks", true));
+        assert_eq!(q.descriptions, ["fast", "after", "slow"]);
+        answer(&job, "3, 1", "cli", &operator(), chrono::Utc::now()).unwrap();
+        assert_eq!(asker.join().unwrap(), (0, "unit, load\n".to_string()));
+
+        let mismatched = AskArgs {
+            descriptions: vec!["only one".into()],
+            ..args(&dir)
+        };
+        let err = ask(&mismatched, &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("one description for each option"), "{err}");
     }
 }
