@@ -188,6 +188,20 @@ fn a_permission_request_is_a_gate_and_a_denial_reaches_the_model_word_for_word()
             .any(|(text, err)| *err && text.contains(reason)),
         "the reason reaches the model as an error tool result: {results:?}"
     );
+    let offered: Vec<&str> = turns[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        offered.contains(&"mcp__luzia__progress") && offered.contains(&"AskUserQuestion"),
+        "the model is offered the progress tool and AskUserQuestion: {offered:?}"
+    );
+    assert!(
+        !offered.contains(&"mcp__luzia__permission"),
+        "the permission prompt tool is Claude Code's, never the model's: {offered:?}"
+    );
     let job = w.wait_finished(&id);
     assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
     assert!(

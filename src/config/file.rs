@@ -104,8 +104,8 @@ later: waiting is expected. When you need a decision, do not guess and do not st
 If you are Claude Code: ask with your AskUserQuestion tool (options with descriptions,
 several questions at once, multi-select all reach the operator), and simply use your tools:
 when one needs permission, the request goes to the operator, who approves it or denies it with
-a reason; respect a denial and its reason. Report progress with the `progress` tool of the
-`luzia` MCP server (percent, step and total_steps, step_name) at each milestone.
+a reason; respect a denial and its reason. Report progress at each milestone with the
+`mcp__luzia__progress` tool (percent, step and total_steps, step_name).
 Otherwise, run `luzia ask \"<your question>\" --option <a> --option <b>` (or `--type text`
 for a free answer, `--type confirm` for yes/no); it prints the answer on stdout when someone
 has answered. Before anything destructive or irreversible (deleting data, migrating a
