@@ -98,19 +98,21 @@ impl Server {
         }
     }
 
-    /// Serves `input` until it ends, then stops what is still waiting and waits for it.
+    /// Serves `input` until it ends (or cannot be read), then stops what is still waiting and
+    /// waits for it: either way the client is gone.
     pub fn run(&self, mut input: impl BufRead) -> std::io::Result<()> {
         let mut line = Vec::new();
-        loop {
+        let ended = loop {
             line.clear();
-            if input.read_until(b'\n', &mut line)? == 0 {
-                break;
+            match input.read_until(b'\n', &mut line) {
+                Ok(0) => break Ok(()),
+                Ok(_) => self.handle(&line),
+                Err(e) => break Err(e),
             }
-            self.handle(&line);
-        }
+        };
         self.calls.stop_all();
         self.calls.join();
-        Ok(())
+        ended
     }
 
     /// One line from the client.

@@ -543,3 +543,42 @@ fn gate_names_are_one_line_and_short() {
     assert_eq!(cut.chars().count(), 120);
     assert!(cut.ends_with('…'));
 }
+
+/// A client whose pipe breaks: one line, then (once told) a read error.
+struct Breaks {
+    line: Option<Vec<u8>>,
+    then: std::sync::mpsc::Receiver<()>,
+}
+
+impl std::io::Read for Breaks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(line) = self.line.take() {
+            buf[..line.len()].copy_from_slice(&line);
+            return Ok(line.len());
+        }
+        let _ = self.then.recv();
+        Err(std::io::Error::other("the pipe broke"))
+    }
+}
+
+#[test]
+fn a_client_whose_input_breaks_is_gone_too_and_its_gate_is_withdrawn() {
+    let (root, dir) = job_dir();
+    let (server, _sink, _calls) = server(&dir);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let line = call(
+        1,
+        "permission",
+        json!({"tool_name": "Bash", "input": {"command": "ls"}}),
+    );
+    let input = Breaks {
+        line: Some(format!("{line}\n").into_bytes()),
+        then: rx,
+    };
+    let serving = std::thread::spawn(move || server.run(std::io::BufReader::new(input)));
+    wait_for(root.path(), |j| j.gate.is_some());
+    tx.send(()).unwrap();
+    assert!(serving.join().unwrap().is_err(), "the read error is said");
+    assert!(read(root.path()).gate.is_none(), "nothing is left pending");
+    assert!(!dir.join(GATE_FILE).exists());
+}
