@@ -36,6 +36,7 @@ fn spec(project_path: &Path) -> Spec {
         addendum: None,
         queue_id: None,
         session: Default::default(),
+        permissions: Default::default(),
     }
 }
 

@@ -53,6 +53,9 @@ pub enum Command {
     Gate(GateArgs),
     /// (agent) Report progress
     Progress(ProgressArgs),
+    /// (agent) The MCP server Claude Code starts for a job: permission requests and questions
+    /// go to the operator, progress to progress.json (stdio, JSON-RPC)
+    Mcp(McpArgs),
     /// Start an agent on a task in a project (or queue it when every slot is taken)
     Run(RunArgs),
     /// Stop a running job (SIGTERM, then SIGKILL after a grace period); the exit line is recorded
@@ -275,6 +278,21 @@ pub struct AskArgs {
     /// The answer taken when the timeout passes (published as source "timeout")
     #[arg(long, requires = "timeout", value_name = "VALUE")]
     pub default: Option<String>,
+    /// What an option means, one per --option in their order (repeatable)
+    #[arg(long = "describe", value_name = "TEXT", requires = "options")]
+    pub descriptions: Vec<String>,
+    /// A short title shown above the question
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub header: String,
+    /// Several options may be picked (the answer names them, ", "-joined)
+    #[arg(long, requires = "options")]
+    pub several: bool,
+    #[command(flatten)]
+    pub dir: JobDirArg,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
     #[command(flatten)]
     pub dir: JobDirArg,
 }

@@ -105,6 +105,7 @@ impl<'a> Dispatcher<'a> {
             addendum: req.addendum.clone(),
             queue_id: None,
             session: Default::default(),
+            permissions: self.cfg.permissions(&req.project),
         })
     }
 

@@ -28,6 +28,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Command::Ask(args) => commands::agent::ask(args, &mut out)?,
         Command::Gate(args) => commands::agent::gate(args)?,
         Command::Progress(args) => commands::agent::progress(args)?,
+        Command::Mcp(args) => commands::mcp::run(args)?,
         Command::DemoAgent(args) => commands::demo_agent::run(args)?,
         // Installing needs no config: a broken one must not stop a completion script.
         Command::Completions(args) => commands::install::completions(args.shell, &mut out)?,
@@ -66,6 +67,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Ask(_)
                 | Command::Gate(_)
                 | Command::Progress(_)
+                | Command::Mcp(_)
                 | Command::DemoAgent(_)
                 | Command::Completions(_)
                 | Command::Man => {

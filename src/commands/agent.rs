@@ -2,14 +2,16 @@
 //! (LUZIA_JOB_DIR) and talk to the operator through the job directory.
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
 use crate::jobs::hitl::agent::{
     self, AgentError, Ask, AskResult, GateResult, GateSpec, ProgressReport,
 };
-use crate::jobs::hitl::withdraw::Interrupt;
+use crate::jobs::fs::wait::Stop;
 use crate::jobs::model::waiting::QuestionType;
 
 /// Exit code when a question timed out with no default.
@@ -32,9 +34,13 @@ pub fn ask(args: &AskArgs, out: &mut dyn Write) -> Result<u8> {
         context: args.context.clone(),
         timeout: args.timeout,
         default: args.default.clone(),
+        header: args.header.clone(),
+        descriptions: args.descriptions.clone(),
+        multi_select: args.several,
     };
-    match agent::ask_until(&args.dir.job_dir, &spec, &Interrupt::on_signals()?) {
-        Err(e @ AgentError::Interrupted(n, _)) => interrupted(&e, n),
+    let (stop, signalled) = stop_on_signals()?;
+    match agent::ask_or_stop(&args.dir.job_dir, &spec, &stop) {
+        Err(e @ AgentError::Stopped(_)) => interrupted(&e, &signalled),
         Err(e) => Err(e.into()),
         Ok(result) => said_ask(result, out),
     }
@@ -66,17 +72,35 @@ pub fn gate(args: &GateArgs) -> Result<u8> {
         context: args.context.clone(),
         auto_approve_after: args.auto_approve_after,
     };
-    match agent::gate_until(&args.dir.job_dir, &spec, &Interrupt::on_signals()?) {
-        Err(e @ AgentError::Interrupted(n, _)) => interrupted(&e, n),
+    let (stop, signalled) = stop_on_signals()?;
+    match agent::gate_or_stop(&args.dir.job_dir, &spec, &stop) {
+        Err(e @ AgentError::Stopped(_)) => interrupted(&e, &signalled),
         Err(e) => Err(e.into()),
         Ok(result) => Ok(said_gate(result)),
     }
 }
 
-/// Stopped while waiting: what was withdrawn, and the exit code of a process a signal ended.
-fn interrupted(e: &AgentError, signal: i32) -> Result<u8> {
-    eprintln!("luzia: {e}");
-    Ok(u8::try_from(128 + signal).unwrap_or(1))
+/// A stop for the wait that SIGTERM, SIGINT or SIGHUP sets (`luzia kill`, a Bash tool giving
+/// up, a closed terminal), and the number of the signal that set it.
+fn stop_on_signals() -> Result<(Stop, Arc<AtomicI32>)> {
+    let (stop, signalled) = (Stop::default(), Arc::new(AtomicI32::new(0)));
+    let (s, n) = (stop.clone(), Arc::clone(&signalled));
+    super::signals::on_stop_signal(move |signal| {
+        n.store(signal, Ordering::SeqCst);
+        s.stop();
+    })?;
+    Ok((stop, signalled))
+}
+
+/// Stopped by a signal while waiting: what was withdrawn, and the exit code of a process that
+/// signal ended.
+fn interrupted(e: &AgentError, signalled: &AtomicI32) -> Result<u8> {
+    let n = signalled.load(Ordering::SeqCst);
+    eprintln!(
+        "luzia: stopped by {} while waiting: {e}",
+        super::signals::signal_name(n)
+    );
+    Ok(u8::try_from(128 + n).unwrap_or(1))
 }
 
 fn said_gate(result: GateResult) -> u8 {
@@ -98,25 +122,12 @@ fn said_gate(result: GateResult) -> u8 {
 }
 
 pub fn progress(args: &ProgressArgs) -> Result<u8> {
-    let mut report = ProgressReport::default();
-    if let Some(pct) = args.percent {
-        if !(0.0..=100.0).contains(&pct) {
-            bail!("percent must be between 0 and 100, not {pct}");
-        }
-        report.percent = Some(pct);
-    }
-    if let (Some(k), Some(n)) = (args.step, args.of) {
-        if n == 0 || k > n {
-            bail!("--step {k} --of {n}: the step must be between 1 and the number of steps");
-        }
-        report.step = Some(k);
-        report.total_steps = Some(n);
-    }
-    report.step_name = args.name.clone();
-    report.eta_seconds = args.eta.map(|eta| eta.as_secs());
-    if report.is_empty() {
-        bail!("nothing to report: give a PERCENT, --step K --of N, --name or --eta");
-    }
+    let report = ProgressReport::checked(
+        args.percent,
+        args.step.zip(args.of),
+        args.name.clone(),
+        args.eta.map(|eta| eta.as_secs()),
+    )?;
     agent::report_progress(&args.dir.job_dir, &report)?;
     Ok(0)
 }
@@ -168,5 +179,67 @@ mod tests {
         progress(&some).unwrap();
         assert_eq!(written(), r#"{"percent":7.5,"updated_at":"T"}"#);
         assert!(progress(&args(dir.path())).is_err(), "nothing to report");
+    }
+}
+
+#[cfg(test)]
+mod ask_tests {
+    use super::*;
+    use crate::cli::JobDirArg;
+    use crate::jobs::hitl::operator::{answer, operator};
+    use crate::jobs::{JobId, read_job};
+
+    fn args(dir: &std::path::Path) -> AskArgs {
+        AskArgs {
+            question: "Which checks?".into(),
+            options: vec!["unit".into(), "smoke".into(), "load".into()],
+            kind: None,
+            context: String::new(),
+            timeout: None,
+            default: None,
+            descriptions: vec!["fast".into(), "after".into(), "slow".into()],
+            header: "Checks".into(),
+            several: true,
+            dir: JobDirArg {
+                job_dir: dir.to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn ask_asks_a_choice_of_several_with_descriptions_and_prints_the_picks() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("j1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+        std::fs::write(dir.join("meta.json"), r#"{"project": "p", "task": "t"}"#).unwrap();
+        let asker = {
+            let a = args(&dir);
+            std::thread::spawn(move || {
+                let mut out = Vec::new();
+                let code = ask(&a, &mut out).unwrap();
+                (code, String::from_utf8(out).unwrap())
+            })
+        };
+        let id = JobId::parse("j1").unwrap();
+        let job = loop {
+            let j = read_job(root.path(), &id, chrono::Utc::now()).unwrap();
+            if j.question.is_some() {
+                break j;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let q = job.question.as_ref().unwrap();
+        assert_eq!((q.header.as_str(), q.multi_select), ("Checks", true));
+        assert_eq!(q.descriptions, ["fast", "after", "slow"]);
+        answer(&job, "3, 1", "cli", &operator(), chrono::Utc::now()).unwrap();
+        assert_eq!(asker.join().unwrap(), (0, "unit, load\n".to_string()));
+
+        let mismatched = AskArgs {
+            descriptions: vec!["only one".into()],
+            ..args(&dir)
+        };
+        let err = ask(&mismatched, &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("one description for each option"), "{err}");
     }
 }

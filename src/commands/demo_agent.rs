@@ -199,6 +199,9 @@ impl Demo {
             context: "Running migration task".into(),
             timeout: Some(Duration::from_secs(600)),
             default: Some("staging".into()),
+            header: String::new(),
+            descriptions: Vec::new(),
+            multi_select: false,
         };
         let answer = match agent::ask(&self.dir, &which)? {
             AskResult::Answered(r) => format!("{} (answered by {})", r.answer, r.who()),
@@ -213,6 +216,9 @@ impl Demo {
             context: "free text; several lines are fine".into(),
             timeout: Some(Duration::from_secs(600)),
             default: Some("(nothing)".into()),
+            header: String::new(),
+            descriptions: Vec::new(),
+            multi_select: false,
         };
         if let AskResult::Answered(r) | AskResult::TimedOutDefault(r) =
             agent::ask(&self.dir, &notes)?

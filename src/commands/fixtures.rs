@@ -50,6 +50,9 @@ fn question(kind: QuestionType, options: &[&str]) -> Question {
         timeout_minutes: Some(30.0),
         default_if_timeout: Some("staging".into()),
         note: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     }
 }
 

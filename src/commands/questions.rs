@@ -328,6 +328,13 @@ struct QuestionJson<'a> {
     timeout_minutes: Option<f64>,
     default_if_timeout: Option<&'a str>,
     note: Option<&'a str>,
+    /// The richer fields, present only when the question has them.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    header: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    option_descriptions: &'a [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    multi_select: bool,
 }
 
 #[derive(Serialize)]
@@ -361,6 +368,9 @@ fn item_json<'a>(i: &Item<'a>, now: DateTime<Utc>) -> ItemJson<'a> {
             timeout_minutes: q.timeout_minutes,
             default_if_timeout: q.default_if_timeout.as_deref(),
             note: q.note.as_deref(),
+            header: &q.header,
+            option_descriptions: &q.descriptions,
+            multi_select: q.multi_select,
         })),
         _ => Content::Approval(i.job.gate.as_ref().map(|g| GateJson {
             id: &g.id,

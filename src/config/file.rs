@@ -8,17 +8,18 @@ use serde::Deserialize;
 
 use super::ConfigError;
 
-/// The orchestrator's agent command; the task reaches it on stdin, never on this line.
+/// Claude Code, printing its stream as it goes; the task reaches it on stdin, never on this
+/// line. luzia adds `--permission-mode` (the project's `permission_mode`, `default` unless
+/// configured), the allowed and disallowed tools, and its MCP server as the permission prompt
+/// tool (`jobs::run::claude`): no bypass, so it runs as root too.
 pub const DEFAULT_AGENT_COMMAND: &[&str] = &[
     "claude",
-    "--dangerously-skip-permissions",
-    "--permission-mode",
-    "bypassPermissions",
+    "--print",
+    "--output-format",
+    "stream-json",
+    "--verbose",
     "--add-dir",
     "{project_path}",
-    "--print",
-    "--verbose",
-    "-p",
 ];
 
 /// The file as written: every table refuses keys it does not know.
@@ -58,6 +59,14 @@ pub struct AgentConfig {
     /// Variables every agent receives with these values.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Claude Code's `--permission-mode` (`default` when unset).
+    pub permission_mode: Option<String>,
+    /// Claude Code's `--allowedTools`: rules it allows without asking.
+    #[serde(default)]
+    pub allowed_tools: Vec<String>,
+    /// Claude Code's `--disallowedTools`: rules it refuses without asking.
+    #[serde(default)]
+    pub disallowed_tools: Vec<String>,
 }
 
 impl Default for AgentConfig {
@@ -68,6 +77,9 @@ impl Default for AgentConfig {
             prompt_template: default_prompt_template(),
             env_pass: Vec::new(),
             env: BTreeMap::new(),
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
         }
     }
 }
@@ -88,13 +100,19 @@ pub const DEFAULT_PROMPT_TEMPLATE: &str =
 
 {task}
 
-When you need a decision from a person, do not guess and do not stop silently. Run
-`luzia ask \"<your question>\" --option <a> --option <b>` (or `--type text` for a free answer,
-`--type confirm` for yes/no); it prints the answer on stdout when someone has answered. Before
-anything destructive or irreversible (deleting data, migrating a database, deploying,
-force-pushing), run `luzia gate <short_name> \"<what you are about to do>\"`: exit 0 means
-approved, exit 4 means denied and the reason is on stderr; respect it. Report progress with
-`luzia progress <percent> --name \"<what you are doing>\"` or
+A person (the operator) supervises this job from luzia and answers you there, possibly hours
+later: waiting is expected. When you need a decision, do not guess and do not stop silently.
+If you are Claude Code: ask with your AskUserQuestion tool (options with descriptions,
+several questions at once, multi-select all reach the operator), and simply use your tools:
+when one needs permission, the request goes to the operator, who approves it or denies it with
+a reason; respect a denial and its reason. Report progress at each milestone with the
+`mcp__luzia__progress` tool (percent, step and total_steps, step_name).
+Otherwise, run `luzia ask \"<your question>\" --option <a> --option <b>` (or `--type text`
+for a free answer, `--type confirm` for yes/no); it prints the answer on stdout when someone
+has answered. Before anything destructive or irreversible (deleting data, migrating a
+database, deploying, force-pushing), run `luzia gate <short_name> \"<what you are about to
+do>\"`: exit 0 means approved, exit 4 means denied and the reason is on stderr; respect it.
+Report progress with `luzia progress <percent> --name \"<what you are doing>\"` or
 `luzia progress --step <k> --of <n> --name \"<step>\"`.
 ";
 
@@ -116,6 +134,14 @@ pub struct Project {
     /// Variables this project's agents receive with these values (over `[agent.env]`'s).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Claude Code's `--permission-mode` for this project (over `[agent]`'s).
+    pub permission_mode: Option<String>,
+    /// Added to `[agent]`'s `allowed_tools` for this project.
+    #[serde(default)]
+    pub allowed_tools: Vec<String>,
+    /// Added to `[agent]`'s `disallowed_tools` for this project.
+    #[serde(default)]
+    pub disallowed_tools: Vec<String>,
 }
 
 /// `[alarms]` as written: durations are strings with units, checked in `validate`.

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::jobs::insight::alarms::AlarmRules;
 use crate::jobs::run::account::{AgentEnv, is_env_name};
+use crate::jobs::run::claude::{PERMISSION_MODES, Permissions};
 
 pub use file::{
     AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
@@ -201,7 +202,19 @@ impl Config {
             return Err(invalid("[agent] max_concurrent must be at least 1".into()));
         }
         check_env("[agent]", &self.agent.env_pass, &self.agent.env).map_err(invalid)?;
+        check_permissions(
+            "[agent]",
+            self.agent.permission_mode.as_deref(),
+            [&self.agent.allowed_tools, &self.agent.disallowed_tools],
+        )
+        .map_err(invalid)?;
         for (name, project) in &self.projects {
+            check_permissions(
+                &format!("[projects.{name}]"),
+                project.permission_mode.as_deref(),
+                [&project.allowed_tools, &project.disallowed_tools],
+            )
+            .map_err(invalid)?;
             check_env(
                 &format!("[projects.{name}]"),
                 &project.env_pass,
@@ -238,6 +251,51 @@ impl Config {
         }
         env
     }
+}
+
+impl Config {
+    /// Claude Code's permission settings for an agent of `project`: the project's mode over
+    /// `[agent]`'s, its allowed and disallowed tools added to `[agent]`'s.
+    pub fn permissions(&self, project: &str) -> Permissions {
+        let mut p = Permissions {
+            mode: self.agent.permission_mode.clone(),
+            allowed_tools: self.agent.allowed_tools.clone(),
+            disallowed_tools: self.agent.disallowed_tools.clone(),
+        };
+        if let Some(proj) = self.projects.get(project) {
+            if proj.permission_mode.is_some() {
+                p.mode = proj.permission_mode.clone();
+            }
+            p.allowed_tools.extend(proj.allowed_tools.iter().cloned());
+            p.disallowed_tools
+                .extend(proj.disallowed_tools.iter().cloned());
+        }
+        p
+    }
+}
+
+/// `permission_mode`, `allowed_tools` and `disallowed_tools` of one table: a mode Claude Code
+/// knows, and rules that are not empty.
+fn check_permissions(
+    table: &str,
+    mode: Option<&str>,
+    rules: [&Vec<String>; 2],
+) -> Result<(), String> {
+    if let Some(m) = mode
+        && !PERMISSION_MODES.contains(&m)
+    {
+        return Err(format!(
+            "{table} permission_mode '{}' is not one of Claude Code's modes: {}",
+            m.escape_debug(),
+            PERMISSION_MODES.join(", ")
+        ));
+    }
+    if rules.iter().any(|r| r.iter().any(|t| t.trim().is_empty())) {
+        return Err(format!(
+            "{table} allowed_tools and disallowed_tools hold rules like \"Bash(npm test)\" or \"Edit\", never an empty one"
+        ));
+    }
+    Ok(())
 }
 
 /// `env_pass` and `env` of one table: names a shell could export, values without NUL.

@@ -275,3 +275,42 @@ fn agent_environments_merge_agent_then_project_and_bad_names_are_refused() {
         assert!(err.contains(says) && err.contains("c.toml"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn claude_permission_settings_merge_agent_then_project_and_unknown_modes_are_refused() {
+    let file = (
+        "c.toml",
+        "[agent]\npermission_mode = \"acceptEdits\"\nallowed_tools = [\"Read\"]\n\
+         disallowed_tools = [\"WebFetch\"]\n\n[projects.a]\npath = \"/srv/a\"\n\
+         permission_mode = \"plan\"\nallowed_tools = [\"Bash(npm test)\"]\n\n\
+         [projects.b]\npath = \"/srv/b\"\n",
+    );
+    let ov = || Overrides {
+        config: Some("c.toml".into()),
+        jobs_dir: None,
+    };
+    let c = load(&[file], &[], ov()).unwrap();
+    let a = c.permissions("a");
+    assert_eq!(a.mode.as_deref(), Some("plan"));
+    assert_eq!(a.allowed_tools, ["Read", "Bash(npm test)"]);
+    assert_eq!(a.disallowed_tools, ["WebFetch"]);
+    assert_eq!(c.permissions("b").mode.as_deref(), Some("acceptEdits"));
+    let none = load(&[], &[], Overrides::default()).unwrap();
+    assert_eq!(none.permissions("x"), Permissions::default());
+    for (body, says) in [
+        (
+            "[agent]\npermission_mode = \"yolo\"\n",
+            "[agent] permission_mode 'yolo' is not one of Claude Code's modes",
+        ),
+        (
+            "[projects.a]\npath = \"/srv/a\"\npermission_mode = \"Default\"\n",
+            "[projects.a] permission_mode 'Default'",
+        ),
+        ("[agent]\nallowed_tools = [\" \"]\n", "never an empty one"),
+    ] {
+        let err = load(&[("c.toml", body)], &[], ov())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says) && err.contains("c.toml"), "{err}");
+    }
+}

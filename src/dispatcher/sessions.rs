@@ -108,6 +108,7 @@ impl Dispatcher<'_> {
             retry_of: how.retry_of.clone(),
             addendum: how.addendum.clone(),
             queue_id: None,
+            permissions: self.cfg.permissions(&meta.project),
             session: SessionPlan {
                 resume: Some(session),
                 interactive: how.interactive,

@@ -146,6 +146,38 @@ pub fn text_question_job() -> Job {
             timeout_minutes: Some(30.0),
             default_if_timeout: Some("v2.1".into()),
             note: None,
+            header: String::new(),
+            descriptions: Vec::new(),
+            multi_select: false,
+        });
+    })
+}
+
+/// A live job asking a choice of several, with options described (as Claude Code asks).
+pub fn multi_question_job() -> Job {
+    live("150500-a9b8", "155800-many", 25, |j| {
+        j.status = Status::Waiting;
+        j.question = Some(Question {
+            id: "q4".into(),
+            kind: QuestionType::Choice,
+            question: "Which checks should run after the migration?".into(),
+            options: vec![
+                "unit tests".into(),
+                "smoke tests".into(),
+                "load tests".into(),
+            ],
+            context: String::new(),
+            asked_at: Some(now() - chrono::Duration::minutes(7)),
+            timeout_minutes: None,
+            default_if_timeout: None,
+            note: None,
+            header: "Checks".into(),
+            descriptions: vec![
+                "Fast, no database".into(),
+                "Against the migrated database".into(),
+                "Slow: an hour".into(),
+            ],
+            multi_select: true,
         });
     })
 }

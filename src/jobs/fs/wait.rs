@@ -3,7 +3,9 @@
 //! full watch table, a watcher that could not start).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::jobs::fs::notify::{Backend, FsWatcher, WatchMode};
@@ -14,8 +16,8 @@ pub const SLOW_POLL: Duration = Duration::from_secs(2);
 pub struct DirWatch {
     watcher: FsWatcher,
     rx: Receiver<()>,
-    /// Keeps the channel open while polling, when no watcher holds the other end: waiting is
-    /// then a plain timeout, never a closed channel.
+    /// Keeps the channel open while polling, when no watcher holds the other end (waiting is
+    /// then a plain timeout, never a closed channel), and lets a [`Stop`] wake the wait.
     tx: Sender<()>,
 }
 
@@ -34,12 +36,6 @@ impl DirWatch {
         DirWatch { watcher, rx, tx }
     }
 
-    /// Something that wakes [`DirWatch::wait`] from elsewhere (a signal's thread): a send is
-    /// taken for a change in the directory.
-    pub fn waker(&self) -> Sender<()> {
-        self.tx.clone()
-    }
-
     pub fn mode(&self) -> &WatchMode {
         self.watcher.mode()
     }
@@ -56,9 +52,24 @@ impl DirWatch {
     pub fn until<T>(
         &self,
         deadline: Option<Instant>,
+        check: impl FnMut() -> Option<T>,
+    ) -> Option<T> {
+        self.until_stopped(deadline, &Stop::default(), check)
+    }
+
+    /// As [`until`](DirWatch::until), and `None` at once when `stop` is stopped (before the
+    /// first look, or while waiting: the stop wakes the wait).
+    pub fn until_stopped<T>(
+        &self,
+        deadline: Option<Instant>,
+        stop: &Stop,
         mut check: impl FnMut() -> Option<T>,
     ) -> Option<T> {
+        stop.wake_on_stop(self.tx.clone());
         loop {
+            if stop.is_stopped() {
+                return None;
+            }
             if let Some(found) = check() {
                 return Some(found);
             }
@@ -70,5 +81,60 @@ impl DirWatch {
             };
             self.wait(wait);
         }
+    }
+}
+
+/// A request to give up waiting, shared between the waiter and whoever may ask it to stop (a
+/// client gone, a signal). Stopping wakes every wait that watches it at once. Meant for one
+/// exchange (a question and its answer): each wait adds a waker that stays until it is dropped.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(Arc<StopInner>);
+
+#[derive(Debug, Default)]
+struct StopInner {
+    stopped: AtomicBool,
+    wakers: Mutex<Vec<Sender<()>>>,
+}
+
+impl Stop {
+    pub fn stop(&self) {
+        self.0.stopped.store(true, Ordering::SeqCst);
+        let wakers = self.0.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        for w in wakers.iter() {
+            let _ = w.send(());
+        }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.0.stopped.load(Ordering::SeqCst)
+    }
+
+    /// Registers a wait to wake; registered before the flag is looked at, so no stop is missed.
+    fn wake_on_stop(&self, tx: Sender<()>) {
+        let mut wakers = self.0.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        wakers.push(tx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_wakes_a_wait_without_a_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let stop = Stop::default();
+        let stopper = stop.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            stopper.stop();
+        });
+        let started = Instant::now();
+        let found: Option<()> = DirWatch::new(dir.path()).until_stopped(None, &stop, || None);
+        t.join().unwrap();
+        assert_eq!(found, None);
+        assert!(started.elapsed() < SLOW_POLL, "woken, not polled");
+        let again: Option<()> = DirWatch::new(dir.path()).until_stopped(None, &stop, || None);
+        assert_eq!(again, None, "a stopped stop stops at once");
     }
 }

@@ -15,14 +15,13 @@ use crate::jobs::fs::names::{
     DECISION_FILE, GATE_FILE, PROGRESS_FILE, QUESTION_FILE, RESPONSE_FILE,
 };
 use crate::jobs::fs::publish::write_atomic;
-use crate::jobs::fs::wait::DirWatch;
+use crate::jobs::fs::wait::{DirWatch, Stop};
 use crate::jobs::hitl::archive::{self, Approval, Clarification, GateRecord, QuestionRecord};
 use crate::jobs::hitl::history::{next_gate_id, next_question_id};
 use crate::jobs::hitl::once::PublishError;
 use crate::jobs::hitl::operator::{
     Decision, Outcome, Response, new_token, publish_decision, publish_response, timestamp,
 };
-use crate::jobs::hitl::withdraw::{self, Interrupt, Withdrawal};
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::model::waiting::{QuestionType, read_pending};
@@ -35,6 +34,12 @@ pub struct Ask {
     pub context: String,
     pub timeout: Option<Duration>,
     pub default: Option<String>,
+    /// A short title for the question (`Database`); empty for none.
+    pub header: String,
+    /// What each option means, in the order of `options` (empty: none given).
+    pub descriptions: Vec<String>,
+    /// Whether several options may be chosen (a choice only).
+    pub multi_select: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -85,6 +90,44 @@ impl ProgressReport {
     pub fn is_empty(&self) -> bool {
         *self == ProgressReport::default()
     }
+
+    /// A report as an agent gives it (`luzia progress`, the progress tool of `luzia mcp`),
+    /// checked: a percent within 0-100, step K of N with K <= N, and something to report.
+    pub fn checked(
+        percent: Option<f64>,
+        steps: Option<(u64, u64)>,
+        step_name: Option<String>,
+        eta_seconds: Option<u64>,
+    ) -> Result<ProgressReport, AgentError> {
+        let mut report = ProgressReport::default();
+        if let Some(pct) = percent {
+            if !(0.0..=100.0).contains(&pct) {
+                return Err(AgentError::Invalid(format!(
+                    "percent must be between 0 and 100, not {pct}"
+                )));
+            }
+            report.percent = Some(pct);
+        }
+        if let Some((k, n)) = steps {
+            if n == 0 || k > n {
+                return Err(AgentError::Invalid(format!(
+                    "step {k} of {n}: the step must be between 1 and the number of steps"
+                )));
+            }
+            report.step = Some(k);
+            report.total_steps = Some(n);
+        }
+        report.step_name = step_name;
+        report.eta_seconds = eta_seconds;
+        if report.is_empty() {
+            return Err(AgentError::Invalid(
+                "nothing to report: give a percent, a step of a number of steps, a step name \
+                 or an estimate of the time left"
+                    .into(),
+            ));
+        }
+        Ok(report)
+    }
 }
 
 /// A progress milestone in `history.jsonl`.
@@ -104,11 +147,12 @@ pub enum AgentError {
     GatePending(String),
     #[error("{0} was removed while the agent waited for its answer: nobody answered it")]
     Withdrawn(String),
+    /// The wait was stopped (the agent's session ended, it was told to stop): the request was
+    /// withdrawn and recorded so in the history.
+    #[error("the agent stopped waiting: {0} was withdrawn")]
+    Stopped(String),
     #[error("{0}")]
     Invalid(String),
-    /// Stopped by a signal while waiting; the request was withdrawn (recorded in the history).
-    #[error("stopped by {name} while waiting: the {1} was withdrawn", name = withdraw::signal_name(*.0))]
-    Interrupted(i32, &'static str),
     #[error("cannot write in {path}: {source} (is the job directory writable, the disk not full?)")]
     Io {
         path: String,
@@ -157,6 +201,16 @@ fn check_ask(spec: &Ask) -> Result<(), AgentError> {
             "a choice needs --option (at least one)".into(),
         ));
     }
+    if !spec.descriptions.is_empty() && spec.descriptions.len() != spec.options.len() {
+        return Err(AgentError::Invalid(
+            "give one description for each option, or none".into(),
+        ));
+    }
+    if spec.multi_select && spec.kind != QuestionType::Choice {
+        return Err(AgentError::Invalid(
+            "only a choice can take several options".into(),
+        ));
+    }
     match &spec.default {
         Some(d) if spec.kind == QuestionType::Choice && !spec.options.contains(d) => Err(
             AgentError::Invalid(format!("the default '{d}' is not one of the options")),
@@ -167,13 +221,21 @@ fn check_ask(spec: &Ask) -> Result<(), AgentError> {
 
 /// Asks, waits, archives. Returns how it ended.
 pub fn ask(dir: &Path, spec: &Ask) -> Result<AskResult, AgentError> {
-    ask_until(dir, spec, &Interrupt::none())
+    ask_or_stop(dir, spec, &Stop::default())
 }
 
-/// [`ask`], withdrawing the question if `stop` comes while it waits.
-pub fn ask_until(dir: &Path, spec: &Ask, stop: &Interrupt) -> Result<AskResult, AgentError> {
+/// As [`ask`], giving up when `stop` is stopped: the question is then withdrawn (recorded in
+/// the history as such, its file removed) and the result is [`AgentError::Stopped`].
+pub fn ask_or_stop(dir: &Path, spec: &Ask, stop: &Stop) -> Result<AskResult, AgentError> {
     check_dir(dir)?;
     check_ask(spec)?;
+    if stop.is_stopped() {
+        // Stopped before asking: nothing to publish, nothing to withdraw.
+        return Err(AgentError::Stopped(format!(
+            "the question '{}'",
+            spec.question
+        )));
+    }
     if read_pending(dir).question.is_some() {
         return Err(AgentError::QuestionPending(dir.display().to_string()));
     }
@@ -189,16 +251,15 @@ pub fn ask_until(dir: &Path, spec: &Ask, stop: &Interrupt) -> Result<AskResult, 
         asked_at: timestamp(Utc::now()),
         timeout_minutes: minutes(spec.timeout),
         default_if_timeout: spec.default.as_deref(),
+        header: &spec.header,
+        option_descriptions: &spec.descriptions,
+        multi_select: spec.multi_select,
     };
     pretty(&clarification)
         .and_then(|b| write_atomic(dir, QUESTION_FILE, &b))
         .map_err(io(dir))?;
-    let result = match wait_for_answer(dir, &clarification.id, spec, stop) {
-        Err(AgentError::Interrupted(n, what)) => {
-            withdraw::question(dir, &clarification, &Withdrawal::stopped_by(n)).map_err(io(dir))?;
-            return Err(AgentError::Interrupted(n, what));
-        }
-        other => other?,
+    let Some(result) = wait_for_answer(dir, &clarification.id, spec, stop)? else {
+        return Err(withdraw_question(dir, &clarification));
     };
     let response = match &result {
         AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r),
@@ -208,39 +269,58 @@ pub fn ask_until(dir: &Path, spec: &Ask, stop: &Interrupt) -> Result<AskResult, 
         clarification: &clarification,
         response,
         archived_at: timestamp(Utc::now()),
+        withdrawn: None,
     };
     archive::archive(dir, &record, [QUESTION_FILE, RESPONSE_FILE]).map_err(io(dir))?;
     Ok(result)
 }
 
+/// Withdraws a question nobody waits for any more; the error says so (or why it could not be).
+fn withdraw_question(dir: &Path, clarification: &Clarification<'_>) -> AgentError {
+    let answered = |r: &Response| r.question_id == clarification.id;
+    let response = archive::answer_in_place(dir, RESPONSE_FILE, Response::parse, answered);
+    let record = QuestionRecord {
+        clarification,
+        response: response.as_ref(),
+        archived_at: timestamp(Utc::now()),
+        withdrawn: Some(WITHDRAWN),
+    };
+    let withdrawn = archive::withdraw(dir, &record, QUESTION_FILE, RESPONSE_FILE, |b| {
+        Response::parse(b).is_some_and(|r| answered(&r))
+    });
+    match withdrawn {
+        Ok(()) => AgentError::Stopped(format!(
+            "question {} in {}",
+            clarification.id,
+            dir.display()
+        )),
+        Err(e) => io(dir)(e),
+    }
+}
+
 /// The operator's answer to question `id`, or the default once the time is up (published by
 /// the same exactly-once rule: an operator who got there first wins). An answer to question `id`
-/// is only ever in place while it stands: a late one is taken back by its publisher.
+/// is only ever in place while it stands: a late one is taken back by its publisher. `None`
+/// when `stop` was stopped first.
 fn wait_for_answer(
     dir: &Path,
     id: &str,
     spec: &Ask,
-    stop: &Interrupt,
-) -> Result<AskResult, AgentError> {
+    stop: &Stop,
+) -> Result<Option<AskResult>, AgentError> {
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let read_answer = || {
-        if let Some(n) = stop.received() {
-            return Some(Err(n));
-        }
         let bytes = read_small(&dir.join(RESPONSE_FILE)).ok()??;
-        Response::parse(&bytes)
-            .filter(|r| r.question_id == id)
-            .map(Ok)
+        Response::parse(&bytes).filter(|r| r.question_id == id)
     };
-    let watch = DirWatch::new(dir);
-    stop.wake(watch.waker());
-    match watch.until(deadline, read_answer) {
-        Some(Ok(r)) => return Ok(AskResult::Answered(r)),
-        Some(Err(n)) => return Err(AgentError::Interrupted(n, "question")),
-        None => {}
+    if let Some(r) = DirWatch::new(dir).until_stopped(deadline, stop, read_answer) {
+        return Ok(Some(AskResult::Answered(r)));
+    }
+    if stop.is_stopped() {
+        return Ok(None);
     }
     let Some(default) = &spec.default else {
-        return Ok(AskResult::TimedOut);
+        return Ok(Some(AskResult::TimedOut));
     };
     let ours = Response {
         question_id: id.to_owned(),
@@ -250,23 +330,30 @@ fn wait_for_answer(
         source: "timeout".into(),
         token: new_token(),
     };
-    Ok(
+    Ok(Some(
         match publish_response(dir, &ours).map_err(publish_failed(dir, QUESTION_FILE))? {
             Outcome::Done(r) => AskResult::TimedOutDefault(r),
             // An operator got there first: theirs stands.
             Outcome::Already(r) => AskResult::Answered(r),
         },
-    )
+    ))
 }
+
+/// Why a request was withdrawn, as its record in the history says.
+const WITHDRAWN: &str = "the agent stopped waiting for it";
 
 /// Stops at a gate, waits for the decision (or auto-approves when asked to), archives.
 pub fn gate(dir: &Path, spec: &GateSpec) -> Result<GateResult, AgentError> {
-    gate_until(dir, spec, &Interrupt::none())
+    gate_or_stop(dir, spec, &Stop::default())
 }
 
-/// [`gate`], withdrawing the gate if `stop` comes while it waits.
-pub fn gate_until(dir: &Path, spec: &GateSpec, stop: &Interrupt) -> Result<GateResult, AgentError> {
+/// As [`gate`], giving up when `stop` is stopped: the gate is then withdrawn (recorded in the
+/// history as such, its file removed) and the result is [`AgentError::Stopped`].
+pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResult, AgentError> {
     check_dir(dir)?;
+    if stop.is_stopped() {
+        return Err(AgentError::Stopped(format!("the gate '{}'", spec.gate)));
+    }
     if read_pending(dir).gate.is_some() {
         return Err(AgentError::GatePending(dir.display().to_string()));
     }
@@ -282,47 +369,62 @@ pub fn gate_until(dir: &Path, spec: &GateSpec, stop: &Interrupt) -> Result<GateR
     pretty(&approval)
         .and_then(|b| write_atomic(dir, GATE_FILE, &b))
         .map_err(io(dir))?;
-    let result = match wait_for_decision(dir, &approval.id, spec, stop) {
-        Err(AgentError::Interrupted(n, what)) => {
-            withdraw::gate(dir, &approval, &Withdrawal::stopped_by(n)).map_err(io(dir))?;
-            return Err(AgentError::Interrupted(n, what));
-        }
-        other => other?,
+    let Some(result) = wait_for_decision(dir, &approval.id, spec, stop)? else {
+        return Err(withdraw_gate(dir, &approval));
     };
     let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
     let record = GateRecord {
         approval: &approval,
-        decision,
+        decision: Some(decision),
         archived_at: timestamp(Utc::now()),
+        withdrawn: None,
     };
     archive::archive(dir, &record, [GATE_FILE, DECISION_FILE]).map_err(io(dir))?;
     Ok(result)
 }
 
+/// Withdraws a gate nobody waits at any more; the error says so (or why it could not be).
+fn withdraw_gate(dir: &Path, approval: &Approval<'_>) -> AgentError {
+    let decides = |d: &Decision| d.decides(&approval.id, approval.gate);
+    let decision = archive::answer_in_place(dir, DECISION_FILE, Decision::parse, decides);
+    let record = GateRecord {
+        approval,
+        decision: decision.as_ref(),
+        archived_at: timestamp(Utc::now()),
+        withdrawn: Some(WITHDRAWN),
+    };
+    let withdrawn = archive::withdraw(dir, &record, GATE_FILE, DECISION_FILE, |b| {
+        Decision::parse(b).is_some_and(|d| decides(&d))
+    });
+    match withdrawn {
+        Ok(()) => AgentError::Stopped(format!(
+            "gate '{}' ({}) in {}",
+            approval.gate,
+            approval.id,
+            dir.display()
+        )),
+        Err(e) => io(dir)(e),
+    }
+}
+
 /// The operator's decision at gate instance `id`, or the approval once `auto_approve_after` has
-/// passed (by the same exactly-once rule).
+/// passed (by the same exactly-once rule). `None` when `stop` was stopped first.
 fn wait_for_decision(
     dir: &Path,
     id: &str,
     spec: &GateSpec,
-    stop: &Interrupt,
-) -> Result<GateResult, AgentError> {
+    stop: &Stop,
+) -> Result<Option<GateResult>, AgentError> {
     let deadline = spec.auto_approve_after.map(|t| Instant::now() + t);
     let read_decision = || {
-        if let Some(n) = stop.received() {
-            return Some(Err(n));
-        }
         let bytes = read_small(&dir.join(DECISION_FILE)).ok()??;
-        Decision::parse(&bytes)
-            .filter(|d| d.decides(id, &spec.gate))
-            .map(Ok)
+        Decision::parse(&bytes).filter(|d| d.decides(id, &spec.gate))
     };
-    let watch = DirWatch::new(dir);
-    stop.wake(watch.waker());
-    match watch.until(deadline, read_decision) {
-        Some(Ok(d)) => return Ok(GateResult::Decided(d)),
-        Some(Err(n)) => return Err(AgentError::Interrupted(n, "gate")),
-        None => {}
+    if let Some(d) = DirWatch::new(dir).until_stopped(deadline, stop, read_decision) {
+        return Ok(Some(GateResult::Decided(d)));
+    }
+    if stop.is_stopped() {
+        return Ok(None);
     }
     // Only reachable with a deadline: without auto-approval a gate waits for a person.
     let after = spec.auto_approve_after.map_or(0, |d| d.as_secs());
@@ -339,12 +441,12 @@ fn wait_for_decision(
         source: "auto".into(),
         token: new_token(),
     };
-    Ok(
+    Ok(Some(
         match publish_decision(dir, &ours).map_err(publish_failed(dir, GATE_FILE))? {
             Outcome::Done(d) => GateResult::AutoApproved(d),
             Outcome::Already(d) => GateResult::Decided(d),
         },
-    )
+    ))
 }
 
 /// Replaces `progress.json` atomically; a milestone (a new step, or a quarter of the way

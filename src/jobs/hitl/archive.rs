@@ -30,6 +30,14 @@ pub struct Clarification<'a> {
     pub asked_at: String,
     pub timeout_minutes: Option<f64>,
     pub default_if_timeout: Option<&'a str>,
+    /// The richer fields, written only when used: a question without them is written as it
+    /// always was.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub header: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub option_descriptions: &'a [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub multi_select: bool,
 }
 
 /// `approval.json` as the agent writes it.
@@ -49,14 +57,20 @@ pub struct QuestionRecord<'a> {
     pub clarification: &'a Clarification<'a>,
     pub response: Option<&'a Response>,
     pub archived_at: String,
+    /// Why the agent withdrew the question (it stopped waiting), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<&'a str>,
 }
 
-/// A gate and its decision.
+/// A gate and its decision (`null` when the gate was withdrawn undecided).
 #[derive(Serialize)]
 pub struct GateRecord<'a> {
     pub approval: &'a Approval<'a>,
-    pub decision: &'a Decision,
+    pub decision: Option<&'a Decision>,
     pub archived_at: String,
+    /// Why the agent withdrew the gate (it stopped waiting), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withdrawn: Option<&'a str>,
 }
 
 /// An answer no pending request asked for, kept for a person to read.
@@ -86,6 +100,46 @@ pub fn archive(dir: &Path, record: &impl Serialize, files: [&str; 2]) -> io::Res
         }
     }
     Ok(())
+}
+
+/// The answer file `name` as `parse` reads it, if `ours` says it settles the request.
+pub fn answer_in_place<T>(
+    dir: &Path,
+    name: &str,
+    parse: fn(&[u8]) -> Option<T>,
+    ours: impl Fn(&T) -> bool,
+) -> Option<T> {
+    read_small(&dir.join(name))
+        .ok()
+        .flatten()
+        .and_then(|b| parse(&b))
+        .filter(|t| ours(t))
+}
+
+/// Withdraws a request nobody will wait for any more: its record (saying so) goes to the
+/// history first, so that a publisher arriving now reads there that it was withdrawn; then the
+/// request file is removed, and last an answer to it that landed meanwhile (`ours` tells it
+/// from an answer to another instance, which is left alone), under the directory's lock.
+pub fn withdraw(
+    dir: &Path,
+    record: &impl Serialize,
+    request: &str,
+    answer: &str,
+    ours: impl Fn(&[u8]) -> bool,
+) -> io::Result<()> {
+    append(dir, record)?;
+    remove_if_there(&dir.join(request))?;
+    locked(dir, || match read_small(&dir.join(answer))? {
+        Some(bytes) if ours(&bytes) => remove_if_there(&dir.join(answer)),
+        _ => Ok(()),
+    })
+}
+
+fn remove_if_there(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Moves a left-over answer file into the history, so that a new answer can be published.

@@ -30,7 +30,8 @@ pub enum Fate<T> {
     Settled(T),
     /// Archived with nobody's answer: the question timed out and had no default.
     Unanswered,
-    /// Archived with nobody's answer because the agent waiting for it was stopped.
+    /// Archived with nobody's answer because the agent stopped waiting for it (its session
+    /// ended, it was stopped): the record's `withdrawn` says why.
     Withdrawn,
     /// Nothing on record: never asked here, or withdrawn without an answer.
     Unknown,
@@ -180,12 +181,11 @@ pub fn gate_fate(dir: &Path, id: &str) -> io::Result<Fate<Decision>> {
         let decision = m.get("decision").and_then(read_as::<Decision>);
         let named = gate.get("id").and_then(Value::as_str) == Some(id);
         if named || decision.as_ref().is_some_and(|d| d.gate_id == id) {
-            let unsettled = if m.contains_key("withdrawn") {
-                Fate::Withdrawn
-            } else {
-                Fate::Unknown
+            fate = match decision {
+                Some(d) => Fate::Settled(d),
+                None if m.contains_key("withdrawn") => Fate::Withdrawn,
+                None => Fate::Unknown,
             };
-            fate = decision.map_or(unsettled, Fate::Settled);
         }
     })?;
     Ok(fate)

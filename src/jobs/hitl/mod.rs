@@ -7,7 +7,7 @@
 pub mod agent;
 pub mod archive;
 pub mod history;
+pub mod mcp;
 pub mod once;
 pub mod operator;
 pub mod published;
-pub mod withdraw;

@@ -55,7 +55,7 @@ pub enum Closed {
     Unanswered,
     #[error("no answer to it is on record (it was withdrawn, or never asked here)")]
     Unrecorded,
-    #[error("it was withdrawn: the agent waiting for it was stopped before anyone answered")]
+    #[error("the agent withdrew it before anyone answered (it stopped waiting)")]
     Withdrawn,
 }
 

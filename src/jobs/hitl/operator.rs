@@ -79,6 +79,7 @@ pub enum NotAnAnswer {
 pub fn normalize(q: &Question, input: &str) -> Result<String, NotAnAnswer> {
     let trimmed = input.trim();
     match q.kind {
+        QuestionType::Choice if q.multi_select => normalize_many(q, trimmed),
         QuestionType::Choice => {
             let list = || q.numbered_options(", ");
             if let Some(o) = q.options.iter().find(|o| o.as_str() == trimmed) {
@@ -104,6 +105,62 @@ pub fn normalize(q: &Question, input: &str) -> Result<String, NotAnAnswer> {
         // Free text keeps its lines and spaces: it goes to the agent word for word.
         QuestionType::Text => Ok(input.to_owned()),
     }
+}
+
+/// The options of a multi-select question an answer names, in the order of the options and
+/// `, `-joined (as Claude Code gives them to its model). Each is named by its text or its number,
+/// `,`-separated (`1,3`, `auth, billing`); an option whose own text holds a comma is named whole.
+fn normalize_many(q: &Question, input: &str) -> Result<String, NotAnAnswer> {
+    let find = |item: &str| {
+        q.options
+            .iter()
+            .position(|o| o == item)
+            .or_else(|| q.options.iter().position(|o| o.eq_ignore_ascii_case(item)))
+            .or_else(|| match item.parse::<usize>() {
+                Ok(n) if (1..=q.options.len()).contains(&n) => Some(n - 1),
+                _ => None,
+            })
+    };
+    let mut chosen = vec![false; q.options.len()];
+    let mut rest = input;
+    while !rest.is_empty() {
+        // The longest option text at the start of what is left, else up to the next comma.
+        let whole = q
+            .options
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.contains(',') && rest.starts_with(o.as_str()))
+            .max_by_key(|(_, o)| o.len());
+        let (index, used) = match whole {
+            Some((i, o)) => (Some(i), o.len()),
+            None => {
+                let end = rest.find(',').unwrap_or(rest.len());
+                (find(rest[..end].trim()), end)
+            }
+        };
+        match index {
+            Some(i) => chosen[i] = true,
+            None if rest[..used].trim().is_empty() => {}
+            None => {
+                return Err(NotAnAnswer::NotAnOption {
+                    input: plain_text(rest[..used].trim()),
+                    options: q.numbered_options(", "),
+                });
+            }
+        }
+        rest = rest[used..].trim_start_matches([',', ' ']);
+    }
+    let picked: Vec<&str> = q
+        .options
+        .iter()
+        .zip(&chosen)
+        .filter(|(_, c)| **c)
+        .map(|(o, _)| o.as_str())
+        .collect();
+    if picked.is_empty() {
+        return Err(NotAnAnswer::Empty);
+    }
+    Ok(picked.join(", "))
 }
 
 /// What publishing for `what` (an instance of `job`) came to, in the operator's terms.

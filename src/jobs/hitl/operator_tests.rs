@@ -12,6 +12,9 @@ fn q(kind: QuestionType, options: &[&str]) -> Question {
         timeout_minutes: None,
         default_if_timeout: None,
         note: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     }
 }
 
@@ -90,5 +93,38 @@ fn responses_round_trip_and_read_the_old_form() {
         Decision::parse(br#"{"gate": "g"}"#),
         None,
         "no decision without `approved`"
+    );
+}
+
+#[test]
+fn a_choice_of_several_takes_options_by_text_or_number_in_their_order() {
+    let mut many = q(
+        QuestionType::Choice,
+        &["unit tests", "smoke, then load", "docs"],
+    );
+    many.multi_select = true;
+    let cases: &[(&str, Result<&str, &str>)] = &[
+        ("docs", Ok("docs")),
+        ("3,1", Ok("unit tests, docs")),
+        ("docs, Unit Tests", Ok("unit tests, docs")),
+        ("1, 1 ,", Ok("unit tests")),
+        ("smoke, then load", Ok("smoke, then load")),
+        ("docs, smoke, then load", Ok("smoke, then load, docs")),
+        ("2,3", Ok("smoke, then load, docs")),
+        ("4", Err("'4' is not one of the options")),
+        ("docs, nope", Err("'nope' is not one of the options")),
+        (" , ", Err("empty")),
+    ];
+    for (input, want) in cases {
+        match (normalize(&many, input), want) {
+            (Ok(got), Ok(w)) => assert_eq!(got, *w, "{input:?}"),
+            (Err(e), Err(w)) => assert!(e.to_string().contains(w), "{input:?}: {e}"),
+            (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
+        }
+    }
+    many.descriptions = vec!["fast".into(), String::new(), "the manual".into()];
+    assert_eq!(
+        many.numbered_options(", "),
+        "1) unit tests (fast), 2) smoke, then load, 3) docs (the manual)"
     );
 }

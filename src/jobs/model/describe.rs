@@ -212,7 +212,12 @@ fn pending(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
             out.push(attention("note", note.clone()));
         }
         if !q.options.is_empty() {
-            out.push(fact("options", q.numbered_options("  ")));
+            let label = if q.multi_select {
+                "options (several)"
+            } else {
+                "options"
+            };
+            out.push(fact(label, q.numbered_options("  ")));
         }
         if !q.context.is_empty() {
             out.push(fact("context", plain_text(&q.context)));

@@ -48,6 +48,13 @@ pub struct Question {
     pub default_if_timeout: Option<String>,
     /// Something odd about the file that the operator should know (it is still answerable).
     pub note: Option<String>,
+    /// A short title (`Database`), empty when none is given.
+    pub header: String,
+    /// What each option means, one per option (empty text where none is given); empty when
+    /// the file gives no descriptions.
+    pub descriptions: Vec<String>,
+    /// A choice where several options may be taken (the answer names them, `, `-joined).
+    pub multi_select: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -99,17 +106,7 @@ impl Question {
     /// `mtime` stands in for a missing `asked_at`, as the protocol says.
     pub fn parse(bytes: &[u8], mtime: Option<DateTime<Utc>>) -> Result<Question, FormatError> {
         let m = object(bytes)?;
-        let options: Vec<String> = match m.get("options") {
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| v.to_string())
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let (options, descriptions) = options(&m);
         let declared = text(&m, "type");
         let (kind, note) = match declared.as_str() {
             "choice" if options.is_empty() => (
@@ -149,8 +146,46 @@ impl Question {
                 .get("default_if_timeout")
                 .and_then(|v| v.as_str().map(str::to_owned)),
             note,
+            header: text(&m, "header"),
+            descriptions,
+            multi_select: kind == QuestionType::Choice
+                && matches!(m.get("multi_select"), Some(Value::Bool(true))),
         })
     }
+}
+
+/// The options and their descriptions. An option is its text, or an object with a `label` (and
+/// a `description`), as Claude Code asks; descriptions may also come as `option_descriptions`,
+/// one per option. Anything else is shown as its JSON.
+fn options(m: &Map<String, Value>) -> (Vec<String>, Vec<String>) {
+    let Some(Value::Array(items)) = m.get("options") else {
+        return (Vec::new(), Vec::new());
+    };
+    let listed: Vec<String> = match m.get("option_descriptions") {
+        Some(Value::Array(d)) => d
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_owned())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut described = false;
+    let (options, descriptions) = items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (label, own) = match v {
+                Value::String(s) => (s.clone(), None),
+                Value::Object(o) if o.get("label").is_some_and(Value::is_string) => {
+                    (text(o, "label"), Some(text(o, "description")))
+                }
+                other => (other.to_string(), None),
+            };
+            let description = own.or_else(|| listed.get(i).cloned()).unwrap_or_default();
+            described |= !description.is_empty();
+            (label, description)
+        })
+        .unzip();
+    (options, if described { descriptions } else { Vec::new() })
 }
 
 fn deadline(since: Option<DateTime<Utc>>, minutes: Option<f64>) -> Option<DateTime<Utc>> {
@@ -165,13 +200,20 @@ impl Question {
         deadline(self.asked_at, self.timeout_minutes)
     }
 
-    /// `1) production<sep>2) staging`, sanitized.
+    /// `1) production<sep>2) staging`, sanitized; an option's description, when it has one,
+    /// follows it (`1) staging (the nightly copy)`).
     pub fn numbered_options(&self, sep: &str) -> String {
+        use crate::jobs::text::sanitize::plain_text;
         let numbered: Vec<String> = self
             .options
             .iter()
             .enumerate()
-            .map(|(i, o)| format!("{}) {}", i + 1, crate::jobs::text::sanitize::plain_text(o)))
+            .map(
+                |(i, o)| match self.descriptions.get(i).filter(|d| !d.is_empty()) {
+                    Some(d) => format!("{}) {} ({})", i + 1, plain_text(o), plain_text(d)),
+                    None => format!("{}) {}", i + 1, plain_text(o)),
+                },
+            )
             .collect();
         numbered.join(sep)
     }

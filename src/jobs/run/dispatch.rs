@@ -6,7 +6,7 @@
 //! is left behind. The task reaches the agent through `prompt.txt` only: it never appears on a
 //! command line and never passes through a shell.
 
-use crate::jobs::fs::names::{META_FILE, PROMPT_FILE, RUN_SCRIPT};
+use crate::jobs::fs::names::{MCP_CONFIG_FILE, META_FILE, PROMPT_FILE, RUN_SCRIPT};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
+use crate::jobs::run::claude::{self, Permissions};
 use crate::jobs::run::finish;
 use crate::jobs::run::session::{self, SessionPlan};
 
@@ -40,6 +41,8 @@ pub struct Spec {
     pub queue_id: Option<String>,
     /// The Claude Code session: a fresh one, or one to continue; in print mode or interactive.
     pub session: SessionPlan,
+    /// Claude Code's permission settings for the project (used by a `claude` command only).
+    pub permissions: Permissions,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -246,6 +249,10 @@ fn write_files(
         prompt.push_str(extra);
     }
     let argv: Vec<String> = spec.command.iter().map(|a| fill(a, &values)).collect();
+    // The permission bridge first: an interactive session then drops what only print mode
+    // reads (the prompt tool), with the rest of print mode's flags.
+    let claude::Prepared { argv, mcp_config } = claude::for_job(argv, dir, &spec.permissions)
+        .map_err(|e| (format!("{MCP_CONFIG_FILE} (luzia's own path)"), e))?;
     let (argv, session_id) = session::claude_command(argv, &spec.session);
     let mut meta = json!({
         "id": id.as_str(), "project": spec.project, "task": spec.task, "type": "agent",
@@ -272,6 +279,9 @@ fn write_files(
         run_script(id, dir, &spec.project_path, &argv, spec.session.interactive).as_bytes(),
     )?;
     write(META_FILE, &meta)?;
+    if let Some(config) = &mcp_config {
+        write(MCP_CONFIG_FILE, config)?;
+    }
     // Made now, while the disk has room: a full disk later cannot take the result away.
     finish::reserve(staging, meta.len() as u64)
         .map_err(|e| ("the room for its exit line".to_owned(), e))
@@ -400,6 +410,7 @@ mod tests {
             addendum: None,
             queue_id: None,
             session: SessionPlan::default(),
+            permissions: Permissions::default(),
         }
     }
 

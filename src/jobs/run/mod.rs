@@ -3,6 +3,7 @@
 //! the queue, and kill.
 
 pub mod account;
+pub mod claude;
 pub mod dispatch;
 pub mod finish;
 pub mod foreground;

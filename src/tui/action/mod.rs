@@ -147,6 +147,8 @@ sections! {
         Up "up" keys(&["up", "k"]), "the option above (a choice)", HIDDEN, [];
         Down "down" keys(&["down", "j"]), "the option below (a choice)", HIDDEN, [];
         Send "send" keys(&["enter"]), "send the option picked, or the text typed", HIDDEN, [];
+        Toggle "toggle" keys(&["space"]),
+            "pick or unpick the option (a choice of several)", HIDDEN, [];
         NewLine "new_line" keys(&["alt-enter", "ctrl-j", "shift-enter"]),
             "start a new line of the text typed", HIDDEN, [];
         Yes "yes" keys(&["y", "Y"]), "answer yes (a yes/no question)", HIDDEN, [];

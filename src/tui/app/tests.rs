@@ -1307,3 +1307,58 @@ fn a_reread_that_changes_nothing_on_screen_draws_nothing_and_loses_nothing() {
     app.update(Event::JobsRead(vec![(id0, Some(moved))]), now());
     assert!(app.dirty, "new progress is a change");
 }
+
+#[test]
+fn a_choice_of_several_is_picked_with_space_and_sent_with_enter() {
+    let mut app = app(160, 45);
+    let job = multi_question_job();
+    app.update(
+        Event::JobsRead(vec![(job.id.clone(), Some(job.clone()))]),
+        now(),
+    );
+    press(&mut app, [ch('i')]);
+    while inbox_of(&app).item.job != job.id {
+        press(&mut app, [key(KeyCode::Tab)]);
+    }
+    press(
+        &mut app,
+        [
+            ch('3'),
+            ch(' '),
+            ch('k'),
+            ch('k'),
+            ch(' '),
+            ch(' '),
+            ch(' '),
+        ],
+    );
+    assert_eq!(
+        inbox_of(&app).picked,
+        [2, 0],
+        "space picks, and picks again after an unpick"
+    );
+    let effects = press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(
+        effects,
+        [Effect::Answer {
+            job: job.id.clone(),
+            question_id: "q4".into(),
+            answer: "unit tests, load tests".into()
+        }],
+        "the options in their order, as `luzia answer` takes them"
+    );
+    let mut app = crate::tui::testing::app(160, 45);
+    app.update(
+        Event::JobsRead(vec![(job.id.clone(), Some(job.clone()))]),
+        now(),
+    );
+    press(&mut app, [ch('i')]);
+    while inbox_of(&app).item.job != job.id {
+        press(&mut app, [key(KeyCode::Tab)]);
+    }
+    let effects = press(&mut app, [ch('2'), key(KeyCode::Enter)]);
+    assert!(
+        matches!(&effects[0], Effect::Answer { answer, .. } if answer == "smoke tests"),
+        "nothing picked sends the highlighted option: {effects:?}"
+    );
+}

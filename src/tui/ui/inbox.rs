@@ -162,6 +162,12 @@ fn question_lines<'a>(
         )));
     }
     lines.push(Line::default());
+    if !q.header.is_empty() {
+        lines.push(Line::from(Span::styled(
+            plain_text(&q.header),
+            theme.accent(),
+        )));
+    }
     for l in q.question.lines() {
         lines.push(Line::from(Span::styled(
             sanitize_line(l.as_bytes()).plain(),
@@ -182,6 +188,9 @@ fn answer_lines<'a>(
 ) {
     match q.kind {
         QuestionType::Choice => {
+            if q.multi_select {
+                lines.push(Line::from(Span::styled("pick one or several", theme.dim())));
+            }
             for (i, o) in q.options.iter().enumerate() {
                 let chosen = i == inbox.selected;
                 let style = if chosen {
@@ -189,15 +198,26 @@ fn answer_lines<'a>(
                 } else {
                     Style::new()
                 };
+                let mark = match (q.multi_select, inbox.picked.contains(&i)) {
+                    (false, _) => "",
+                    (true, true) => "[x] ",
+                    (true, false) => "[ ] ",
+                };
                 lines.push(Line::from(Span::styled(
                     format!(
-                        " {} {}) {} ",
+                        " {} {mark}{}) {} ",
                         if chosen { "›" } else { " " },
                         i + 1,
                         plain_text(o)
                     ),
                     style,
                 )));
+                if let Some(d) = q.descriptions.get(i).filter(|d| !d.is_empty()) {
+                    lines.push(Line::from(Span::styled(
+                        format!("      {}", plain_text(d)),
+                        theme.dim(),
+                    )));
+                }
             }
         }
         QuestionType::Confirm => lines.push(Line::from(Span::styled(
@@ -292,6 +312,17 @@ fn keys_hint(app: &App, inbox: &Inbox, job: &Job) -> String {
             k(A::Approve),
             k(A::Deny)
         ),
+        (_, Some(QuestionType::Choice))
+            if job.question.as_ref().is_some_and(|q| q.multi_select) =>
+        {
+            format!(
+                " {}{} or 1-9 move · {} pick · {} send · {next} next · {close} close ",
+                k(A::Up),
+                k(A::Down),
+                k(A::Toggle),
+                k(A::Send)
+            )
+        }
         (_, Some(QuestionType::Choice)) => format!(
             " {}{} or 1-9 pick · {} send · {next} next · {close} close ",
             k(A::Up),

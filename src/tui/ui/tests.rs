@@ -492,3 +492,30 @@ fn an_unknown_project_says_so_in_the_header_at_every_size() {
         insta::assert_snapshot!(format!("unknown_project_{w}x{h}"), screen);
     }
 }
+
+#[test]
+fn a_choice_of_several_shows_its_header_descriptions_and_what_is_picked() {
+    let mut app = app(160, 45);
+    let job = crate::tui::testing::multi_question_job();
+    app.update(
+        Event::JobsRead(vec![(job.id.clone(), Some(job.clone()))]),
+        now(),
+    );
+    press(&mut app, [ch('i')]);
+    while !matches!(&app.mode, crate::tui::app::Mode::Inbox(i) if i.item.job == job.id) {
+        press(&mut app, [key(KeyCode::Tab)]);
+    }
+    press(&mut app, [ch('2'), ch(' ')]);
+    let screen = draw(&app);
+    for want in [
+        "Checks",
+        "pick one or several",
+        "[ ] 1) unit tests",
+        "Fast, no database",
+        "› [x] 2) smoke tests",
+        "Against the migrated database",
+        "space pick",
+    ] {
+        assert!(screen.contains(want), "{want:?} not on screen:\n{screen}");
+    }
+}

@@ -29,6 +29,9 @@ fn choice() -> Ask {
         context: "migration".into(),
         timeout: None,
         default: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     }
 }
 
@@ -288,4 +291,64 @@ fn progress_milestones_reach_the_history_and_ticks_do_not() {
     };
     report_progress(&dir, &tricky).unwrap();
     assert_eq!(next_question_id(&dir).unwrap(), "q1");
+}
+
+#[test]
+fn a_plain_question_is_written_as_before_and_a_richer_one_with_its_fields() {
+    let keys = |dir: &std::path::Path| -> Vec<String> {
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(dir.join(QUESTION_FILE)).unwrap()).unwrap();
+        v.as_object().unwrap().keys().cloned().collect()
+    };
+    let rich = Ask {
+        header: "DB".into(),
+        descriptions: vec!["live".into(), "copy".into()],
+        multi_select: true,
+        ..choice()
+    };
+    for (spec, want) in [
+        (
+            choice(),
+            &[
+                "id",
+                "type",
+                "question",
+                "options",
+                "context",
+                "asked_at",
+                "timeout_minutes",
+                "default_if_timeout",
+            ][..],
+        ),
+        (
+            rich,
+            &[
+                "id",
+                "type",
+                "question",
+                "options",
+                "context",
+                "asked_at",
+                "timeout_minutes",
+                "default_if_timeout",
+                "header",
+                "option_descriptions",
+                "multi_select",
+            ][..],
+        ),
+    ] {
+        let (_root, dir) = job_dir();
+        let stop = Stop::default();
+        let asker = {
+            let (dir, stop) = (dir.clone(), stop.clone());
+            std::thread::spawn(move || ask_or_stop(&dir, &spec, &stop))
+        };
+        while !dir.join(QUESTION_FILE).exists() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(keys(&dir), want);
+        stop.stop();
+        assert!(matches!(asker.join().unwrap(), Err(AgentError::Stopped(_))));
+        assert!(!dir.join(QUESTION_FILE).exists(), "withdrawn");
+    }
 }

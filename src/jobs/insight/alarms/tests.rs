@@ -157,6 +157,9 @@ fn a_question_waiting_past_five_minutes_is_called_out_and_so_is_a_gate() {
         timeout_minutes: None,
         default_if_timeout: None,
         note: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     });
     assert!(job_alarms(&j, &rules, t0() + Ch::seconds(419)).is_empty());
     let waiting = job_alarms(&j, &rules, t0() + Ch::minutes(9));

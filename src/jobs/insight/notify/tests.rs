@@ -54,6 +54,9 @@ fn question() -> Question {
         timeout_minutes: None,
         default_if_timeout: None,
         note: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     }
 }
 

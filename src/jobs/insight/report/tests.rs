@@ -50,6 +50,9 @@ fn question(text: &str, asked_min: i64) -> Question {
         timeout_minutes: None,
         default_if_timeout: None,
         note: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
     }
 }
 

@@ -170,3 +170,44 @@ fn question_defaults() {
         QuestionType::Text
     );
 }
+
+#[test]
+fn richer_questions_are_read_and_older_ones_read_as_before() {
+    let old = Question::parse(Q.as_bytes(), None).unwrap();
+    assert_eq!(
+        (
+            old.header.as_str(),
+            old.descriptions.len(),
+            old.multi_select
+        ),
+        ("", 0, false)
+    );
+    let listed = r#"{"id": "q2", "type": "choice", "question": "Which checks?", "header": "Checks",
+        "options": ["unit", "load"], "option_descriptions": ["fast", "slow"], "multi_select": true}"#;
+    let q = Question::parse(listed.as_bytes(), None).unwrap();
+    assert_eq!(q.options, ["unit", "load"]);
+    assert_eq!(q.descriptions, ["fast", "slow"]);
+    assert_eq!((q.header.as_str(), q.multi_select), ("Checks", true));
+    // Claude Code's own form of options; a description missing reads as empty.
+    let objects = r#"{"question": "Which?", "options": [{"label": "a", "description": "first"},
+        {"label": "b"}, 7]}"#;
+    let q = Question::parse(objects.as_bytes(), None).unwrap();
+    assert_eq!(q.kind, QuestionType::Choice);
+    assert_eq!(q.options, ["a", "b", "7"]);
+    assert_eq!(q.descriptions, ["first", "", ""]);
+    // multi_select means something only for a choice, and only when it is true.
+    for (body, multi) in [
+        (
+            r#"{"type": "text", "question": "?", "multi_select": true}"#,
+            false,
+        ),
+        (r#"{"options": ["a"], "multi_select": "yes"}"#, false),
+        (r#"{"options": ["a"], "multi_select": true}"#, true),
+    ] {
+        assert_eq!(
+            Question::parse(body.as_bytes(), None).unwrap().multi_select,
+            multi,
+            "{body}"
+        );
+    }
+}

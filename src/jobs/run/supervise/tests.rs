@@ -16,6 +16,7 @@ fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
         addendum: None,
         queue_id: None,
         session: Default::default(),
+        permissions: Default::default(),
     };
     let c = create(root.path(), &spec, Utc::now()).unwrap();
     (root, c.dir)

@@ -1,6 +1,7 @@
 //! The inbox's keys: going from one item to the next, picking an option, yes or no, approve
 //! or deny; while an answer or a reason is typed, the text input has the keys that edit.
-//! The digits 1-9 pick the option of that number, like typing it.
+//! The digits 1-9 pick the option of that number, like typing it; in a choice of several,
+//! space picks or unpicks the option highlighted and Enter sends what is picked.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -16,6 +17,8 @@ use crate::tui::effect::Effect;
 enum Asks {
     /// A choice among this many options.
     Choice(usize),
+    /// A choice of several among this many options.
+    Many(usize),
     YesNo,
     Gate,
     /// Nothing to do with keys: the job is gone or asks no more.
@@ -43,7 +46,7 @@ impl App {
                 return effects;
             }
         }
-        if let (Asks::Choice(n), KeyCode::Char(c @ '1'..='9'), KeyModifiers::NONE) =
+        if let (Asks::Choice(n) | Asks::Many(n), KeyCode::Char(c @ '1'..='9'), KeyModifiers::NONE) =
             (asks, ev.code, ev.modifiers)
         {
             let i = c as usize - '1' as usize;
@@ -64,6 +67,7 @@ impl App {
         match (inbox.item.kind, &job.question) {
             (InboxKind::Gate, _) => Asks::Gate,
             (InboxKind::Question, Some(q)) => match q.kind {
+                QuestionType::Choice if q.multi_select => Asks::Many(q.options.len()),
                 QuestionType::Choice => Asks::Choice(q.options.len()),
                 QuestionType::Confirm => Asks::YesNo,
                 QuestionType::Text => Asks::Nothing,
@@ -84,11 +88,27 @@ impl App {
                 self.mode = Mode::Normal;
                 vec![]
             }
-            (A::Up, Asks::Choice(_)) => {
+            (A::Up, Asks::Choice(_) | Asks::Many(_)) => {
                 inbox.selected = inbox.selected.saturating_sub(1);
                 vec![]
             }
-            (A::Down, Asks::Choice(n)) => {
+            (A::Toggle, Asks::Many(n)) if inbox.selected < n => {
+                let i = inbox.selected;
+                match inbox.picked.iter().position(|p| *p == i) {
+                    Some(at) => {
+                        inbox.picked.remove(at);
+                    }
+                    None => inbox.picked.push(i),
+                }
+                vec![]
+            }
+            (A::Send, Asks::Many(_)) => {
+                let job = self.jobs.get(&inbox.item.job);
+                let options = job.and_then(|j| j.question.as_ref()).map(|q| &q.options);
+                let answer = options.map(|o| picked_answer(o, &inbox.picked, inbox.selected));
+                self.submit(Submission::Text(answer.unwrap_or_default()))
+            }
+            (A::Down, Asks::Choice(n) | Asks::Many(n)) => {
                 inbox.selected = (inbox.selected + 1).min(n.saturating_sub(1));
                 vec![]
             }
@@ -148,4 +168,19 @@ impl App {
         }
         vec![]
     }
+}
+
+/// The answer to a choice of several: the options picked, in their order, `, `-joined (as
+/// `luzia answer` takes it); nothing picked sends the highlighted one.
+fn picked_answer(options: &[String], picked: &[usize], highlighted: usize) -> String {
+    let mut indexes: Vec<usize> = picked.to_vec();
+    if indexes.is_empty() {
+        indexes.push(highlighted);
+    }
+    indexes.sort_unstable();
+    indexes
+        .iter()
+        .filter_map(|i| options.get(*i).map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -36,6 +36,8 @@ pub struct Inbox {
     pub target: String,
     /// The highlighted option of a choice.
     pub selected: usize,
+    /// The options picked so far of a choice of several (by index).
+    pub picked: Vec<usize>,
     /// Free text being typed: a text answer, or the reason for a denial.
     pub editor: Option<TextInput>,
     /// The outcome of the last answer: (succeeded, what to say).
@@ -147,6 +149,7 @@ impl App {
             item,
             target,
             selected: 0,
+            picked: Vec::new(),
             editor,
             result,
             sending: false,
