@@ -173,7 +173,15 @@ fn reply_continues_the_session_linked_both_ways() {
     let first = w.started(&["run", "p", "first task"]);
     assert_eq!(w.wait_done(&first)["status"], "completed");
     let session = w.meta(&first)["session_id"].as_str().unwrap().to_owned();
-    assert_eq!(w.argv(&first), ["--session-id", session.as_str(), "-p"]);
+    // The session first; the permission bridge after everything the command says.
+    assert_eq!(
+        w.argv(&first)[..3],
+        ["--session-id", session.as_str(), "-p"]
+    );
+    assert!(w.argv(&first).ends_with(&[
+        "--permission-prompt-tool".to_owned(),
+        "mcp__luzia__permission".to_owned()
+    ]));
     // An agent that asks through a shell finds this luzia first, and may wait for an answer.
     let env = w.file(&first, "env.txt");
     let luzia_dir = Path::new(LUZIA).parent().unwrap().to_str().unwrap();
@@ -307,7 +315,7 @@ fn retry_of_a_killed_claude_job_resumes_its_session() {
     );
     w.release();
     assert_eq!(w.wait_done(&again)["status"], "completed");
-    assert_eq!(w.argv(&again), ["--resume", session.as_str(), "-p"]);
+    assert_eq!(w.argv(&again)[..3], ["--resume", session.as_str(), "-p"]);
     let prompt = w.file(&again, "stdin.txt");
     assert!(
         prompt.contains("ended before it was done (killed)"),

@@ -205,7 +205,12 @@ fn attach_key_steps_aside_for_the_session_and_comes_back() {
         .lines()
         .map(str::to_owned)
         .collect();
-    assert_eq!(argv, ["--resume", session.as_str()], "no print mode");
+    // No print mode and no prompt tool: the person in the terminal answers Claude Code.
+    assert_eq!(
+        argv,
+        ["--resume", session.as_str(), "--permission-mode", "default"],
+        "no print mode"
+    );
     let log = fs::read_to_string(sb.job_dir(&attached).join("output.log")).unwrap();
     assert!(log.contains("runs in the foreground of"), "{log}");
     assert!(log.trim_end().ends_with("exit:0"), "{log}");

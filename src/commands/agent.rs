@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use anyhow::Result;
 
 use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
+use crate::jobs::fs::wait::Stop;
 use crate::jobs::hitl::agent::{
     self, AgentError, Ask, AskResult, GateResult, GateSpec, ProgressReport,
 };
-use crate::jobs::fs::wait::Stop;
 use crate::jobs::model::waiting::QuestionType;
 
 /// Exit code when a question timed out with no default.
@@ -40,7 +40,7 @@ pub fn ask(args: &AskArgs, out: &mut dyn Write) -> Result<u8> {
     };
     let (stop, signalled) = stop_on_signals()?;
     match agent::ask_or_stop(&args.dir.job_dir, &spec, &stop) {
-        Err(e @ AgentError::Stopped(_)) => interrupted(&e, &signalled),
+        Err(AgentError::Stopped(what)) => interrupted(&what, &signalled),
         Err(e) => Err(e.into()),
         Ok(result) => said_ask(result, out),
     }
@@ -74,7 +74,7 @@ pub fn gate(args: &GateArgs) -> Result<u8> {
     };
     let (stop, signalled) = stop_on_signals()?;
     match agent::gate_or_stop(&args.dir.job_dir, &spec, &stop) {
-        Err(e @ AgentError::Stopped(_)) => interrupted(&e, &signalled),
+        Err(AgentError::Stopped(what)) => interrupted(&what, &signalled),
         Err(e) => Err(e.into()),
         Ok(result) => Ok(said_gate(result)),
     }
@@ -87,17 +87,20 @@ fn stop_on_signals() -> Result<(Stop, Arc<AtomicI32>)> {
     let (s, n) = (stop.clone(), Arc::clone(&signalled));
     super::signals::on_stop_signal(move |signal| {
         n.store(signal, Ordering::SeqCst);
-        s.stop();
+        s.stop_because(format!(
+            "the agent was stopped ({})",
+            super::signals::signal_name(signal)
+        ));
     })?;
     Ok((stop, signalled))
 }
 
 /// Stopped by a signal while waiting: what was withdrawn, and the exit code of a process that
 /// signal ended.
-fn interrupted(e: &AgentError, signalled: &AtomicI32) -> Result<u8> {
+fn interrupted(what: &str, signalled: &AtomicI32) -> Result<u8> {
     let n = signalled.load(Ordering::SeqCst);
     eprintln!(
-        "luzia: stopped by {} while waiting: {e}",
+        "luzia: stopped by {} while waiting: {what} was withdrawn",
         super::signals::signal_name(n)
     );
     Ok(u8::try_from(128 + n).unwrap_or(1))

@@ -93,10 +93,27 @@ pub struct Stop(Arc<StopInner>);
 #[derive(Debug, Default)]
 struct StopInner {
     stopped: AtomicBool,
+    /// Why, in words a person reads in the history (`the agent was stopped (SIGTERM)`).
+    reason: Mutex<Option<String>>,
     wakers: Mutex<Vec<Sender<()>>>,
 }
 
 impl Stop {
+    /// [`Stop::stop`], saying why.
+    pub fn stop_because(&self, reason: String) {
+        *self.0.reason.lock().unwrap_or_else(PoisonError::into_inner) = Some(reason);
+        self.stop();
+    }
+
+    /// Why it was stopped, when the stopper said.
+    pub fn reason(&self) -> Option<String> {
+        self.0
+            .reason
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     pub fn stop(&self) {
         self.0.stopped.store(true, Ordering::SeqCst);
         let wakers = self.0.wakers.lock().unwrap_or_else(PoisonError::into_inner);

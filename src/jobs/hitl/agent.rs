@@ -259,7 +259,7 @@ pub fn ask_or_stop(dir: &Path, spec: &Ask, stop: &Stop) -> Result<AskResult, Age
         .and_then(|b| write_atomic(dir, QUESTION_FILE, &b))
         .map_err(io(dir))?;
     let Some(result) = wait_for_answer(dir, &clarification.id, spec, stop)? else {
-        return Err(withdraw_question(dir, &clarification));
+        return Err(withdraw_question(dir, &clarification, stop));
     };
     let response = match &result {
         AskResult::Answered(r) | AskResult::TimedOutDefault(r) => Some(r),
@@ -276,14 +276,15 @@ pub fn ask_or_stop(dir: &Path, spec: &Ask, stop: &Stop) -> Result<AskResult, Age
 }
 
 /// Withdraws a question nobody waits for any more; the error says so (or why it could not be).
-fn withdraw_question(dir: &Path, clarification: &Clarification<'_>) -> AgentError {
+fn withdraw_question(dir: &Path, clarification: &Clarification<'_>, stop: &Stop) -> AgentError {
+    let why = stop.reason();
     let answered = |r: &Response| r.question_id == clarification.id;
     let response = archive::answer_in_place(dir, RESPONSE_FILE, Response::parse, answered);
     let record = QuestionRecord {
         clarification,
         response: response.as_ref(),
         archived_at: timestamp(Utc::now()),
-        withdrawn: Some(WITHDRAWN),
+        withdrawn: Some(why.as_deref().unwrap_or(WITHDRAWN)),
     };
     let withdrawn = archive::withdraw(dir, &record, QUESTION_FILE, RESPONSE_FILE, |b| {
         Response::parse(b).is_some_and(|r| answered(&r))
@@ -370,7 +371,7 @@ pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResu
         .and_then(|b| write_atomic(dir, GATE_FILE, &b))
         .map_err(io(dir))?;
     let Some(result) = wait_for_decision(dir, &approval.id, spec, stop)? else {
-        return Err(withdraw_gate(dir, &approval));
+        return Err(withdraw_gate(dir, &approval, stop));
     };
     let (GateResult::Decided(decision) | GateResult::AutoApproved(decision)) = &result;
     let record = GateRecord {
@@ -384,14 +385,15 @@ pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResu
 }
 
 /// Withdraws a gate nobody waits at any more; the error says so (or why it could not be).
-fn withdraw_gate(dir: &Path, approval: &Approval<'_>) -> AgentError {
+fn withdraw_gate(dir: &Path, approval: &Approval<'_>, stop: &Stop) -> AgentError {
+    let why = stop.reason();
     let decides = |d: &Decision| d.decides(&approval.id, approval.gate);
     let decision = archive::answer_in_place(dir, DECISION_FILE, Decision::parse, decides);
     let record = GateRecord {
         approval,
         decision: decision.as_ref(),
         archived_at: timestamp(Utc::now()),
-        withdrawn: Some(WITHDRAWN),
+        withdrawn: Some(why.as_deref().unwrap_or(WITHDRAWN)),
     };
     let withdrawn = archive::withdraw(dir, &record, GATE_FILE, DECISION_FILE, |b| {
         Decision::parse(b).is_some_and(|d| decides(&d))

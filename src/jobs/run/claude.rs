@@ -46,9 +46,7 @@ pub struct Prepared {
 
 /// Whether `argv` runs Claude Code: its program's file name is `claude`.
 pub fn is_claude(argv: &[String]) -> bool {
-    argv.first()
-        .and_then(|p| Path::new(p).file_name())
-        .is_some_and(|n| n == "claude")
+    argv.first().is_some_and(|p| super::session::is_claude(p))
 }
 
 fn names_flag(argv: &[String], flag: &str) -> bool {
@@ -67,20 +65,7 @@ pub fn prepare(mut argv: Vec<String>, dir: &Path, exe: &Path, p: &Permissions) -
             mcp_config: None,
         };
     }
-    let mut added: Vec<String> = Vec::new();
-    if !names_flag(&argv, "--permission-mode") {
-        let mode = p.mode.as_deref().unwrap_or(DEFAULT_PERMISSION_MODE);
-        added.extend(["--permission-mode".into(), mode.into()]);
-    }
-    for (flag, tools) in [
-        ("--allowedTools", &p.allowed_tools),
-        ("--disallowedTools", &p.disallowed_tools),
-    ] {
-        if !tools.is_empty() {
-            added.push(flag.into());
-            added.extend(tools.iter().cloned());
-        }
-    }
+    let mut added = permission_flags(&argv, p);
     let config = dir.join(crate::jobs::fs::names::MCP_CONFIG_FILE);
     added.extend(["--mcp-config".into(), config.display().to_string()]);
     if !names_flag(&argv, "--permission-prompt-tool") {
@@ -96,6 +81,39 @@ pub fn prepare(mut argv: Vec<String>, dir: &Path, exe: &Path, p: &Permissions) -
         argv,
         mcp_config: serde_json::to_vec_pretty(&servers).ok(),
     }
+}
+
+/// For a session a person runs in their terminal (`run --fg`, `attach`): the project's
+/// permission settings only. Claude Code asks that person itself, so no prompt tool and no
+/// luzia MCP server, whose tools the model would otherwise be offered as ordinary ones.
+pub fn for_operator(mut argv: Vec<String>, p: &Permissions) -> Prepared {
+    if is_claude(&argv) {
+        let added = permission_flags(&argv, p);
+        argv.extend(added);
+    }
+    Prepared {
+        argv,
+        mcp_config: None,
+    }
+}
+
+/// `--permission-mode` (unless the command line sets one) and the allowed and disallowed tools.
+fn permission_flags(argv: &[String], p: &Permissions) -> Vec<String> {
+    let mut added: Vec<String> = Vec::new();
+    if !names_flag(argv, "--permission-mode") {
+        let mode = p.mode.as_deref().unwrap_or(DEFAULT_PERMISSION_MODE);
+        added.extend(["--permission-mode".into(), mode.into()]);
+    }
+    for (flag, tools) in [
+        ("--allowedTools", &p.allowed_tools),
+        ("--disallowedTools", &p.disallowed_tools),
+    ] {
+        if !tools.is_empty() {
+            added.push(flag.into());
+            added.extend(tools.iter().cloned());
+        }
+    }
+    added
 }
 
 /// [`prepare`] with luzia's own binary as the MCP server (asked only for a Claude Code

@@ -249,10 +249,14 @@ fn write_files(
         prompt.push_str(extra);
     }
     let argv: Vec<String> = spec.command.iter().map(|a| fill(a, &values)).collect();
-    // The permission bridge first: an interactive session then drops what only print mode
-    // reads (the prompt tool), with the rest of print mode's flags.
-    let claude::Prepared { argv, mcp_config } = claude::for_job(argv, dir, &spec.permissions)
-        .map_err(|e| (format!("{MCP_CONFIG_FILE} (luzia's own path)"), e))?;
+    // A session a person runs in their terminal answers Claude Code's prompts itself; any
+    // other goes through luzia's permission bridge.
+    let claude::Prepared { argv, mcp_config } = if spec.session.interactive {
+        claude::for_operator(argv, &spec.permissions)
+    } else {
+        claude::for_job(argv, dir, &spec.permissions)
+            .map_err(|e| (format!("{MCP_CONFIG_FILE} (luzia's own path)"), e))?
+    };
     let (argv, session_id) = session::claude_command(argv, &spec.session);
     let mut meta = json!({
         "id": id.as_str(), "project": spec.project, "task": spec.task, "type": "agent",
@@ -425,9 +429,21 @@ mod tests {
         let meta: serde_json::Value =
             serde_json::from_slice(&std::fs::read(c.dir.join(META_FILE)).unwrap()).unwrap();
         let id = meta["session_id"].as_str().unwrap();
+        let mcp = c.dir.join(MCP_CONFIG_FILE).display().to_string();
         assert_eq!(
             meta["argv"],
-            json!(["/usr/local/bin/claude", "--session-id", id, "-p"])
+            json!([
+                "/usr/local/bin/claude",
+                "--session-id",
+                id,
+                "-p",
+                "--permission-mode",
+                "default",
+                "--mcp-config",
+                mcp,
+                "--permission-prompt-tool",
+                "mcp__luzia__permission"
+            ])
         );
         let run = std::fs::read_to_string(c.dir.join(RUN_SCRIPT)).unwrap();
         assert!(run.contains(&format!("'--session-id' '{id}'")), "{run}");
