@@ -219,6 +219,14 @@ fn a_claude_job_reads_as_prose_while_it_runs_and_a_long_call_is_not_stalled() {
     assert!(usage["cost_usd"].as_f64().unwrap() > 0.0, "{meta}");
     assert!(usage.get("error").is_none(), "{meta}");
     assert_eq!(meta["exit_code"], 0);
+
+    // What any tool reads: `luzia jobs --json` carries the session and the figures.
+    let out = w.luzia(&["jobs", "--json"]);
+    let listed: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let job = listed.iter().find(|j| j["id"] == id.as_str()).unwrap();
+    assert_eq!(job["session_id"], lines[0]["session_id"], "{job}");
+    assert_eq!(job["usage"]["cost_usd"], last["total_cost_usd"], "{job}");
+    assert_eq!(job["usage"]["turns"], 2, "{job}");
 }
 
 #[test]
