@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use anyhow::Result;
 
 use crate::cli::{AskArgs, AskType, GateArgs, ProgressArgs};
+use crate::jobs::fs::wait::Stop;
 use crate::jobs::hitl::agent::{
     self, AgentError, Ask, AskResult, GateResult, GateSpec, ProgressReport,
 };
-use crate::jobs::fs::wait::Stop;
 use crate::jobs::model::waiting::QuestionType;
 
 /// Exit code when a question timed out with no default.
