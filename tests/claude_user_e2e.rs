@@ -63,13 +63,21 @@ impl World {
         reachable(claude, &bin, "claude");
         let luzia = reachable_luzia(&bin);
         let q = |p: &Path| serde_json::to_string(p.to_str().unwrap()).unwrap();
+        // No HOME of the test's: the user's own (from /etc/passwd, the `home` above) is the one
+        // luzia gives the agent, where Claude Code keeps the session `reply` resumes.
+        let env: Vec<String> = api
+            .agent_env(&base.join("home"))
+            .into_iter()
+            .filter(|(k, _)| k != "HOME")
+            .map(|(k, v)| format!("{k} = {}", Value::from(v)))
+            .collect();
         let config = format!(
-            "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\nenv = {}\n\n\
+            "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\nenv = {{ {} }}\n\n\
              [projects.p]\npath = {}\nuser = {:?}\n",
             q(&base.join("jobs")),
             q(&base.join("notes.log")),
             q(&base.join("queue")),
-            api.agent_env_toml(&base.join("home")),
+            env.join(", "),
             q(&base.join("proj")),
             user.name,
         );
