@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::user::{User, reachable_luzia};
 use common::*;
 use serde_json::Value;
 use tempfile::TempDir;
@@ -35,49 +36,6 @@ printf %s "$a" > "$out/answer" || exit 13
 env > "$out/env" || exit 14
 id -u > "$out/uid"
 "#;
-
-/// A throwaway system user, removed (with anything still running as it) when dropped.
-struct User {
-    name: String,
-    uid: u32,
-}
-
-impl User {
-    fn create(home: &Path) -> User {
-        let name = format!("luzia-t{}", std::process::id());
-        let out = Command::new("useradd")
-            .args([
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/bin/sh",
-                "--home-dir",
-            ])
-            .arg(home)
-            .arg(&name)
-            .output()
-            .expect("useradd");
-        assert!(
-            out.status.success(),
-            "useradd: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let id = Command::new("id").arg("-u").arg(&name).output().unwrap();
-        let uid = String::from_utf8_lossy(&id.stdout).trim().parse().unwrap();
-        User { name, uid }
-    }
-}
-
-impl Drop for User {
-    fn drop(&mut self) {
-        for pid in all_pids() {
-            if fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == self.uid) {
-                kill_hard(pid);
-            }
-        }
-        let _ = Command::new("userdel").arg(&self.name).status();
-    }
-}
 
 /// A world readable by other users: a project, a jobs root, a directory the agent writes its
 /// findings to, and the config. Dropping it kills every process it started.
@@ -190,22 +148,6 @@ impl Drop for World {
     }
 }
 
-/// The luzia binary, where any user can run it: where it was built if every directory on the
-/// way lets others through, else a copy in `base`.
-fn reachable_luzia(base: &Path) -> PathBuf {
-    let built = Path::new(LUZIA);
-    let open = built
-        .ancestors()
-        .skip(1)
-        .all(|d| fs::metadata(d).is_ok_and(|m| m.mode() & 0o001 != 0));
-    if open {
-        return built.to_owned();
-    }
-    let copy = base.join("luzia");
-    fs::copy(built, &copy).unwrap();
-    copy
-}
-
 fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + GUARD;
     loop {
@@ -225,7 +167,7 @@ fn an_agent_run_as_the_project_user_reports_asks_and_sees_no_secret() {
     let w = World::new();
     let user = User::create(&w.path("home"));
     for d in ["proj", "out", "home"] {
-        rustix::fs::chown(w.path(d), Some(rustix::fs::Uid::from_raw(user.uid)), None).unwrap();
+        user.give(&w.path(d));
     }
     w.configure(&format!("user = {:?}", user.name));
 

@@ -546,3 +546,4 @@ pub const LUZIA_VARS: [&str; 6] = [
 ];
 
 pub mod claude;
+pub mod user;
