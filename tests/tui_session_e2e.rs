@@ -264,8 +264,15 @@ fn run_fg_runs_the_task_in_the_terminal_and_records_the_job() {
         .collect();
     assert_eq!(
         argv,
-        ["--session-id", session, "--", "-start with the tests"],
-        "interactive, the task as the first prompt"
+        [
+            "--session-id",
+            session,
+            "--permission-mode",
+            "default",
+            "--",
+            "-start with the tests"
+        ],
+        "interactive, the task as the first prompt, and no prompt tool"
     );
     assert_eq!(
         fs::read_to_string(sb.job_dir(&id).join("typed.txt")).unwrap(),
