@@ -1282,6 +1282,20 @@ and the repository exists.
         from: "luzia's supervisor, a full path to claude that does not exist",
         text: "luzia: cannot start the agent \"/opt/claude-code/bin/claude\": No such file or directory (os error 2)\n",
     },
+    // ------------------------------------------------------------------- claude-not-reachable
+    // luzia run as root for a project with `user =`, claude only under /root (mode 700)
+    Case {
+        pattern: "claude-not-reachable",
+        from: "luzia's supervisor, claude in a directory closed to the project's user",
+        text: "luzia: cannot start the agent \"claude\": Permission denied (os error 13)\n\nexit:127\n",
+    },
+    // -------------------------------------------------------------- luzia-mcp-not-reachable
+    // Claude Code 2.1.197 as a project's user, mcp.json naming a luzia under /root/.cargo/bin
+    Case {
+        pattern: "luzia-mcp-not-reachable",
+        from: "claude -p with --permission-prompt-tool whose MCP server cannot start (2.1.197)",
+        text: "Error: MCP tool mcp__luzia__permission (passed via --permission-prompt-tool) not found. Available MCP tools: none\n\nexit:1\n",
+    },
     // ---------------------------------------------------------------------- corrupted-config
     // Python 3.11.7: python3 -c 'import json; json.load(open("bad.json"))' (bad.json: `{"a":`)
     Case {
@@ -1843,6 +1857,18 @@ test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         pattern: "claude-not-installed",
         from: "luzia's supervisor, claude there but not executable",
         text: "luzia: cannot start the agent \"claude\": Permission denied (os error 13)\n",
+    },
+    // ------------------------------------------------------------------- claude-not-reachable
+    Case {
+        pattern: "claude-not-reachable",
+        from: "an agent's own command refused a file",
+        text: "cat: /etc/shadow: Permission denied\n",
+    },
+    // -------------------------------------------------------------- luzia-mcp-not-reachable
+    Case {
+        pattern: "luzia-mcp-not-reachable",
+        from: "another MCP server's tool missing",
+        text: "Error: MCP tool mcp__github__create_issue not found\n",
     },
     // ------------------------------------------------------------------ authentication-failed
     Case {

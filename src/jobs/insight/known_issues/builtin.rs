@@ -330,6 +330,28 @@ const DEFS: &[Def] = &[
               login shell's.",
     },
     Def {
+        name: "claude-not-reachable",
+        severity: Severity::Critical,
+        description: "The project's user may not run `claude`: a directory on its path is closed \
+                      to that user",
+        regexes: &[r#"^luzia: cannot start the agent "(?:[^"]*/)?claude": Permission denied"#],
+        fix: "Install Claude Code where the project's user can run it (e.g. npm install -g \
+              @anthropic-ai/claude-code into /usr/local, not under /root), or open the \
+              directories on its path to that user; [agent] command can name the full path.",
+    },
+    Def {
+        name: "luzia-mcp-not-reachable",
+        severity: Severity::Critical,
+        description: "Claude Code could not start luzia's MCP server, so its permission requests \
+                      had nowhere to go: the luzia binary is not one the agent's user can run",
+        regexes: &[
+            r"MCP tool mcp__luzia__permission \(passed via --permission-prompt-tool\) not found",
+        ],
+        fix: "Install luzia where every project user can run it (cargo install --path . --root \
+              /usr/local, not into /root/.cargo) and start it from there: each job's mcp.json \
+              names the luzia that dispatched it.",
+    },
+    Def {
         name: "corrupted-config",
         severity: Severity::Error,
         description: "A JSON, YAML or TOML file could not be parsed",
