@@ -25,9 +25,9 @@ sections! {
     /// The main screen: the jobs table and the output pane.
     Normal: NormalAction, "", "the main screen (the jobs table and the output pane)" {
         Up "up" keys(&["up", "k"]), "move up in the table; scroll up in the output pane",
-            line("move / scroll"), [table(1, 4, "select"), output(1, 0, "scroll")];
+            line("move / scroll"), [table(1, 15, "select"), output(1, 0, "scroll")];
         Down "down" keys(&["down", "j"]), "move down in the table; scroll down in the output pane",
-            JOIN, [table(1, 4, "select"), output(1, 0, "scroll")];
+            JOIN, [table(1, 15, "select"), output(1, 0, "scroll")];
         PageUp "page_up" keys(&["pageup", "ctrl-b"]), "a page up", line("page up / down"), [];
         PageDown "page_down" keys(&["pagedown", "ctrl-f"]), "a page down", JOIN, [];
         Top "top" keys(&["home", "g"]), "the first job; the top of the output",
@@ -46,7 +46,7 @@ sections! {
             [table(3, 0, "inbox"), output(11, 0, "inbox")];
         Details "details" keys(&["v"]), "the detail view of the selected job", JOIN, [];
         NewTask "new_task" keys(&["n", ":"]), "the input bar: dispatch a new task",
-            line("new task: the input bar (project, task)"), [table(4, 0, "new").writes()];
+            line("new task: the input bar (project, task)"), [table(4, 14, "new").writes()];
         Kill "kill" keys(&["K"]), "kill the selected job (asks first)",
             line("kill the selected job (asks) / retry it"), [table(5, 10, "kill").writes()];
         Retry "retry" keys(&["r"]), "retry the selected job", JOIN, [table(6, 9, "retry").writes()];

@@ -110,14 +110,19 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
 }
 
 /// Drops hints, in their order of going, until the line fits; help and quit always stay, and
-/// once any hint has gone, help says `more`: the help lists every key.
+/// once any hint has gone, help says there is more: the help lists every key.
 fn fit(hints: &mut Vec<FooterHint>, width: usize) {
-    let all = hints.len();
+    const MORE: &str = "help (more)";
+    let all = hints.clone();
     drop_until_fits(hints, width);
-    if hints.len() < all
-        && let Some(help) = hints.iter_mut().find(|h| h.label == "help")
-    {
-        help.label = "more";
+    if hints.len() == all.len() {
+        return;
+    }
+    // Again, leaving room for the longer label.
+    *hints = all;
+    drop_until_fits(hints, width.saturating_sub(MORE.len() - "help".len()));
+    if let Some(help) = hints.iter_mut().find(|h| h.label == "help") {
+        help.label = MORE;
     }
 }
 
