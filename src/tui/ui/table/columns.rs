@@ -92,7 +92,7 @@ impl Columns {
             0 => 0,
             n => n.max(title).min(cap),
         };
-        let mut c_ = Columns {
+        let mut out = Columns {
             words: wide,
             status: if wide { c.words.min(20) } else { c.symbols },
             id: if wide {
@@ -112,13 +112,13 @@ impl Columns {
             task: 0,
             id_len: if wide { HashMap::new() } else { id_len },
         };
-        c_.task = inner.saturating_sub(c_.used());
-        if c.cost > 0 && wide && c_.task >= c.cost.max(4) + 1 + TASK_WITH_COST {
-            c_.cost = c.cost.max(4);
-            c_.task = inner.saturating_sub(c_.used());
+        out.task = inner.saturating_sub(out.used());
+        if c.cost > 0 && wide && out.task >= c.cost.max(4) + 1 + TASK_WITH_COST {
+            out.cost = c.cost.max(4);
+            out.task = inner.saturating_sub(out.used());
         }
-        c_.make_room_for_task(inner);
-        c_
+        out.make_room_for_task(inner);
+        out
     }
 
     /// Columns shown, with one space between each, and the task's column.
@@ -212,6 +212,43 @@ mod tests {
         let owned: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
         let lens = shortest_unique(&owned);
         owned.iter().map(|id| id[..lens[id]].to_string()).collect()
+    }
+
+    #[test]
+    fn the_task_is_the_widest_column_and_empty_columns_take_no_room() {
+        use crate::tui::testing::app;
+        let theme = Theme::default();
+        for (w, h) in [(80, 24), (120, 35), (160, 45), (60, 15), (250, 70)] {
+            let app = app(w, h);
+            let listed: Vec<&Job> = app
+                .table
+                .view
+                .iter()
+                .filter_map(|id| app.jobs.get(id))
+                .collect();
+            let c = Columns::fit(&app, &listed, &theme, w - 2);
+            let others = [
+                c.status, c.id, c.project, c.progress, c.elapsed, c.cost, c.alert,
+            ];
+            assert!(others.iter().all(|o| c.task > *o), "{w}x{h}: {c:?}");
+            assert_eq!(c.used() + c.task, w - 2, "{w}x{h}: every column is used");
+        }
+        // No job alerts and none has a cost: neither column takes a column.
+        let app = app(160, 45);
+        let done: Vec<&Job> = app
+            .jobs
+            .values()
+            .filter(|j| j.id.as_str() == "142315-a1b2" || j.id.as_str() == "152000-f00d")
+            .collect();
+        let mut quiet: Vec<Job> = done.into_iter().cloned().collect();
+        for j in &mut quiet {
+            if let Some(m) = j.meta.as_mut() {
+                m.usage = None;
+            }
+        }
+        let quiet: Vec<&Job> = quiet.iter().collect();
+        let c = Columns::fit(&app, &quiet, &theme, 158);
+        assert_eq!((c.alert, c.cost), (0, 0), "{c:?}");
     }
 
     #[test]
