@@ -63,13 +63,24 @@ pub fn cut_line<'a>(line: Line<'a>, max: usize, theme: &Theme) -> Line<'a> {
     Line::from(spans)
 }
 
-/// The alert's words, for sizing its column without drawing it.
-pub fn alert_text(app: &App, job: &Job, theme: &Theme) -> String {
-    alert_cell(app, job, theme)
-        .spans
-        .iter()
-        .map(|s| s.content.as_ref())
-        .collect()
+/// The columns the alert takes, for sizing its column without drawing it (every frame, for
+/// every job listed: two lookups and no text made).
+pub fn alert_width(app: &App, job: &Job, theme: &Theme) -> usize {
+    if let Some(alarm) = app
+        .insight
+        .alarms
+        .get(&job.id)
+        .and_then(|a| crate::jobs::insight::alarms::worst(a))
+    {
+        return text_width(theme.alarm_mark()) + 1 + text_width(alarm.kind.label());
+    }
+    if let (Some(f), Some(set)) = (
+        app.insight.issues.get(&job.id).and_then(|f| f.worst()),
+        app.insight.patterns.as_deref(),
+    ) {
+        return text_width(theme.issue_mark()) + 1 + text_width(&set.pattern(f.pattern).name);
+    }
+    0
 }
 
 /// The worst alarm of the job, else the worst known issue in its output: what needs eyes.

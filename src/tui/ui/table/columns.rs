@@ -5,12 +5,11 @@
 
 use std::collections::HashMap;
 
-use super::cells::{alert_text, cost_of, status_label};
-use crate::jobs::Job;
+use super::cells::{alert_width, cost_of, status_label};
 use crate::jobs::model::session::format_cost;
-use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::width;
+use crate::jobs::{Job, Status};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
 
@@ -45,35 +44,48 @@ struct Content {
     ids_short: u16,
     project: u16,
     busy: bool,
-    elapsed: u16,
     cost: u16,
     alert: u16,
 }
 
+/// Columns `s` takes; ASCII (ids, most projects) without segmenting it.
 fn cols(s: &str) -> u16 {
-    u16::try_from(width(s)).unwrap_or(u16::MAX)
+    let n = if s.is_ascii() { s.len() } else { width(s) };
+    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 impl Content {
+    /// One pass over the jobs listed (every frame, possibly thousands): what varies per job is
+    /// looked up or measured as cheaply as it can be, what repeats (a status, a project) is
+    /// measured once.
     fn of(app: &App, jobs: &[&Job], theme: &Theme, ids: &HashMap<String, usize>) -> Content {
         let mut c = Content::default();
+        let mut statuses: HashMap<(Status, bool), (u16, u16)> = HashMap::new();
+        let mut projects: HashMap<&str, u16> = HashMap::new();
         for job in jobs {
-            let shown = job.shown_id();
-            let short = ids.get(&shown).copied().unwrap_or(shown.len());
-            c.words = c.words.max(cols(&status_label(job, theme, true)));
-            c.symbols = c.symbols.max(cols(&status_label(job, theme, false)));
-            c.ids_whole = c.ids_whole.max(cols(&shown));
-            c.ids_short = c.ids_short.max(cols(shown.get(..short).unwrap_or(&shown)));
-            c.project = c.project.max(cols(&plain_text(job.project())));
+            let (words, symbols) = *statuses
+                .entry((job.status, job.problems.is_empty()))
+                .or_insert_with(|| {
+                    let w = cols(&status_label(job, theme, true));
+                    (w, cols(&status_label(job, theme, false)))
+                });
+            c.words = c.words.max(words);
+            c.symbols = c.symbols.max(symbols);
+            let project = *projects
+                .entry(job.project())
+                .or_insert_with(|| cols(&plain_text(job.project())));
+            c.project = c.project.max(project);
             c.busy |= job.status.is_active() || job.progress.is_some();
-            let elapsed = job
-                .elapsed_secs(app.now)
-                .map_or(1, |s| cols(&format_duration(s)));
-            c.elapsed = c.elapsed.max(elapsed);
-            c.cost = c
-                .cost
-                .max(cost_of(job).map_or(0, |u| cols(&format_cost(u))));
-            c.alert = c.alert.max(cols(&alert_text(app, job, theme)));
+            if let Some(usd) = cost_of(job) {
+                c.cost = c.cost.max(cols(&format_cost(usd)));
+            }
+            let alert = alert_width(app, job, theme);
+            c.alert = c.alert.max(u16::try_from(alert).unwrap_or(u16::MAX));
+        }
+        // Ids are ASCII (a queued job's meta id is shown sanitized; measured as any text).
+        for (id, short) in ids {
+            c.ids_whole = c.ids_whole.max(cols(id));
+            c.ids_short = c.ids_short.max(cols(id.get(..*short).unwrap_or(id)));
         }
         c
     }
@@ -106,7 +118,9 @@ impl Columns {
                 (true, false) => 11,
                 (true, true) => (inner / 5).clamp(16, 26),
             },
-            elapsed: c.elapsed.max(7),
+            // As wide as its title: a duration takes at most 7 below 1000 days (`59m59s`,
+            // `23h59m`, `999d23h`).
+            elapsed: 7,
             cost: 0,
             alert: sized(c.alert, 5, if wide { 26 } else { 12 }),
             task: 0,

@@ -14,7 +14,7 @@ use crate::tui::action::NormalAction;
 use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
 use crate::tui::theme::Theme;
-use cells::{alert_cell, cost_of, cut_line, status_label};
+use cells::{alert_cell, cost_of, status_label};
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
@@ -52,6 +52,7 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 mod cells;
 mod columns;
 
+use cells::cut_line;
 pub use cells::{cut, progress_cell};
 pub use columns::{Columns, shortest_unique};
 
@@ -199,7 +200,7 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
     }
     let progress = progress_cell(job, theme, app.now, w(cols.progress));
     cells.push(Cell::from(cut_line(progress, w(cols.progress), theme)));
-    cells.push(Cell::from(elapsed));
+    cells.push(Cell::from(cut(&elapsed, w(cols.elapsed), theme)));
     if cols.cost > 0 {
         // Blank without figures: the costs that exist stand out.
         let text = cost_of(job).map_or(String::new(), format_cost);
