@@ -487,24 +487,36 @@ impl Screen {
             .collect()
     }
 
-    /// The table row of job `id`.
+    /// The table row of job `id` (shown whole, or cut to its unique prefix where narrow).
     pub fn job_row(&self, id: &str) -> Option<String> {
         self.job_rows()
             .into_iter()
-            .find(|r| r.split_whitespace().any(|w| w == id))
+            .find(|r| r.split_whitespace().any(|w| shows_id(w, id)))
     }
 
-    /// The job ids in the table, in order (the column after the status).
+    /// The job ids in the table, in order (the column after the status), whole: a narrow
+    /// table's prefix is named by the one known id it starts.
     pub fn job_ids(&self, known: &[&str]) -> Vec<String> {
         self.job_rows()
             .iter()
             .filter_map(|r| {
-                r.split_whitespace()
-                    .find(|w| known.contains(w))
-                    .map(str::to_owned)
+                r.split_whitespace().find_map(|w| {
+                    let mut ids = known.iter().filter(|id| shows_id(w, id));
+                    match (ids.next(), ids.next()) {
+                        (Some(id), None) => Some(id.to_string()),
+                        _ => None,
+                    }
+                })
             })
             .collect()
     }
+}
+
+/// `word` is how the table shows `id`: whole, or a prefix at least as long as its time part
+/// (a narrow table cuts ids to the shortest prefix no other listed job starts with).
+pub fn shows_id(word: &str, id: &str) -> bool {
+    let time = id.find('-').unwrap_or(id.len());
+    word == id || (word.len() >= time && id.starts_with(word))
 }
 
 // ----------------------------------------------------------------------------------------------

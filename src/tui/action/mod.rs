@@ -25,9 +25,9 @@ sections! {
     /// The main screen: the jobs table and the output pane.
     Normal: NormalAction, "", "the main screen (the jobs table and the output pane)" {
         Up "up" keys(&["up", "k"]), "move up in the table; scroll up in the output pane",
-            line("move / scroll"), [table(1, 0, "select"), output(1, 0, "scroll")];
+            line("move / scroll"), [table(1, 15, "select"), output(1, 0, "scroll")];
         Down "down" keys(&["down", "j"]), "move down in the table; scroll down in the output pane",
-            JOIN, [table(1, 0, "select"), output(1, 0, "scroll")];
+            JOIN, [table(1, 15, "select"), output(1, 0, "scroll")];
         PageUp "page_up" keys(&["pageup", "ctrl-b"]), "a page up", line("page up / down"), [];
         PageDown "page_down" keys(&["pagedown", "ctrl-f"]), "a page down", JOIN, [];
         Top "top" keys(&["home", "g"]), "the first job; the top of the output",
@@ -37,18 +37,19 @@ sections! {
             line("switch focus: jobs table / output pane"),
             [table(7, 11, "output"), output(7, 12, "jobs")];
         PrevTab "prev_tab" keys(&["left", "h"]), "the previous view (All, Active, Waiting, Done, Failed)",
-            line("view: All, Active, Waiting, Done, Failed"), [table(12, 8, "view")];
-        NextTab "next_tab" keys(&["right", "l"]), "the next view", JOIN, [table(12, 8, "view")];
+            line("view: All, Active, Waiting, Done, Failed"), [table(13, 6, "view")];
+        NextTab "next_tab" keys(&["right", "l"]), "the next view", JOIN, [table(13, 6, "view")];
         Open "open" keys(&["enter"]), "answer the selected job if it waits, else its detail view",
             line("answer the selected job if it waits, else details"), [table(2, 0, "open")];
         Inbox "inbox" keys(&["i"]), "the inbox: pending questions and gates, oldest first",
-            line("inbox of questions and gates / detail view"), [table(3, 5, "inbox")];
+            line("inbox of questions and gates / detail view"),
+            [table(3, 0, "inbox"), output(11, 0, "inbox")];
         Details "details" keys(&["v"]), "the detail view of the selected job", JOIN, [];
         NewTask "new_task" keys(&["n", ":"]), "the input bar: dispatch a new task",
-            line("new task: the input bar (project, task)"), [table(4, 0, "new").writes()];
+            line("new task: the input bar (project, task)"), [table(4, 14, "new").writes()];
         Kill "kill" keys(&["K"]), "kill the selected job (asks first)",
-            line("kill the selected job (asks) / retry it"), [table(5, 4, "kill").writes()];
-        Retry "retry" keys(&["r"]), "retry the selected job", JOIN, [table(6, 3, "retry").writes()];
+            line("kill the selected job (asks) / retry it"), [table(5, 10, "kill").writes()];
+        Retry "retry" keys(&["r"]), "retry the selected job", JOIN, [table(6, 9, "retry").writes()];
         Reply "reply" keys(&["R"]),
             "reply to the selected job: continue its Claude Code session with a message (a new job)",
             line("reply to the job's session / open it here"), [];
@@ -56,7 +57,7 @@ sections! {
             "open the selected job's Claude Code session in this terminal (the cockpit steps aside)",
             JOIN, [];
         Filter "filter" keys(&["/"]), "filter the jobs by text (in the table)",
-            line("filter jobs (table) / search output (output)"), [table(8, 13, "filter")];
+            line("filter jobs (table) / search output (output)"), [table(8, 12, "filter")];
         Search "search" keys(&["/"]), "search the output (in the output pane)", JOIN,
             [output(3, 14, "search")];
         SearchNext "search_next" keys(&["n"]), "the next match of the search",
@@ -65,23 +66,33 @@ sections! {
         Follow "follow" keys(&["end", "G"]), "follow the output again",
             line("follow the output again"), [output(2, 0, "follow")];
         ToggleWrap "toggle_wrap" keys(&["w"]), "wrap long output lines, or not",
-            line("wrap long output lines"), [output(5, 9, "wrap")];
+            line("wrap long output lines / scroll them sideways"), [output(5, 9, "wrap")];
+        ScrollLeft "scroll_left" keys(&["<"]), "scroll long output lines back to the left",
+            JOIN, [output(9, 3, "sideways")];
+        ScrollRight "scroll_right" keys(&[">"]),
+            "scroll long output lines to the right (while they are not wrapped)", JOIN,
+            [output(9, 3, "sideways")];
+        Zoom "zoom" keys(&["z"]),
+            "zoom the pane with the focus to the whole body, and back (tab zooms the other)",
+            line("zoom the focused pane to the whole screen / back"),
+            [table(11, 7, "zoom"), output(10, 11, "zoom")];
         PickProject "pick_project" keys(&["p"]), "pick the project filter",
-            line("pick the project filter"), [table(9, 6, "project")];
+            line("pick the project filter"), [table(9, 5, "project")];
         Sort "sort" keys(&["s"]), "the next sort order: status, newest, project, longest",
-            line("sort: status, newest, project, longest"), [table(10, 7, "sort")];
+            line("sort: status, newest, project, longest"), [table(10, 3, "sort")];
         Back "back" keys(&["esc"]), "clear the search (output pane), the filter, then the project filter",
             line("close, clear the filter or search"), [];
-        Events "events" keys(&["e"]), "recent events: what happened while you were away", HIDDEN,
-            [table(11, 1, "events")];
-        NextIssue "next_issue" keys(&["]"]), "the next output line showing a known issue", HIDDEN,
-            [output(6, 2, "issue")];
+        Events "events" keys(&["e"]), "recent events: what happened while you were away",
+            line("recent events: what happened while you were away"),
+            [table(12, 1, "events")];
+        NextIssue "next_issue" keys(&["]"]), "the next output line showing a known issue",
+            line("next / previous output line showing a known issue"), [output(6, 2, "issue")];
         PrevIssue "prev_issue" keys(&["["]), "the previous output line showing a known issue",
-            HIDDEN, [output(6, 2, "issue")];
+            JOIN, [output(6, 2, "issue")];
         Help "help" keys(&["?", "f1"]), "the help", line("this help"),
-            [table(13, 0, "help"), output(8, 0, "help")];
+            [table(14, 0, "help"), output(12, 0, "help")];
         Quit "quit" keys(&["q", "ctrl-c"]), "quit", line("quit"),
-            [table(14, 0, "quit"), output(9, 0, "quit")];
+            [table(15, 0, "quit"), output(13, 0, "quit")];
     }
 
     /// The detail view of one job.
@@ -127,6 +138,9 @@ sections! {
     /// The help popup.
     Help: HelpAction, "help", "the help popup" {
         Quit "quit" MAIN, "quit", HIDDEN, [];
+        Up "up" MAIN, "scroll the help up (where it is taller than the screen)", HIDDEN,
+            [both(2, 1, "scroll")];
+        Down "down" MAIN, "scroll the help down", HIDDEN, [both(2, 1, "scroll")];
         Close "close" any("any key"), "close the help", HIDDEN, [both(1, 0, "close")];
     }
 

@@ -115,6 +115,31 @@ mod tests {
     }
 
     #[test]
+    fn help_lists_every_action_of_the_main_screen() {
+        let km = KeyMap::default();
+        let lines = km.help_lines();
+        for section in Section::ALL {
+            for (i, row) in section.rows().iter().enumerate() {
+                let keys = km.shown(*section, i, usize::MAX, "/");
+                if *section != Section::Normal {
+                    // The help is the main screen's; a popup's keys are in its own footer.
+                    assert_eq!(row.help, Help::Hidden, "{section:?} {}", row.name);
+                    continue;
+                }
+                assert_ne!(row.help, Help::Hidden, "help omits {}", row.name);
+                assert!(!keys.is_empty(), "{} is bound", row.name);
+                assert!(
+                    lines
+                        .iter()
+                        .any(|(on_line, _)| on_line.split("  ").any(|k| k == keys)),
+                    "help does not name {keys} ({}): {lines:?}",
+                    row.name
+                );
+            }
+        }
+    }
+
+    #[test]
     fn read_only_offers_nothing_that_writes() {
         let km = KeyMap::default();
         let labels: Vec<&str> = km

@@ -90,24 +90,37 @@ impl App {
         {
             self.draft = None;
         }
-        if self.draft.is_none() {
-            let projects = self.opts.dispatch_projects.clone();
-            // The project filter preselects its project.
-            let project = match self.table.projects.as_slice() {
-                [one] => projects.iter().position(|p| p == one).unwrap_or(0),
-                _ => 0,
-            };
-            self.draft = Some(Draft {
-                projects,
-                project,
-                task: TextInput::lines(),
-                error: None,
-                sending: false,
-                reply_to: None,
-            });
+        let project = self.preselected_project();
+        match self.draft.as_mut() {
+            // Nothing typed yet: the bar follows the selection as if opened afresh.
+            Some(d) if d.reply_to.is_none() && !d.sending && d.text().is_empty() => {
+                d.project = project;
+            }
+            Some(_) => {}
+            None => {
+                self.draft = Some(Draft {
+                    projects: self.opts.dispatch_projects.clone(),
+                    project,
+                    task: TextInput::lines(),
+                    error: None,
+                    sending: false,
+                    reply_to: None,
+                })
+            }
         }
         self.mode = Mode::InputBar;
         vec![]
+    }
+
+    /// The project a new task most likely goes to: the selected job's, else the project
+    /// filter's, else the first one configured.
+    fn preselected_project(&self) -> usize {
+        let projects = &self.opts.dispatch_projects;
+        let at = |name: &str| projects.iter().position(|p| p == name);
+        self.selected_job()
+            .and_then(|j| at(j.project()))
+            .or_else(|| self.table.projects.iter().find_map(|p| at(p)))
+            .unwrap_or(0)
     }
 
     pub(super) fn on_input_bar_key(&mut self, ev: &KeyEvent, key: &Key) -> Vec<Effect> {

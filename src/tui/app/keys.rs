@@ -71,13 +71,29 @@ impl App {
 
     fn on_help_key(&mut self, key: &Key) -> Vec<Effect> {
         match self.bound::<HelpAction>(key) {
-            Some(actions) if !actions.contains(&HelpAction::Quit) => {
-                // Any other key closes help: there is nothing to do inside it.
-                self.mode = Mode::Normal;
+            Some(actions) if actions.contains(&HelpAction::Quit) => self.quit(),
+            // Where the help is taller than the screen, it scrolls; else any key closes it.
+            Some(actions) if actions.contains(&HelpAction::Up) && self.help_scrolls() => {
+                self.help_top = self.help_top.saturating_sub(1);
                 vec![]
             }
-            _ => self.quit(),
+            Some(actions) if actions.contains(&HelpAction::Down) && self.help_scrolls() => {
+                self.help_top = (self.help_top + 1).min(self.opts.keymap.help_lines().len());
+                vec![]
+            }
+            Some(_) => {
+                // Any other key closes help: there is nothing else to do inside it.
+                self.mode = Mode::Normal;
+                self.help_top = 0;
+                vec![]
+            }
+            None => self.quit(),
         }
+    }
+
+    fn help_scrolls(&self) -> bool {
+        let lines = self.opts.keymap.help_lines().len();
+        crate::tui::layout::help_scrolls(lines, self.opts.read_only, self.size.height)
     }
 
     /// The main screen: a key may mean several actions; the first that applies where the
@@ -129,6 +145,10 @@ impl App {
             A::Details => {
                 let id = self.table.selected.clone()?;
                 self.open_details(id)
+            }
+            A::Zoom => {
+                self.zoomed = !self.zoomed;
+                vec![]
             }
             A::Inbox => self.open_inbox(None),
             A::NewTask => self.open_input_bar(),

@@ -38,7 +38,7 @@ use super::action::KeyMap;
 use super::effect::Effect;
 use super::event::Event;
 use super::input::TextInput;
-use super::layout::{self, Areas};
+use super::layout::{self, Areas, Fill, Zoom};
 use super::theme::Theme;
 pub use confirm::Confirm;
 use output::LogView;
@@ -111,6 +111,10 @@ pub struct App {
     pub dirty: bool,
     /// ...and it was only new lines of the followed output.
     pub log_only: bool,
+    /// The pane with the focus has the whole body.
+    pub zoomed: bool,
+    /// The first line of the help shown, where it is taller than the screen.
+    pub help_top: usize,
     /// Seconds since the wall display last moved on.
     cycle_elapsed: u64,
 }
@@ -141,6 +145,8 @@ impl App {
             quit: false,
             dirty: true,
             log_only: false,
+            zoomed: false,
+            help_top: 0,
             cycle_elapsed: 0,
             opts,
         }
@@ -156,8 +162,30 @@ impl App {
         ]
     }
 
+    /// Where everything goes: the table and the output pane share the body by what they hold
+    /// (see `layout::areas`), or the focused one has it all while zoomed.
     pub fn areas(&self) -> Areas {
-        layout::areas(self.size, self.opts.read_only)
+        layout::areas(self.size, self.opts.read_only, self.fill())
+    }
+
+    /// What the table and the output pane hold, and which is zoomed.
+    pub fn fill(&self) -> Fill {
+        let zoom = match (self.zoomed, self.focus) {
+            (false, _) => Zoom::None,
+            (true, Focus::Table) => Zoom::Table,
+            (true, Focus::Output) => Zoom::Output,
+        };
+        let log = &self.log;
+        let lines = if log.job.is_none() || log.loading {
+            1
+        } else {
+            log.lines.len() + usize::from(log.note.is_some())
+        };
+        Fill {
+            jobs: self.table.view.len(),
+            lines,
+            zoom,
+        }
     }
 
     /// The terminal is too small to show the cockpit: the screen says only that, and nothing
@@ -252,12 +280,14 @@ impl App {
             Event::LogLoaded { id, lines, error } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.loaded(lines, error);
+                    self.keep_selection_shown();
                 }
                 vec![]
             }
             Event::LogAppended { id, reset, lines } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.append(reset, lines);
+                    self.keep_selection_shown();
                 }
                 vec![]
             }
@@ -290,6 +320,14 @@ impl App {
         }
     }
 
+    /// A short log leaves the table more rows, a growing one takes some back (see `areas`):
+    /// the selected row stays on screen. Past half the screen's height the log asks no more.
+    fn keep_selection_shown(&mut self) {
+        if self.log.lines.len() <= usize::from(self.size.height) {
+            self.table.keep_visible(self.areas().table_rows());
+        }
+    }
+
     fn quit(&mut self) -> Vec<Effect> {
         self.quit = true;
         vec![Effect::Quit]
@@ -300,6 +338,8 @@ impl App {
     fn refresh_view(&mut self) -> Vec<Effect> {
         let rows = self.areas().table_rows();
         self.table.rebuild(&self.jobs, self.now, rows);
+        // The table's height follows what it lists: keep the selection on screen in the new one.
+        self.table.keep_visible(self.areas().table_rows());
         if let Mode::Detail(detail) = &self.mode
             && !self.table.shows(&detail.job)
         {
@@ -350,6 +390,8 @@ impl App {
 
 #[cfg(test)]
 mod keys_tests;
+#[cfg(test)]
+mod layout_tests;
 #[cfg(test)]
 mod paste_tests;
 #[cfg(test)]

@@ -72,11 +72,20 @@ fn section(app: &App) -> (Section, Pane) {
     (section, Pane::Both)
 }
 
+/// The label of the inbox's hint (see the action table).
+const INBOX: &str = "inbox";
+
 fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     let (section, pane) = section(app);
     let mut hints = app.opts.keymap.footer(section, pane, app.opts.read_only);
+    // The inbox's hint carries its count, so that it is in sight at every size.
+    let inbox = hints
+        .iter()
+        .any(|h| h.label == INBOX)
+        .then(|| app.inbox_items().len().to_string());
     let reserved = app.message.as_ref().map_or(0, |m| width::width(m) + 3)
-        + if app.opts.read_only { 10 } else { 0 };
+        + if app.opts.read_only { 10 } else { 0 }
+        + inbox.as_ref().map_or(0, |n| n.len() + 1);
     fit(&mut hints, width.saturating_sub(reserved));
     let mut spans = Vec::new();
     if let Some(msg) = &app.message {
@@ -85,7 +94,14 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     }
     for h in hints {
         spans.push(Span::styled(format!(" {}", h.keys), theme.accent()));
-        spans.push(Span::raw(format!(" {} ", h.label)));
+        match (&inbox, h.label) {
+            (Some(n), INBOX) => {
+                spans.push(Span::raw(format!(" {} ", h.label)));
+                let style = if n == "0" { theme.dim() } else { theme.warn() };
+                spans.push(Span::styled(format!("{n} "), style));
+            }
+            _ => spans.push(Span::raw(format!(" {} ", h.label))),
+        }
     }
     if app.opts.read_only {
         spans.push(Span::styled(" read-only", theme.dim()));
@@ -93,8 +109,24 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     Line::from(spans)
 }
 
-/// Drops hints, in their order of going, until the line fits; help and quit always stay.
+/// Drops hints, in their order of going, until the line fits; help and quit always stay, and
+/// once any hint has gone, help says there is more: the help lists every key.
 fn fit(hints: &mut Vec<FooterHint>, width: usize) {
+    const MORE: &str = "help (more)";
+    let all = hints.clone();
+    drop_until_fits(hints, width);
+    if hints.len() == all.len() {
+        return;
+    }
+    // Again, leaving room for the longer label.
+    *hints = all;
+    drop_until_fits(hints, width.saturating_sub(MORE.len() - "help".len()));
+    if let Some(help) = hints.iter_mut().find(|h| h.label == "help") {
+        help.label = MORE;
+    }
+}
+
+fn drop_until_fits(hints: &mut Vec<FooterHint>, width: usize) {
     let len = |h: &[FooterHint]| {
         h.iter()
             .map(|h| width::width(&h.keys) + width::width(h.label) + 3)

@@ -34,7 +34,7 @@ pub fn render_with(app: &App, theme: &Theme, f: &mut Frame) {
         let quit = app.opts.keymap.first_key(NormalAction::Quit);
         return too_small(theme, f, area, &quit);
     }
-    let a = layout::areas(area, app.opts.read_only);
+    let a = layout::areas(area, app.opts.read_only, app.fill());
     header::render(app, theme, f, a.header);
     table::render_tabs(app, theme, f, a.tabs);
     let keys = &app.opts.keymap;
@@ -42,15 +42,20 @@ pub fn render_with(app: &App, theme: &Theme, f: &mut Frame) {
         Mode::Detail(d) => detail::render(app, d, theme, f, a.table.union(a.output)),
         Mode::Events(feed) => events::render(app, feed, theme, f, a.table.union(a.output)),
         _ => {
-            table::render(app, theme, f, a.table);
-            output::render(app, theme, f, a.output);
+            // A zoomed pane leaves the other no rows.
+            if a.table.height > 0 {
+                table::render(app, theme, f, a.table);
+            }
+            if a.output.height > 0 {
+                output::render(app, theme, f, a.output);
+            }
         }
     }
     footer::render(app, theme, f, a.footer);
     match &app.mode {
         Mode::Help => popup::help(app, theme, f, area),
         Mode::Inbox(inbox) => inbox::render(app, inbox, theme, f, area),
-        Mode::Confirm(what) => popup::confirm(what, keys, theme, f, area),
+        Mode::Confirm(what) => popup::confirm(app, what, theme, f, area),
         Mode::InputBar => {
             if let Some(draft) = &app.draft {
                 popup::input_bar(draft, keys, theme, f, area);

@@ -64,6 +64,20 @@ fn title<'a>(app: &App, theme: &Theme) -> Line<'a> {
             format!(" PAUSED: {keys} follows "),
             theme.badge(),
         ));
+        if log.unseen > 0 {
+            let s = if log.unseen == 1 { "" } else { "s" };
+            spans.push(Span::styled(
+                format!(" +{} new line{s} ", log.unseen),
+                theme.warn(),
+            ));
+        }
+    }
+    if log.left > 0 && !log.wrap {
+        let keys = app.opts.keymap.first_key(NormalAction::ScrollLeft);
+        spans.push(Span::styled(
+            format!(" from column {} ({keys} back) ", log.left + 1),
+            theme.dim(),
+        ));
     }
     if log.wrap {
         spans.push(Span::styled(" wrap ", theme.dim()));
@@ -103,6 +117,7 @@ fn visible_rows<'a>(log: &LogView, theme: &Theme, width: usize, height: usize) -
         return (top..log.end_abs())
             .take(height)
             .filter_map(styled)
+            .map(|line| skip_columns(line, log.left))
             .collect();
     }
     if log.follow {
@@ -223,6 +238,37 @@ fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<S
     spans
 }
 
+/// The line without its first `n` columns (scrolled sideways), keeping each span's style; a
+/// wide character cut in two leaves a space.
+fn skip_columns(line: Line<'_>, n: usize) -> Line<'_> {
+    if n == 0 {
+        return line;
+    }
+    let mut skipped = 0;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        if skipped >= n {
+            spans.push(span);
+            continue;
+        }
+        let mut kept = String::new();
+        for (g, gw) in width::graphemes(&span.content) {
+            if skipped >= n {
+                kept.push_str(g);
+            } else {
+                skipped += gw;
+                if skipped > n {
+                    kept.push(' ');
+                }
+            }
+        }
+        if !kept.is_empty() {
+            spans.push(Span::styled(kept, span.style));
+        }
+    }
+    Line::from(spans)
+}
+
 /// Splits a line into rows of at most `columns` columns, between graphemes, keeping each span's
 /// style.
 fn wrap<'a>(line: Line<'a>, columns: usize) -> Vec<Line<'a>> {
@@ -272,6 +318,14 @@ mod tests {
         let accents = wrap(Line::from("e\u{301}e\u{301}e\u{301}"), 2);
         assert_eq!(texts(&accents), ["e\u{301}e\u{301}", "e\u{301}"]);
         assert_eq!(texts(&wrap(Line::from(""), 5)), [""]);
+    }
+
+    #[test]
+    fn lines_scrolled_sideways_lose_their_first_columns() {
+        let line = Line::from(vec![Span::raw("abc"), Span::raw("def")]);
+        assert_eq!(texts(&[skip_columns(line.clone(), 4)]), ["ef"]);
+        assert_eq!(texts(&[skip_columns(line, 0)]), ["abcdef"]);
+        assert_eq!(texts(&[skip_columns(Line::from("日本語"), 1)]), [" 本語"]);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
 
+use crate::jobs::Status;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::width;
 use crate::tui::action::{ConfirmAction, HelpAction, InputBarAction as A, KeyMap};
@@ -26,16 +27,24 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 pub fn help(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let km = &app.opts.keymap;
-    let mut lines: Vec<Line> = km
-        .help_lines()
+    let entries = km.help_lines();
+    let keys_lines = entries.len();
+    let keys_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
+    let text_w = entries.iter().map(|(_, t)| width(t)).max().unwrap_or(0);
+    // As wide as its widest line, where the screen allows; a line cut says so.
+    let popup_w = (keys_w + 2 + text_w + 2).max(70).min(area.width as usize);
+    let room_w = popup_w.saturating_sub(keys_w + 4);
+    let mut lines: Vec<Line> = entries
         .into_iter()
         .map(|(keys, what)| {
+            let pad = " ".repeat(keys_w - width(&keys));
             Line::from(vec![
-                Span::styled(format!("{keys:>18}  "), theme.accent()),
-                Span::raw(what),
+                Span::styled(format!("{pad}{keys}  "), theme.accent()),
+                Span::raw(super::table::cut(what, room_w, theme)),
             ])
         })
         .collect();
+    lines.extend(legend(theme));
     lines.push(Line::from(Span::styled(
         "mouse: click selects, wheel scrolls · keys: [keys] in the config",
         theme.dim(),
@@ -46,15 +55,52 @@ pub fn help(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.warn(),
         )));
     }
+    // Taller than the screen: a window of it, scrolled with the keys that move.
+    let room = area.height.saturating_sub(2) as usize;
+    debug_assert_eq!(
+        lines.len() > room,
+        crate::tui::layout::help_scrolls(keys_lines, app.opts.read_only, area.height),
+        "HELP_EXTRA counts the lines below the keys"
+    );
+    let title = if lines.len() > room {
+        let top = app.help_top.min(lines.len() - room);
+        lines = lines.into_iter().skip(top).take(room).collect();
+        format!(
+            " help {}/{} ({} scroll, {} closes) ",
+            top + 1,
+            top + room,
+            km.keys_for(HelpAction::Down),
+            km.first_key(HelpAction::Close)
+        )
+    } else {
+        format!(" help ({} closes) ", km.first_key(HelpAction::Close))
+    };
     let height = lines.len() as u16 + 2;
-    let rect = centered(area, 72, height);
+    let rect = centered(area, popup_w as u16, height);
     f.render_widget(Clear, rect);
-    let title = format!(" help ({} closes) ", km.first_key(HelpAction::Close));
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.focus_border())
         .title(Span::styled(title, theme.title()));
     f.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+/// What the status symbols of a narrow table mean: two lines (`layout::HELP_EXTRA` counts
+/// them), each under 56 columns, so that they fit the narrowest help.
+fn legend<'a>(theme: &Theme) -> Vec<Line<'a>> {
+    Status::ALL
+        .chunks(5)
+        .map(|statuses| {
+            let spans: Vec<Span> = statuses
+                .iter()
+                .map(|&s| {
+                    let text = format!("{} {}  ", theme.symbol(s), s.as_str());
+                    Span::styled(text, theme.status(s))
+                })
+                .collect();
+            Line::from(spans)
+        })
+        .collect()
 }
 
 pub fn picker(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
@@ -143,14 +189,33 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
     }
 }
 
-pub fn confirm(what: &Confirm, km: &KeyMap, theme: &Theme, f: &mut Frame, area: Rect) {
+/// The job's task, project and elapsed time say which job it is better than its id.
+pub fn confirm(app: &App, what: &Confirm, theme: &Theme, f: &mut Frame, area: Rect) {
+    let km = &app.opts.keymap;
     let Confirm::Kill(id) = what;
-    let lines = vec![
-        Line::from(vec![
-            Span::raw("Kill job "),
-            Span::styled(id.to_string(), theme.title()),
-            Span::raw("?"),
-        ]),
+    let room = 60;
+    let mut lines = vec![Line::from(vec![
+        Span::raw("Kill job "),
+        Span::styled(id.to_string(), theme.title()),
+        Span::raw("?"),
+    ])];
+    if let Some(job) = app.jobs.get(id) {
+        let task = plain_text(job.task());
+        let elapsed = job
+            .elapsed_secs(app.now)
+            .map_or("-".into(), crate::jobs::model::time::format_duration);
+        lines.push(Line::from(Span::styled(
+            super::table::cut(&task, room, theme),
+            theme.accent(),
+        )));
+        let about = format!(
+            "project {} · {} for {elapsed}",
+            plain_text(job.project()),
+            job.status.as_str()
+        );
+        lines.push(Line::from(super::table::cut(&about, room, theme)));
+    }
+    lines.extend([
         Line::from(Span::styled(
             "SIGTERM now, SIGKILL after 10 s; the exit line is recorded",
             theme.dim(),
@@ -163,7 +228,7 @@ pub fn confirm(what: &Confirm, km: &KeyMap, theme: &Theme, f: &mut Frame, area: 
             ),
             theme.accent(),
         )),
-    ];
+    ]);
     let rect = centered(area, 64, lines.len() as u16 + 2);
     f.render_widget(Clear, rect);
     let block = Block::default()

@@ -35,6 +35,17 @@ impl App {
                 log.next_match(action == A::SearchNext, height);
             }
             A::ToggleWrap => log.wrap = !log.wrap,
+            A::ScrollLeft | A::ScrollRight => {
+                let width = self.areas().output_width();
+                let step = (width / 2).max(1) as i64;
+                let delta = if action == A::ScrollLeft { -step } else { step };
+                if !self.log.scroll_sideways(delta, width, height) {
+                    let wrap = self.opts.keymap.first_key(A::ToggleWrap);
+                    self.message = Some(format!(
+                        "long lines are wrapped: {wrap} cuts them, then they scroll sideways"
+                    ));
+                }
+            }
             A::Back if focused && log.search.is_some() => log.search = None,
             A::NextIssue | A::PrevIssue => {
                 if !log.next_issue(action == A::NextIssue, height) {

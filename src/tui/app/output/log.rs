@@ -43,6 +43,10 @@ pub struct LogView {
     pub patterns: Option<Arc<PatternSet>>,
     /// A `]`/`[` pressed before the patterns were compiled: (forward, pane height), done then.
     pub pending_jump: Option<(bool, usize)>,
+    /// Lines that arrived while paused, for the title: they are below what is shown.
+    pub unseen: u64,
+    /// Columns of each line scrolled off to the left (long lines, not wrapped).
+    pub left: usize,
 }
 
 impl Default for LogView {
@@ -61,6 +65,8 @@ impl Default for LogView {
             issue_at: None,
             patterns: None,
             pending_jump: None,
+            unseen: 0,
+            left: 0,
         }
     }
 }
@@ -189,6 +195,9 @@ impl LogView {
             self.issue_at = None;
             self.top_abs = self.first_abs;
         }
+        if !self.follow {
+            self.unseen += lines.len() as u64;
+        }
         let start = self.end_abs();
         if let Some(search) = self.search.as_mut().filter(|s| !s.query.is_empty()) {
             let q = search.query.to_lowercase();
@@ -253,6 +262,26 @@ impl LogView {
 
     pub fn resume_follow(&mut self) {
         self.follow = true;
+        self.unseen = 0;
+    }
+
+    /// Scrolls long lines sideways by `delta` columns, no further than the widest line in a
+    /// pane `height` lines tall leaves `width` columns of it on screen. Wrapped lines have
+    /// nothing to scroll: false.
+    pub fn scroll_sideways(&mut self, delta: i64, width: usize, height: usize) -> bool {
+        if self.wrap {
+            return false;
+        }
+        let top = self.top_for(height);
+        let widest = (top..self.end_abs())
+            .take(height)
+            .filter_map(|abs| self.line(abs))
+            .map(|l| crate::jobs::text::width::width(&sanitize_line(&l.bytes).plain()))
+            .max()
+            .unwrap_or(0);
+        let max = widest.saturating_sub(width / 2) as i64;
+        self.left = (self.left as i64 + delta).clamp(0, max.max(0)) as usize;
+        true
     }
 
     pub fn line(&self, abs: u64) -> Option<&RawLine> {
@@ -330,126 +359,5 @@ impl LogView {
     pub fn current_match(&self) -> Option<u64> {
         let s = self.search.as_ref()?;
         s.current.and_then(|c| s.matches.get(c).copied())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::testing::lines;
-
-    fn numbered(n: usize) -> Vec<RawLine> {
-        (0..n)
-            .map(|i| RawLine {
-                bytes: format!("line {i}").into_bytes(),
-                cut: false,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn follow_pause_and_resume() {
-        let mut v = LogView::default();
-        v.open(JobId::parse("a").unwrap());
-        v.loaded(numbered(100), None);
-        assert!(v.follow);
-        assert_eq!(v.top_for(10), 90);
-        v.scroll(-5, 10);
-        assert!(!v.follow, "scrolling up pauses");
-        assert_eq!(v.top_for(10), 85);
-        v.append(None, numbered(3));
-        assert_eq!(
-            v.top_for(10),
-            85,
-            "a paused view stays put while lines arrive"
-        );
-        v.scroll(1000, 10);
-        assert_eq!(v.top_for(10), 93, "scrolling down stops at the end");
-        assert!(!v.follow, "only an explicit follow resumes");
-        v.resume_follow();
-        v.append(None, numbered(2));
-        assert_eq!(v.top_for(10), 95);
-        v.to_top();
-        assert_eq!(v.top_for(10), 0);
-    }
-
-    #[test]
-    fn ring_drops_old_lines_and_keeps_positions() {
-        let mut v = LogView::default();
-        v.loaded(numbered(KEEP_LINES), None);
-        v.to_top();
-        v.append(None, numbered(5));
-        assert_eq!(v.lines.len(), KEEP_LINES);
-        assert_eq!(v.first_abs, 5);
-        assert_eq!(v.top_for(10), 5);
-        assert_eq!(v.line(5).unwrap().bytes, b"line 5");
-    }
-
-    #[test]
-    fn search_finds_jumps_and_wraps() {
-        let mut v = LogView::default();
-        v.loaded(
-            lines(&["ok", "ERROR one", "ok", "\x1b[31merror\x1b[0m two", "ok"]),
-            None,
-        );
-        v.set_search("error", 2);
-        let s = v.search.as_ref().unwrap();
-        assert_eq!(s.matches, [1, 3]);
-        assert_eq!(v.current_match(), Some(3), "following: the newest match");
-        assert!(!v.follow);
-        v.next_match(true, 2);
-        assert_eq!(v.current_match(), Some(1), "wraps around");
-        v.next_match(false, 2);
-        assert_eq!(v.current_match(), Some(3));
-        v.append(None, lines(&["another error"]));
-        assert_eq!(v.search.as_ref().unwrap().matches, [1, 3, 5]);
-        v.set_search("", 2);
-        assert!(v.search.is_none());
-    }
-
-    #[test]
-    fn issue_lines_are_found_as_they_arrive_and_jumped_between() {
-        let mut v = LogView {
-            patterns: Some(PatternSet::shared_builtin()),
-            ..LogView::default()
-        };
-        v.open(JobId::parse("a").unwrap());
-        assert!(
-            v.patterns.is_some(),
-            "opening another job keeps the patterns"
-        );
-        let mut first = numbered(50);
-        first[10] = lines(&["ModuleNotFoundError: No module named 'yaml'"]).remove(0);
-        v.loaded(first, None);
-        assert_eq!(v.issues.len(), 1);
-        assert!(v.next_issue(true, 5));
-        assert_eq!(v.issue_at, Some(10));
-        assert!(!v.follow, "a jump pauses");
-        assert_eq!(v.top_for(5), 9);
-        v.append(
-            None,
-            lines(&["ok", "\x1b[31mNo space left on device\x1b[0m"]),
-        );
-        assert_eq!(v.issues.last().map(|i| i.0), Some(51));
-        let disk = v.issue_on(51).unwrap();
-        assert_eq!(v.patterns.as_ref().unwrap().pattern(disk).name, "disk-full");
-        v.next_issue(true, 5);
-        assert_eq!(v.issue_at, Some(51));
-        v.next_issue(true, 5);
-        assert_eq!(v.issue_at, Some(10), "wraps around");
-        v.next_issue(false, 5);
-        assert_eq!(v.issue_at, Some(51), "and back");
-        v.append(Some(Reset::Replaced), lines(&["fresh"]));
-        assert!(v.issues.is_empty() && !v.next_issue(true, 5));
-    }
-
-    #[test]
-    fn reset_starts_over() {
-        let mut v = LogView::default();
-        v.loaded(numbered(10), None);
-        v.append(Some(Reset::Truncated), lines(&["fresh"]));
-        assert_eq!(v.lines.len(), 1);
-        assert!(v.note.as_deref().unwrap().contains("truncated"));
-        assert_eq!(v.line(v.first_abs).unwrap().bytes, b"fresh");
     }
 }

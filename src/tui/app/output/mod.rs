@@ -5,3 +5,6 @@ mod keys;
 pub mod log;
 
 pub use log::{KEEP_LINES, LogView, Search};
+
+#[cfg(test)]
+mod tests;

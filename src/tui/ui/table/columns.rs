@@ -1,0 +1,301 @@
+//! How wide each column of the jobs table is: sized by what the jobs listed hold (an empty column
+//! takes no room), ids cut to their shortest unique prefix, statuses as symbols where narrow, and
+//! the task given what is left. Every job the table lists counts, on screen or not, so that
+//! scrolling never moves the columns.
+
+use std::collections::HashMap;
+
+use super::cells::{alert_width, cost_of, status_label};
+use crate::jobs::model::session::format_cost;
+use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::text::width::width;
+use crate::jobs::{Job, Status};
+use crate::tui::app::App;
+use crate::tui::theme::Theme;
+
+/// From this many columns inside the border, statuses are words and ids whole.
+pub const WIDE: u16 = 100;
+/// The cost column is shown only where the task keeps this many columns beside it.
+const TASK_WITH_COST: u16 = 30;
+
+/// The widths of the columns, 0 for a column not shown; the task takes what is left.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Columns {
+    pub status: u16,
+    /// Statuses are words (else symbols, with a legend in the help).
+    pub words: bool,
+    pub id: u16,
+    pub project: u16,
+    pub progress: u16,
+    pub elapsed: u16,
+    pub cost: u16,
+    pub alert: u16,
+    pub task: u16,
+    /// How many characters of each id are shown (its shortest unique prefix), by full id.
+    pub id_len: HashMap<String, usize>,
+}
+
+/// The widest each column's content is, over the jobs listed.
+#[derive(Default)]
+struct Content {
+    words: u16,
+    symbols: u16,
+    ids_whole: u16,
+    ids_short: u16,
+    project: u16,
+    busy: bool,
+    cost: u16,
+    alert: u16,
+}
+
+/// Columns `s` takes; ASCII (ids, most projects) without segmenting it.
+fn cols(s: &str) -> u16 {
+    let n = if s.is_ascii() { s.len() } else { width(s) };
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+impl Content {
+    /// One pass over the jobs listed (every frame, possibly thousands): what varies per job is
+    /// looked up or measured as cheaply as it can be, what repeats (a status, a project) is
+    /// measured once.
+    fn of(app: &App, jobs: &[&Job], theme: &Theme, ids: &HashMap<String, usize>) -> Content {
+        let mut c = Content::default();
+        let mut statuses: HashMap<(Status, bool), (u16, u16)> = HashMap::new();
+        let mut projects: HashMap<&str, u16> = HashMap::new();
+        for job in jobs {
+            let (words, symbols) = *statuses
+                .entry((job.status, job.problems.is_empty()))
+                .or_insert_with(|| {
+                    let w = cols(&status_label(job, theme, true));
+                    (w, cols(&status_label(job, theme, false)))
+                });
+            c.words = c.words.max(words);
+            c.symbols = c.symbols.max(symbols);
+            let project = *projects
+                .entry(job.project())
+                .or_insert_with(|| cols(&plain_text(job.project())));
+            c.project = c.project.max(project);
+            c.busy |= job.status.is_active() || job.progress.is_some();
+            if let Some(usd) = cost_of(job) {
+                c.cost = c.cost.max(cols(&format_cost(usd)));
+            }
+            let alert = alert_width(app, job, theme);
+            c.alert = c.alert.max(u16::try_from(alert).unwrap_or(u16::MAX));
+        }
+        // Ids are ASCII (a queued job's meta id is shown sanitized; measured as any text).
+        for (id, short) in ids {
+            c.ids_whole = c.ids_whole.max(cols(id));
+            c.ids_short = c.ids_short.max(cols(id.get(..*short).unwrap_or(id)));
+        }
+        c
+    }
+}
+
+impl Columns {
+    /// The columns for a table `inner` columns wide listing `jobs`.
+    pub fn fit(app: &App, jobs: &[&Job], theme: &Theme, inner: u16) -> Self {
+        let shown: Vec<String> = jobs.iter().map(|j| j.shown_id()).collect();
+        let id_len = shortest_unique(&shown);
+        let c = Content::of(app, jobs, theme, &id_len);
+        let wide = inner >= WIDE;
+        // A column with nothing in it takes no room; one with something is at least as wide as
+        // its title (cut with an ellipsis below that).
+        let sized = |content: u16, title: u16, cap: u16| match content {
+            0 => 0,
+            n => n.max(title).min(cap),
+        };
+        let mut out = Columns {
+            words: wide,
+            status: if wide { c.words.min(20) } else { c.symbols },
+            id: if wide {
+                c.ids_whole
+            } else {
+                c.ids_short.max(2)
+            },
+            project: sized(c.project, 7, if wide { 16 } else { 10 }),
+            progress: match (c.busy, wide) {
+                (false, _) => 8,
+                (true, false) => 11,
+                (true, true) => (inner / 5).clamp(16, 26),
+            },
+            // As wide as its title: a duration takes at most 7 below 1000 days (`59m59s`,
+            // `23h59m`, `999d23h`).
+            elapsed: 7,
+            cost: 0,
+            alert: sized(c.alert, 5, if wide { 26 } else { 12 }),
+            task: 0,
+            id_len: if wide { HashMap::new() } else { id_len },
+        };
+        out.task = inner.saturating_sub(out.used());
+        if c.cost > 0 && wide && out.task >= c.cost.max(4) + 1 + TASK_WITH_COST {
+            out.cost = c.cost.max(4);
+            out.task = inner.saturating_sub(out.used());
+        }
+        out.make_room_for_task(inner);
+        out
+    }
+
+    /// Columns shown, with one space between each, and the task's column.
+    fn used(&self) -> u16 {
+        let shown = [
+            self.status,
+            self.id,
+            self.project,
+            self.progress,
+            self.elapsed,
+            self.cost,
+            self.alert,
+        ];
+        let n = shown.iter().filter(|w| **w > 0).count() as u16;
+        shown.iter().sum::<u16>() + n
+    }
+
+    /// The task is the widest column where it can be: the widest of the progress, the alert and
+    /// the project gives a column at a time until it is, none going below what still says
+    /// something.
+    fn make_room_for_task(&mut self, inner: u16) {
+        loop {
+            self.task = inner.saturating_sub(self.used());
+            let mut shrinkable = [
+                (self.progress, 6u16, 0usize),
+                (self.alert, 2, 1),
+                (self.project, 4, 2),
+            ];
+            shrinkable.sort_by_key(|(w, _, _)| std::cmp::Reverse(*w));
+            let widest = shrinkable[0].0.max(self.id).max(self.status);
+            if self.task > widest {
+                return;
+            }
+            let Some(&(_, _, which)) = shrinkable.iter().find(|(w, min, _)| *w > *min) else {
+                return;
+            };
+            match which {
+                0 => self.progress -= 1,
+                1 => self.alert -= 1,
+                _ => self.project -= 1,
+            }
+        }
+    }
+
+    /// The characters of `id` shown: its shortest unique prefix where the ids are cut.
+    pub fn id_shown<'a>(&self, id: &'a str) -> &'a str {
+        match self.id_len.get(id) {
+            Some(&n) => id.get(..n).unwrap_or(id),
+            None => id,
+        }
+    }
+}
+
+/// For each id, the length of its shortest prefix that starts no other id of the list: at least
+/// its time part (up to the first `-`), then as much of the rest as tells it apart. A prefix
+/// ending on the `-` takes one character more, and an id that is the start of another is
+/// shown whole.
+pub fn shortest_unique(ids: &[String]) -> HashMap<String, usize> {
+    let mut sorted: Vec<&str> = ids.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let common = |a: &str, b: &str| {
+        a.char_indices()
+            .zip(b.chars())
+            .find(|((_, x), y)| x != y)
+            .map_or(a.len().min(b.len()), |((i, _), _)| i)
+    };
+    let mut out = HashMap::new();
+    for (i, id) in sorted.iter().enumerate() {
+        let before = i.checked_sub(1).map_or(0, |j| common(id, sorted[j]));
+        let after = sorted.get(i + 1).map_or(0, |n| common(id, n));
+        let floor = id.find('-').unwrap_or(id.len());
+        let mut n = (before.max(after) + 1).max(floor).min(id.len());
+        if id.as_bytes().get(n.saturating_sub(1)) == Some(&b'-') {
+            n = (n + 1).min(id.len());
+        }
+        // Never inside a character (ids are ASCII, but a queued job shows its meta's id).
+        while !id.is_char_boundary(n) {
+            n += 1;
+        }
+        out.insert(id.to_string(), n);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn short(ids: &[&str]) -> Vec<String> {
+        let owned: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+        let lens = shortest_unique(&owned);
+        owned.iter().map(|id| id[..lens[id]].to_string()).collect()
+    }
+
+    #[test]
+    fn the_task_is_the_widest_column_and_empty_columns_take_no_room() {
+        use crate::tui::testing::app;
+        let theme = Theme::default();
+        for (w, h) in [(80, 24), (120, 35), (160, 45), (60, 15), (250, 70)] {
+            let app = app(w, h);
+            let listed: Vec<&Job> = app
+                .table
+                .view
+                .iter()
+                .filter_map(|id| app.jobs.get(id))
+                .collect();
+            let c = Columns::fit(&app, &listed, &theme, w - 2);
+            let others = [
+                c.status, c.id, c.project, c.progress, c.elapsed, c.cost, c.alert,
+            ];
+            assert!(others.iter().all(|o| c.task > *o), "{w}x{h}: {c:?}");
+            assert_eq!(c.used() + c.task, w - 2, "{w}x{h}: every column is used");
+        }
+        // No job alerts and none has a cost: neither column takes a column.
+        let app = app(160, 45);
+        let done: Vec<&Job> = app
+            .jobs
+            .values()
+            .filter(|j| j.id.as_str() == "142315-a1b2" || j.id.as_str() == "152000-f00d")
+            .collect();
+        let mut quiet: Vec<Job> = done.into_iter().cloned().collect();
+        for j in &mut quiet {
+            if let Some(m) = j.meta.as_mut() {
+                m.usage = None;
+            }
+        }
+        let quiet: Vec<&Job> = quiet.iter().collect();
+        let c = Columns::fit(&app, &quiet, &theme, 158);
+        assert_eq!((c.alert, c.cost), (0, 0), "{c:?}");
+    }
+
+    #[test]
+    fn ids_are_cut_to_their_shortest_unique_prefix() {
+        assert_eq!(
+            short(&["072004-ab12", "072004-ac34", "081500-ffff"]),
+            ["072004-ab", "072004-ac", "081500"]
+        );
+        assert_eq!(
+            short(&["072004-ab12"]),
+            ["072004"],
+            "the time part at least"
+        );
+        assert_eq!(
+            short(&["072004-ab12", "072004-b000"]),
+            ["072004-a", "072004-b"],
+            "never a prefix ending on the dash"
+        );
+        assert_eq!(short(&["0720", "072004-ab"]), ["0720", "072004"]);
+        assert_eq!(
+            short(&["abc", "abc-1"]),
+            ["abc", "abc-1"],
+            "a prefix of another is whole"
+        );
+        // Whatever the list, no shown prefix starts another id.
+        let ids = ["101010-aaaa", "101010-aaab", "101011-aaaa", "101011-b", "2"];
+        for (s, id) in short(&ids).iter().zip(ids) {
+            for other in ids.iter().filter(|o| **o != id) {
+                assert!(
+                    !other.starts_with(s.as_str()),
+                    "{s} is ambiguous with {other}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The tabs line and the jobs table. Only the rows on screen are built.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+
+use crate::jobs::model::session::format_cost;
+use crate::jobs::model::time::format_duration;
+use crate::jobs::text::sanitize::plain_text;
+use crate::jobs::{Job, Status};
+use crate::tui::action::NormalAction;
+use crate::tui::app::table::view::Tab;
+use crate::tui::app::{App, Focus};
+use crate::tui::theme::Theme;
+use cells::{alert_cell, cost_of, status_label};
+
+pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let mut spans = vec![Span::raw(" ")];
+    for tab in Tab::ALL {
+        let n = app
+            .jobs
+            .values()
+            .filter(|j| {
+                tab.admits(j.status)
+                    && crate::tui::app::table::view::in_projects(j, &app.table.projects)
+            })
+            .count();
+        let label = format!(" {} {n} ", tab.title());
+        let style = if tab == app.table.tab {
+            theme.selected().add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        spans.push(Span::styled(label, style));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled(
+        format!(" sort: {}", app.table.sort.title()),
+        theme.dim(),
+    ));
+    if !app.table.filter.is_empty() {
+        spans.push(Span::styled(
+            format!("  filter: {}", plain_text(&app.table.filter)),
+            theme.warn(),
+        ));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+mod cells;
+mod columns;
+
+use cells::cut_line;
+pub use cells::{cut, progress_cell};
+pub use columns::{Columns, shortest_unique};
+
+pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
+    let border = if app.focus == Focus::Table {
+        theme.focus_border()
+    } else {
+        theme.dim()
+    };
+    let title = format!(
+        " jobs {}/{} ",
+        app.table.selected_index().map_or(0, |i| i + 1),
+        app.table.view.len()
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(title, theme.title()));
+    let listed: Vec<&Job> = app
+        .table
+        .view
+        .iter()
+        .filter_map(|id| app.jobs.get(id))
+        .collect();
+    let cols = Columns::fit(app, &listed, theme, area.width.saturating_sub(2));
+    let rows_fit = area.height.saturating_sub(3) as usize;
+    let selected = app.table.selected_index();
+    let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
+        .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
+        .map(|(i, job)| {
+            let row = job_row(app, job, theme, &cols);
+            if Some(i) == selected {
+                row.style(theme.selected())
+            } else if job.status == Status::Waiting {
+                // A job waiting for a person stands out even when not selected.
+                row.style(Style::new().add_modifier(Modifier::BOLD))
+            } else {
+                row
+            }
+        })
+        .collect();
+    let empty = rows.is_empty();
+    let header = Row::new(titles(&cols, theme)).style(theme.title());
+    let table = Table::new(rows, constraints(&cols))
+        .header(header)
+        .block(block)
+        .column_spacing(1);
+    f.render_widget(table, area);
+    if empty {
+        let inner = Rect {
+            x: area.x + 2,
+            y: area.y + 2,
+            width: area.width.saturating_sub(4),
+            height: 1,
+        };
+        f.render_widget(
+            Paragraph::new(Span::styled(empty_message(app), theme.dim())),
+            inner,
+        );
+    }
+}
+
+fn constraints(c: &Columns) -> Vec<Constraint> {
+    [
+        c.status, c.id, c.project, c.progress, c.elapsed, c.cost, c.alert, c.task,
+    ]
+    .into_iter()
+    .filter(|w| *w > 0)
+    .map(Constraint::Length)
+    .collect()
+}
+
+/// The titles of the columns shown, each cut to its column. Symbols need no title (the help
+/// has their legend).
+fn titles(c: &Columns, theme: &Theme) -> Vec<Line<'static>> {
+    let status = if c.words { "STATUS" } else { "" };
+    [
+        (c.status, status),
+        (c.id, "ID"),
+        (c.project, "PROJECT"),
+        (c.progress, "PROGRESS"),
+        (c.elapsed, "ELAPSED"),
+        (c.cost, "COST"),
+        (c.alert, "ALERT"),
+        (c.task, "TASK"),
+    ]
+    .into_iter()
+    .filter(|(w, _)| *w > 0)
+    .map(|(w, t)| {
+        let line = Line::from(cut(t, w as usize, theme));
+        if t == "COST" {
+            // Right-aligned, as the costs under it.
+            line.alignment(Alignment::Right)
+        } else {
+            line
+        }
+    })
+    .collect()
+}
+
+/// Why the table is empty, and what to do about it.
+fn empty_message(app: &App) -> String {
+    if !app.loaded {
+        "reading jobs…".to_string()
+    } else if let Some(e) = &app.scan_error {
+        e.clone()
+    } else if app.jobs.is_empty() {
+        format!("no jobs under {}", app.opts.root.display())
+    } else {
+        let k = |a| app.opts.keymap.first_key(a);
+        format!(
+            "no jobs match this view ({}/{} changes the view, {} clears the filter)",
+            k(NormalAction::PrevTab),
+            k(NormalAction::NextTab),
+            k(NormalAction::Back)
+        )
+    }
+}
+
+/// One job's row, each cell cut to its column with an ellipsis.
+fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a> {
+    let w = |n: u16| n as usize;
+    let elapsed = job
+        .elapsed_secs(app.now)
+        .map_or("-".into(), format_duration);
+    let id_style = if cols.words {
+        Style::new()
+    } else {
+        theme.dim()
+    };
+    let shown_id = job.shown_id();
+    let mut cells = vec![
+        Cell::from(Span::styled(
+            cut(&status_label(job, theme, cols.words), w(cols.status), theme),
+            theme.status(job.status),
+        )),
+        Cell::from(Span::styled(
+            cut(cols.id_shown(&shown_id), w(cols.id), theme),
+            id_style,
+        )),
+    ];
+    if cols.project > 0 {
+        let project = plain_text(job.project());
+        cells.push(Cell::from(cut(&project, w(cols.project), theme)));
+    }
+    let progress = progress_cell(job, theme, app.now, w(cols.progress));
+    cells.push(Cell::from(cut_line(progress, w(cols.progress), theme)));
+    cells.push(Cell::from(cut(&elapsed, w(cols.elapsed), theme)));
+    if cols.cost > 0 {
+        // Blank without figures: the costs that exist stand out.
+        let text = cost_of(job).map_or(String::new(), format_cost);
+        cells.push(Cell::from(Line::from(text).alignment(Alignment::Right)));
+    }
+    if cols.alert > 0 {
+        let alert = alert_cell(app, job, theme);
+        cells.push(Cell::from(cut_line(alert, w(cols.alert), theme)));
+    }
+    let task = plain_text(job.task());
+    cells.push(Cell::from(cut(&task, w(cols.task), theme)));
+    Row::new(cells)
+}
