@@ -183,6 +183,55 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
     out
 }
 
+/// Pending only while the agent waits; otherwise how it stands.
+fn standing(job: &Job) -> &'static str {
+    match job.standing() {
+        Standing::Pending => "pending",
+        other => other.note(),
+    }
+}
+
+/// The question on disk (pending, or the one a stopped job asked) and the answer given to a
+/// stopped job since (its agent is gone, so it is in no history yet).
+fn exchange_events(job: &Job, out: &mut Vec<TimelineEvent>) {
+    let exchange = job.exchange.as_ref();
+    let answer = exchange.and_then(|e| e.answer.as_ref());
+    let standing = if answer.is_some() {
+        "answered"
+    } else {
+        standing(job)
+    };
+    let event = |at, kind, text| TimelineEvent {
+        at,
+        job: Some(job.id.clone()),
+        kind,
+        text,
+    };
+    if let Some(q) = job.question.as_ref().or(exchange.map(|e| &e.question)) {
+        out.push(event(
+            q.asked_at,
+            EventKind::Asked,
+            format!(
+                "asked ({standing}): {}",
+                ellipsize(&plain_text(&q.question), 120)
+            ),
+        ));
+    }
+    if let Some(a) = answer {
+        let by = Some(plain_text(&a.answered_by))
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| "someone".into());
+        out.push(event(
+            a.answered_at.or(job.finished),
+            EventKind::Answered,
+            format!(
+                "answered by {by}: {}",
+                ellipsize(&plain_text(&a.answer), 120)
+            ),
+        ));
+    }
+}
+
 /// Sorts events by time; events without one come first, in the order given.
 pub fn sort(events: &mut [TimelineEvent]) {
     events.sort_by_key(|e| e.at);
@@ -205,35 +254,31 @@ pub fn job_timeline(
     };
     let mut out = Vec::new();
     if let Some(started) = job.started {
+        let retry = job
+            .retry_of()
+            .map_or(String::new(), |of| format!(" (retry of {of})"));
         out.push(event(
             Some(started),
             EventKind::Started,
-            format!("started: {}", ellipsize(&plain_text(job.task()), 100)),
+            format!(
+                "started{retry}: {}",
+                ellipsize(&plain_text(job.task()), 100)
+            ),
         ));
     }
     for record in history {
         out.extend(history_events(record, Some(&job.id)));
     }
-    // Pending only while the agent waits; otherwise say how it stands.
-    let standing = match job.standing() {
-        Standing::Pending => "pending".to_string(),
-        other => other.note().to_string(),
-    };
-    if let Some(q) = &job.question {
-        out.push(event(
-            q.asked_at,
-            EventKind::Asked,
-            format!(
-                "asked ({standing}): {}",
-                ellipsize(&plain_text(&q.question), 120)
-            ),
-        ));
-    }
+    exchange_events(job, &mut out);
     if let Some(g) = &job.gate {
         out.push(event(
             g.awaiting_since,
             EventKind::Asked,
-            format!("approval at gate {} ({standing})", plain_text(&g.gate)),
+            format!(
+                "approval at gate {} ({})",
+                plain_text(&g.gate),
+                standing(job)
+            ),
         ));
     }
     if let Some((findings, set)) = issues {

@@ -14,6 +14,7 @@ use crate::jobs::text::sanitize::{ellipsize, plain_text};
 use crate::jobs::text::width::width as text_width;
 use crate::jobs::{Job, Status};
 use crate::tui::action::NormalAction;
+use crate::tui::app::table::note::RowNote;
 use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
 use crate::tui::theme::Theme;
@@ -25,8 +26,7 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             .jobs
             .values()
             .filter(|j| {
-                tab.admits(j.status)
-                    && crate::tui::app::table::view::in_projects(j, &app.table.projects)
+                tab.admits(j) && crate::tui::app::table::view::in_projects(j, &app.table.projects)
             })
             .count();
         let label = format!(" {} {n} ", tab.title());
@@ -129,7 +129,9 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
         .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
-            let row = job_row(job, theme, app.now, &cols).with_alert(alert_cell(app, job, theme));
+            let note = app.row_note(job);
+            let row =
+                job_row(job, &note, theme, app.now, &cols).with_alert(alert_cell(app, job, theme));
             if Some(i) == selected {
                 row.style(theme.selected())
             } else if job.status == Status::Waiting {
@@ -234,7 +236,13 @@ fn cost_of(job: &Job) -> Option<f64> {
     job.meta.as_ref()?.usage.as_ref()?.cost_usd
 }
 
-fn job_row<'a>(job: &'a Job, theme: &Theme, now: DateTime<Utc>, cols: &Columns) -> RowCells<'a> {
+fn job_row<'a>(
+    job: &'a Job,
+    note: &RowNote,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    cols: &Columns,
+) -> RowCells<'a> {
     let mut status_label = format!("{} {}", theme.symbol(job.status), job.status.as_str());
     if !job.problems.is_empty() {
         status_label.push('!');
@@ -244,10 +252,16 @@ fn job_row<'a>(job: &'a Job, theme: &Theme, now: DateTime<Utc>, cols: &Columns) 
     let task = plain_text(job.task());
     let id_style = if cols.wide { Style::new() } else { theme.dim() };
     let mut cells = vec![
-        Cell::from(Span::styled(status_label, theme.status(job.status))),
+        Cell::from(Span::styled(status_label, theme.job_status(job))),
         Cell::from(Span::styled(job.shown_id(), id_style)),
         Cell::from(project),
-        Cell::from(progress_cell(job, theme, now, cols.widths[3] as usize)),
+        Cell::from(progress_cell(
+            job,
+            note,
+            theme,
+            now,
+            cols.widths[3] as usize,
+        )),
         Cell::from(elapsed),
     ];
     if cols.cost {
@@ -294,6 +308,7 @@ fn activity_line<'a>(
 /// than any bar.
 fn needed_or_doing<'a>(
     job: &Job,
+    note: &RowNote,
     theme: &Theme,
     now: DateTime<Utc>,
     width: usize,
@@ -307,6 +322,14 @@ fn needed_or_doing<'a>(
         };
         return Some(Line::from(Span::styled(what, theme.warn())));
     }
+    let stage = if width >= 20 {
+        &note.stage
+    } else {
+        &note.stage_short
+    };
+    if let Some(stage) = stage {
+        return Some(Line::from(Span::styled(stage.clone(), theme.dim())));
+    }
     let a = job.activity.as_ref().filter(|_| job.status.is_active())?;
     Some(activity_line(&a.what, a.since, now, width, theme))
 }
@@ -314,8 +337,14 @@ fn needed_or_doing<'a>(
 /// What a person is needed for, or what the agent is doing now; else a bar with the percent;
 /// the step k/n and its name; an estimate from the expected duration (marked `~`); or, with
 /// nothing known, a moving marker and nothing else.
-pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
-    if let Some(now_line) = needed_or_doing(job, theme, now, width) {
+pub fn progress_cell<'a>(
+    job: &Job,
+    note: &RowNote,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    width: usize,
+) -> Line<'a> {
+    if let Some(now_line) = needed_or_doing(job, note, theme, now, width) {
         return now_line;
     }
     let progress = job.progress.as_ref();
@@ -341,6 +370,9 @@ pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: us
             format!("#{n} in queue")
         };
         return Line::from(Span::styled(text, theme.dim()));
+    }
+    if let Some(link) = &note.link {
+        return Line::from(Span::styled(link.clone(), theme.dim()));
     }
     if !job.status.is_active() {
         return Line::from(Span::styled("-", theme.dim()));

@@ -34,6 +34,8 @@ fn job(id: &str, project: &str, status: Status, started_min: i64) -> Job {
         log_len: 0,
         log_mtime: Some(t0() + Ch::minutes(started_min)),
         queue_position: None,
+        exchange: None,
+        retried_by: Vec::new(),
         stop: None,
         problems: Vec::new(),
     }
