@@ -319,6 +319,40 @@ mod tests {
     }
 
     #[test]
+    fn an_answered_and_retried_job_shows_question_answer_and_retry() {
+        use crate::jobs::model::lifecycle::{Answer, Exchange};
+        let now = Utc.with_ymd_and_hms(2026, 1, 9, 16, 0, 0).unwrap();
+        let mut job = sample("151200-q1q1");
+        let question = job.question.take().unwrap();
+        job.exchange = Some(Exchange {
+            question,
+            answer: Some(Answer {
+                question_id: "q1".into(),
+                answer: "staging".into(),
+                answered_by: "ana@host".into(),
+                answered_at: Some(now - chrono::Duration::minutes(2)),
+                source: "tui".into(),
+            }),
+        });
+        let f = facts(&job, now);
+        assert_eq!(
+            value(&f, "status"),
+            "needs_input (answered: retry to go on)"
+        );
+        assert_eq!(
+            value(&f, "question"),
+            "q1 (choice) [answered]: Which database: production or staging?"
+        );
+        assert_eq!(value(&f, "answer"), "staging");
+        assert!(value(&f, "answered").starts_with("by ana@host (tui), "));
+        assert!(value(&f, "answered").ends_with("(2m00s ago)"));
+        job.retried_by = vec![crate::jobs::JobId::parse("160000-next").unwrap()];
+        let f = facts(&job, now);
+        assert_eq!(value(&f, "status"), "needs_input (retried as 160000-next)");
+        assert_eq!(value(&f, "retried as"), "160000-next");
+    }
+
+    #[test]
     fn a_session_s_chain_is_shown_both_ways() {
         let mut job = sample("151200-q1q1");
         job.meta = Some(crate::jobs::Meta {

@@ -351,6 +351,8 @@ impl App {
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
+mod lifecycle_tests;
+#[cfg(test)]
 mod paste_tests;
 #[cfg(test)]
 mod session_tests;
