@@ -433,6 +433,17 @@ pub fn recent_events(
     notifications: Vec<TimelineEvent>,
     n: usize,
 ) -> Vec<TimelineEvent> {
+    recent_events_where(timelines, notifications, n, |_| true)
+}
+
+/// [`recent_events`] of the events `keep` keeps, `n` of them (the others do not take the room
+/// of the ones kept: progress milestones would crowd out everything else).
+pub fn recent_events_where(
+    timelines: Vec<Vec<TimelineEvent>>,
+    notifications: Vec<TimelineEvent>,
+    n: usize,
+    keep: impl Fn(&TimelineEvent) -> bool,
+) -> Vec<TimelineEvent> {
     let known: std::collections::HashSet<JobId> = timelines
         .iter()
         .flatten()
@@ -444,7 +455,7 @@ pub fn recent_events(
             .into_iter()
             .filter(|e| e.job.as_ref().is_none_or(|j| !known.contains(j))),
     );
-    all.retain(|e| e.at.is_some());
+    all.retain(|e| e.at.is_some() && keep(e));
     // Ties (one second, several jobs) in a stable order: by job, each job's own order kept.
     all.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.job.cmp(&b.job)));
     all.truncate(n);
@@ -453,8 +464,10 @@ pub fn recent_events(
 
 /// The global feed as `luzia status` shows it: the recent jobs' timelines (their histories read
 /// from disk, their issues from `issues`) and the notifications log, newest first, at most `n`.
-/// With no log (a project filter: its lines name no project) only the jobs speak. Files that
-/// cannot be read are said in the second list.
+/// With no log (a project filter: its lines name no project) only the jobs speak. Progress
+/// milestones only with `progress` (they are most of what is recorded). Files that cannot be
+/// read are said in the second list.
+#[allow(clippy::too_many_arguments)]
 pub fn feed(
     jobs: &[Job],
     issues: &dyn Fn(&Job) -> Option<Findings>,
@@ -463,6 +476,7 @@ pub fn feed(
     notifications_log: Option<&Path>,
     now: DateTime<Utc>,
     n: usize,
+    progress: bool,
 ) -> (Vec<TimelineEvent>, Vec<ReadError>) {
     let mut problems = Vec::new();
     let timelines = feed_jobs(jobs)
@@ -484,7 +498,8 @@ pub fn feed(
             })
         })
         .unwrap_or_default();
-    (recent_events(timelines, notes, n), problems)
+    let keep = |e: &TimelineEvent| progress || e.kind != EventKind::Progress;
+    (recent_events_where(timelines, notes, n, keep), problems)
 }
 
 #[cfg(test)]

@@ -333,7 +333,7 @@ fn a_project_feed_leaves_out_the_notifications_log() {
     let now = Utc::now();
     let texts = |notes: Option<&Path>| -> Vec<String> {
         let issues = |job: &Job| cache.findings(&job.id).cloned();
-        let (events, problems) = timeline::feed(&jobs, &issues, &set, &rules, notes, now, 10);
+        let (events, problems) = timeline::feed(&jobs, &issues, &set, &rules, notes, now, 10, true);
         assert!(problems.is_empty(), "{problems:?}");
         events.into_iter().map(|e| e.text).collect()
     };
