@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::jobs::fs::files::read_small;
-use crate::jobs::fs::names::RESPONSE_FILE;
+use crate::jobs::fs::names::{HISTORY_FILE, RESPONSE_FILE};
 use crate::jobs::model::format::object;
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::Job;
@@ -70,16 +70,53 @@ pub enum Stage<'a> {
     Retried(&'a JobId),
 }
 
-/// The question in `dir` and its answer, for a job that stopped for one. `None` when there is
-/// no readable question (its problems are the job reader's to report).
+/// The question in `dir` and its answer, for a job that stopped for one. Without
+/// `clarification.json`, the last question of `history.jsonl` if nobody answered it (an agent
+/// whose `luzia ask` timed out, and that then stopped for the answer). `None` when there is no
+/// readable question (its problems are the job reader's to report).
 pub fn read_exchange(dir: &Path) -> Option<Exchange> {
-    let question = read_question(dir).ok()??;
+    let Some(question) = read_question(dir).ok()? else {
+        return unanswered_in_history(dir).map(|question| Exchange {
+            question,
+            answer: None,
+        });
+    };
     let answer = read_small(&dir.join(RESPONSE_FILE))
         .ok()
         .flatten()
         .and_then(|b| Answer::parse(&b))
         .filter(|a| a.question_id == question.id);
     Some(Exchange { question, answer })
+}
+
+/// How much of `history.jsonl` is read for the question a stopped job asked: its end is what
+/// counts, and this is only ever shown.
+const HISTORY_TAIL: u64 = 1024 * 1024;
+
+/// The last question archived in `dir`'s history, if it was archived with no answer.
+fn unanswered_in_history(dir: &Path) -> Option<Question> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = crate::jobs::fs::files::open_nofollow(&dir.join(HISTORY_FILE)).ok()??;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(HISTORY_TAIL)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(HISTORY_TAIL).read_to_end(&mut bytes).ok()?;
+    let record = bytes
+        .split(|b| *b == b'\n')
+        .rev()
+        .filter(|line| memchr::memmem::find(line, b"\"clarification\"").is_some())
+        .find_map(|line| {
+            object(line)
+                .ok()
+                .filter(|m| m.contains_key("clarification"))
+        })?;
+    if record.get("response").is_some_and(|r| !r.is_null()) {
+        // Answered while the agent waited: it went on, and stopped for something else.
+        return None;
+    }
+    let asked = serde_json::to_vec(record.get("clarification")?).ok()?;
+    Question::parse(&asked, None).ok()
 }
 
 impl Job {

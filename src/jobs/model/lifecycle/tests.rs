@@ -43,6 +43,14 @@ fn the_stage_of_a_job_that_stopped_for_an_answer() {
         ),
         ("no question on disk", 100, vec![], false, "asking", true),
         (
+            "a question that timed out, in the history",
+            100,
+            vec![("history.jsonl", TIMED_OUT)],
+            false,
+            "asking",
+            true,
+        ),
+        (
             "answered",
             100,
             vec![("clarification.json", QUESTION), ("response.json", ANSWER)],
@@ -111,6 +119,45 @@ fn the_stage_of_a_job_that_stopped_for_an_answer() {
         assert_eq!(stage, want, "{name}");
         assert_eq!(job.awaits_person(), awaits, "{name}");
     }
+}
+
+const TIMED_OUT: &str = concat!(
+    r#"{"clarification": {"id": "q1", "question": "First?"}, "response": {"question_id": "q1", "answer": "yes"}}"#,
+    "\n",
+    r#"{"progress": {"percent": 50}, "at": "2026-11-23T11:30:00Z"}"#,
+    "\n",
+    r#"{"clarification": {"id": "q2", "type": "text", "question": "Which branch?"}, "response": null}"#,
+    "\n",
+);
+
+#[test]
+fn a_question_archived_unanswered_is_the_one_it_stopped_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    job_dir(
+        tmp.path(),
+        "120000-hist",
+        "",
+        Some(100),
+        &[("history.jsonl", TIMED_OUT)],
+    );
+    let e = read(tmp.path(), "120000-hist")
+        .exchange
+        .expect("from the history");
+    assert_eq!(
+        (e.question.id.as_str(), e.question.question.as_str()),
+        ("q2", "Which branch?")
+    );
+    assert_eq!(e.answer, None);
+    // Answered while it waited: not what it stopped for.
+    let answered = TIMED_OUT.lines().next().unwrap();
+    job_dir(
+        tmp.path(),
+        "120500-went",
+        "",
+        Some(100),
+        &[("history.jsonl", answered)],
+    );
+    assert!(read(tmp.path(), "120500-went").exchange.is_none());
 }
 
 #[test]
