@@ -14,7 +14,7 @@ use crate::jobs::insight::alarms::{self, AlarmRules};
 use crate::jobs::insight::known_issues::{Findings, PatternSet};
 use crate::jobs::model::format::ReadError;
 use crate::jobs::model::id::JobId;
-use crate::jobs::model::job::{Job, Standing};
+use crate::jobs::model::job::Job;
 use crate::jobs::model::status::Status;
 use crate::jobs::model::time::parse_timestamp;
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
@@ -183,55 +183,6 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
     out
 }
 
-/// Pending only while the agent waits; otherwise how it stands.
-fn standing(job: &Job) -> &'static str {
-    match job.standing() {
-        Standing::Pending => "pending",
-        other => other.note(),
-    }
-}
-
-/// The question on disk (pending, or the one a stopped job asked) and the answer given to a
-/// stopped job since (its agent is gone, so it is in no history yet).
-fn exchange_events(job: &Job, out: &mut Vec<TimelineEvent>) {
-    let exchange = job.exchange.as_ref();
-    let answer = exchange.and_then(|e| e.answer.as_ref());
-    let standing = if answer.is_some() {
-        "answered"
-    } else {
-        standing(job)
-    };
-    let event = |at, kind, text| TimelineEvent {
-        at,
-        job: Some(job.id.clone()),
-        kind,
-        text,
-    };
-    if let Some(q) = job.question.as_ref().or(exchange.map(|e| &e.question)) {
-        out.push(event(
-            q.asked_at,
-            EventKind::Asked,
-            format!(
-                "asked ({standing}): {}",
-                ellipsize(&plain_text(&q.question), 120)
-            ),
-        ));
-    }
-    if let Some(a) = answer {
-        let by = Some(plain_text(&a.answered_by))
-            .filter(|b| !b.is_empty())
-            .unwrap_or_else(|| "someone".into());
-        out.push(event(
-            a.answered_at.or(job.finished),
-            EventKind::Answered,
-            format!(
-                "answered by {by}: {}",
-                ellipsize(&plain_text(&a.answer), 120)
-            ),
-        ));
-    }
-}
-
 /// Sorts events by time; events without one come first, in the order given.
 pub fn sort(events: &mut [TimelineEvent]) {
     events.sort_by_key(|e| e.at);
@@ -269,7 +220,7 @@ pub fn job_timeline(
     for record in history {
         out.extend(history_events(record, Some(&job.id)));
     }
-    exchange_events(job, &mut out);
+    exchange::events(job, &mut out);
     if let Some(g) = &job.gate {
         out.push(event(
             g.awaiting_since,
@@ -277,7 +228,7 @@ pub fn job_timeline(
             format!(
                 "approval at gate {} ({})",
                 plain_text(&g.gate),
-                standing(job)
+                exchange::standing(job)
             ),
         ));
     }
@@ -502,5 +453,6 @@ pub fn feed(
     (recent_events_where(timelines, notes, n, keep), problems)
 }
 
+mod exchange;
 #[cfg(test)]
 mod tests;
