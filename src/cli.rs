@@ -187,6 +187,9 @@ pub struct StatusArgs {
     /// How many recent events to show
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub recent: usize,
+    /// Show progress milestones among the recent events (hidden by default)
+    #[arg(long)]
+    pub progress: bool,
     /// Write the report to a file (json or md) and print its path
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "watch")]
     pub export: Option<ExportFormat>,

@@ -55,6 +55,10 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
     std::io::stdin()
         .read_to_string(&mut prompt)
         .context("cannot read the prompt on stdin")?;
+    // A retry of a job that stopped for an answer carries the answer at the end of its prompt.
+    let answer = prompt
+        .split_once("\nThe answer is:\n")
+        .map(|(_, a)| a.trim().to_string());
     let meta = std::fs::read(args.job_dir.join("meta.json"))
         .ok()
         .and_then(|b| crate::jobs::Meta::parse(&b).ok());
@@ -85,7 +89,7 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
         "fail" => agent.fail()?,
         "long" => agent.long()?,
         "stall" => agent.stall()?,
-        "needs_input" => agent.needs_input()?,
+        "needs_input" => agent.needs_input(answer.as_deref())?,
         other => anyhow::bail!("unknown demo scenario '{other}'"),
     };
     Ok(code)
@@ -316,8 +320,15 @@ impl Demo {
         Ok(1)
     }
 
-    /// The orchestrator's pattern: write the question by hand and stop with exit 100.
-    fn needs_input(&self) -> Result<u8> {
+    /// The orchestrator's pattern: write the question by hand and stop with exit 100; retried
+    /// with the answer, go on with it.
+    fn needs_input(&self, answer: Option<&str>) -> Result<u8> {
+        if let Some(answer) = answer {
+            self.say(&format!("Told which tables to drop: {answer}."))?;
+            Self::pause(1500);
+            self.say("Dropped what I was told to; the rest stays.")?;
+            return Ok(0);
+        }
         self.say("Found 3 stale tables in the staging database.")?;
         Self::pause(2000);
         let q = json!({"id": "q1", "type": "choice", "question": "Which tables may I drop?",

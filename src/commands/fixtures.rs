@@ -4,6 +4,7 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 use crate::jobs::model::job::Problem;
+use crate::jobs::model::lifecycle::{Answer, Exchange};
 use crate::jobs::model::session::{Activity, Usage};
 use crate::jobs::{Gate, Job, JobId, Meta, Progress, Question, QuestionType, Status};
 
@@ -34,6 +35,8 @@ fn job(id: &str, status: Status, started_min: i64) -> Job {
         log_len: 10,
         log_mtime: Some(started),
         queue_position: None,
+        exchange: None,
+        retried_by: Vec::new(),
         stop: None,
         problems: Vec::new(),
     }
@@ -113,6 +116,36 @@ pub fn jobs() -> Vec<Job> {
     q.timeout_minutes = None;
     q.default_if_timeout = None;
     q.note = Some("a choice with no options: answer in free text".into());
+    stopped.exchange = Some(Exchange {
+        question: q.clone(),
+        answer: None,
+    });
     stopped.question = Some(q);
-    vec![asking, gated, done, stopped]
+    let (answered, retry) = answered_and_retried();
+    vec![asking, gated, done, stopped, answered, retry]
+}
+
+/// A job that stopped for an answer, was answered and retried, and its retry.
+fn answered_and_retried() -> (Job, Job) {
+    let mut answered = job("a5", Status::NeedsInput, 50);
+    answered.exit_code = Some(100);
+    answered.finished = Some(now() - Duration::minutes(45));
+    answered.exchange = Some(Exchange {
+        question: question(QuestionType::Choice, &["production", "staging"]),
+        answer: Some(Answer {
+            question_id: "q1".into(),
+            answer: "staging".into(),
+            answered_by: "ana@host".into(),
+            answered_at: Some(now() - Duration::minutes(44)),
+            source: "tui".into(),
+        }),
+    });
+    answered.retried_by = vec![JobId::parse("r6").unwrap()];
+    let mut retry = job("r6", Status::Completed, 43);
+    retry.exit_code = Some(0);
+    retry.finished = Some(now() - Duration::minutes(42));
+    if let Some(m) = retry.meta.as_mut() {
+        m.retry_of = "a5".into();
+    }
+    (answered, retry)
 }

@@ -14,6 +14,7 @@ use crate::jobs::insight::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
 use crate::jobs::insight::{alarms, timeline};
 use crate::jobs::model::describe::{self, Emphasis};
 use crate::jobs::model::job::read_prompt;
+use crate::jobs::model::lifecycle::{self, Exchange, Stage};
 use crate::jobs::model::meta::Meta;
 use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
@@ -24,7 +25,11 @@ use crate::jobs::{Job, Status, fs::files::open_nofollow, scan};
 pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
     match &args.id {
         Some(id) => {
-            let job = super::find_job(cfg, id)?;
+            let mut job = super::find_job(cfg, id)?;
+            if job.finished.is_some() {
+                // Only an ended job is retried; its retries are in other directories.
+                job.retried_by = lifecycle::find_retries(super::jobs_root(cfg)?, &job);
+            }
             if args.json {
                 writeln!(
                     out,
@@ -98,7 +103,37 @@ pub struct JobJson<'a> {
     resumes: Option<&'a str>,
     usage: Option<UsageJson<'a>>,
     activity: Option<ActivityJson<'a>>,
+    /// For a `needs_input` job: `asking`, `answered` or `retried`.
+    stage: Option<&'static str>,
+    /// For a `needs_input` job: the question it stopped for and the answer given since.
+    exchange: Option<ExchangeJson<'a>>,
+    retry_of: Option<String>,
+    retried_by: Vec<&'a str>,
     problems: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ExchangeJson<'a> {
+    question_id: &'a str,
+    question: &'a str,
+    answer: Option<&'a str>,
+    answered_by: Option<&'a str>,
+    answered_at: Option<String>,
+    source: Option<&'a str>,
+}
+
+impl<'a> ExchangeJson<'a> {
+    fn of(e: &'a Exchange) -> ExchangeJson<'a> {
+        let a = e.answer.as_ref();
+        ExchangeJson {
+            question_id: &e.question.id,
+            question: &e.question.question,
+            answer: a.map(|a| a.answer.as_str()),
+            answered_by: a.map(|a| a.answered_by.as_str()),
+            answered_at: rfc3339(a.and_then(|a| a.answered_at)),
+            source: a.map(|a| a.source.as_str()),
+        }
+    }
 }
 
 /// meta.json's `usage` with every field present (`null` when unknown), so that a reader never
@@ -185,6 +220,14 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
                 what: &a.what,
                 since: rfc3339(a.since),
             }),
+        stage: job.stage().map(|s| match s {
+            Stage::Asking => "asking",
+            Stage::Answered => "answered",
+            Stage::Retried(_) => "retried",
+        }),
+        exchange: job.exchange.as_ref().map(ExchangeJson::of),
+        retry_of: job.retry_of().map(|id| id.to_string()),
+        retried_by: job.retried_by.iter().map(|id| id.as_str()).collect(),
         problems: job.problems.iter().map(|p| p.to_string()).collect(),
     }
 }

@@ -56,6 +56,16 @@ impl Theme {
         }
     }
 
+    /// A job's status as the table draws it: a job that stopped for an answer but needs nobody
+    /// now (answered, or retried) is not drawn as calling for attention.
+    pub fn job_status(&self, job: &crate::jobs::Job) -> Style {
+        if job.status == Status::NeedsInput && !job.awaits_person() {
+            self.dim()
+        } else {
+            self.status(job.status)
+        }
+    }
+
     pub fn symbol(&self, s: Status) -> &'static str {
         match (s, self.ascii) {
             (Status::Running, false) => "●",

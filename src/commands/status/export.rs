@@ -118,6 +118,16 @@ struct WaitingEntry<'a> {
     since: Option<String>,
     waited_seconds: Option<i64>,
     stopped: bool,
+    /// A stopped job's answer, once given: it then waits only for its retry.
+    answer: Option<AnswerEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct AnswerEntry<'a> {
+    answer: &'a str,
+    answered_by: &'a str,
+    answered_at: Option<String>,
+    source: &'a str,
 }
 
 #[derive(Serialize)]
@@ -241,6 +251,12 @@ fn waiting(w: &WaitingRow, now: DateTime<Utc>) -> WaitingEntry<'_> {
         since: rfc3339(w.since),
         waited_seconds: w.since.map(|t| (now - t).num_seconds().max(0)),
         stopped: w.stopped,
+        answer: w.answer.as_ref().map(|a| AnswerEntry {
+            answer: &a.answer,
+            answered_by: &a.answered_by,
+            answered_at: rfc3339(a.answered_at),
+            source: &a.source,
+        }),
     }
 }
 
@@ -374,6 +390,7 @@ mod tests {
                 options: vec!["production".into(), "staging".into()],
                 since: Some(t - chrono::Duration::minutes(5)),
                 stopped: false,
+                answer: None,
             }],
             alarms: vec![AlarmRow {
                 id: id("a1"),

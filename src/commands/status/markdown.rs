@@ -147,10 +147,14 @@ fn md_waiting(r: &Report, out: &mut String) {
         .iter()
         .map(|w| {
             let kind = w.kind.map_or("-", |k| k.as_str());
-            let kind = if w.stopped {
-                format!("{kind} (stopped)")
-            } else {
-                kind.to_string()
+            let kind = match (w.stopped, &w.answer) {
+                (true, Some(_)) => format!("{kind} (stopped, answered)"),
+                (true, None) => format!("{kind} (stopped)"),
+                _ => kind.to_string(),
+            };
+            let text = match super::render::answered(w) {
+                Some(answer) => format!("{} · {answer}", w.text),
+                None => w.text.clone(),
             };
             vec![
                 w.id.to_string(),
@@ -159,7 +163,7 @@ fn md_waiting(r: &Report, out: &mut String) {
                     format_duration((r.generated_at - t).num_seconds())
                 }),
                 kind,
-                w.text.clone(),
+                text,
                 dash(&w.options.join(" / ")),
             ]
         })

@@ -95,6 +95,8 @@ pub struct Collector<'a> {
     project: Option<String>,
     alerts: bool,
     recent: usize,
+    /// Progress milestones among the recent events (`--progress`).
+    progress: bool,
     proc_root: PathBuf,
     set: PatternSet,
     cache: IssueCache,
@@ -113,6 +115,7 @@ impl<'a> Collector<'a> {
             project: args.project.clone(),
             alerts: args.alerts,
             recent: args.recent,
+            progress: args.progress,
             proc_root,
             set,
             cache: IssueCache::new(),
@@ -163,6 +166,7 @@ impl<'a> Collector<'a> {
                 notifications,
                 now,
                 self.recent,
+                self.progress,
             )
         };
         self.warn(problems.iter().map(ToString::to_string));

@@ -212,6 +212,25 @@ fn alarm_cell(a: Option<&Alarm>) -> Span {
     a.map_or(plain("-"), |a| colored(a.kind.label(), alarm_color(a.kind)))
 }
 
+/// `answered 'none' by ana@host (tui): retry to go on`, for a stopped job answered since.
+pub fn answered(w: &WaitingRow) -> Option<String> {
+    let a = w.answer.as_ref()?;
+    let by = if a.answered_by.is_empty() {
+        "someone"
+    } else {
+        &a.answered_by
+    };
+    let source = if a.source.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", a.source)
+    };
+    Some(format!(
+        "answered '{}' by {by}{source}: `luzia retry {}` goes on",
+        a.answer, w.id
+    ))
+}
+
 fn waiting_text(w: &WaitingRow) -> String {
     let kind = match w.kind {
         Some(Waiting::Question) => "question: ",
@@ -219,7 +238,7 @@ fn waiting_text(w: &WaitingRow) -> String {
         None => "",
     };
     let stopped = if w.stopped { "(stopped) " } else { "" };
-    let mut text = format!("{stopped}{kind}{}", w.text);
+    let mut text: String = format!("{stopped}{kind}{}", w.text);
     if !w.options.is_empty() {
         let numbered: Vec<String> = w
             .options
@@ -228,6 +247,9 @@ fn waiting_text(w: &WaitingRow) -> String {
             .map(|(i, o)| format!("{}) {o}", i + 1))
             .collect();
         text.push_str(&format!(" [{}]", numbered.join(" ")));
+    }
+    if let Some(answer) = answered(w) {
+        text = format!("{answer} · {text}");
     }
     cut(&text, TEXT_COLS)
 }

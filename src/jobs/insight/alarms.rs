@@ -132,8 +132,9 @@ pub fn job_alarms(job: &Job, rules: &AlarmRules, now: DateTime<Utc>) -> Vec<Alar
     if matches!(job.status, Status::Running | Status::Waiting) {
         alarms.extend(budget_alarm(job, rules, now));
     }
-    // A job that stopped for an answer (exit 100) waits for a person just the same.
-    if matches!(job.status, Status::Waiting | Status::NeedsInput) {
+    // A job that stopped for an answer (exit 100) waits for a person just the same, until it is
+    // answered or retried.
+    if job.awaits_person() {
         let asked = match (&job.question, &job.gate) {
             (Some(q), _) => q.asked_at,
             (None, Some(g)) => g.awaiting_since,

@@ -15,6 +15,7 @@ use crate::jobs::insight::timeline::{self, TimelineEvent};
 use crate::jobs::insight::totals::Totals;
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::Job;
+pub use crate::jobs::model::lifecycle::Answer;
 use crate::jobs::model::status::Status;
 use crate::jobs::model::waiting::Waiting;
 use crate::jobs::os::system::{self, SystemAlert, SystemError, SystemLoad};
@@ -125,7 +126,7 @@ pub struct RunningRow {
 pub struct WaitingRow {
     pub id: JobId,
     pub project: String,
-    /// `None` for a job that stopped needing input with no question on disk.
+    /// `None` for a job that stopped needing input without writing a question.
     pub kind: Option<Waiting>,
     /// The question, or `gate NAME: description`.
     pub text: String,
@@ -133,6 +134,8 @@ pub struct WaitingRow {
     pub since: Option<DateTime<Utc>>,
     /// The agent has stopped (exit 100): answer, then retry.
     pub stopped: bool,
+    /// A stopped job's answer, once given (it then waits only for its retry); plain text.
+    pub answer: Option<Answer>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -274,7 +277,10 @@ pub fn build(src: Sources<'_>) -> Report {
         let raised = alarms::job_alarms(job, src.rules, now);
         match job.status {
             Status::Running => running.push(running_row(job, &src, &raised)),
-            Status::Waiting | Status::NeedsInput => waiting.push(waiting_row(job)),
+            // Answered but not yet retried, a stopped job still waits for its retry; once
+            // retried, for nothing (its retry is listed in its own right).
+            Status::Waiting => waiting.push(waiting_row(job)),
+            Status::NeedsInput if job.retried_by.is_empty() => waiting.push(waiting_row(job)),
             _ => {}
         }
         alarm_rows.extend(raised.into_iter().map(|alarm| AlarmRow {
@@ -339,7 +345,9 @@ fn running_row(job: &Job, src: &Sources<'_>, raised: &[Alarm]) -> RunningRow {
 }
 
 fn waiting_row(job: &Job) -> WaitingRow {
-    let (kind, text, options, since) = match (&job.question, &job.gate) {
+    let exchange = job.exchange.as_ref();
+    let question = job.question.as_ref().or(exchange.map(|e| &e.question));
+    let (kind, text, options, since) = match (question, &job.gate) {
         (Some(q), _) => (
             Some(Waiting::Question),
             plain_text(&q.question),
@@ -358,11 +366,17 @@ fn waiting_row(job: &Job) -> WaitingRow {
         }
         (None, None) => (
             None,
-            "stopped needing input, with no question on disk".to_string(),
+            "stopped needing input without writing a question: see its log, then retry".to_string(),
             Vec::new(),
             job.finished,
         ),
     };
+    let answer = exchange.and_then(|e| e.answer.as_ref()).map(|a| Answer {
+        answer: plain_text(&a.answer),
+        answered_by: plain_text(&a.answered_by),
+        source: plain_text(&a.source),
+        ..a.clone()
+    });
     WaitingRow {
         id: job.id.clone(),
         project: plain_text(job.project()),
@@ -371,6 +385,7 @@ fn waiting_row(job: &Job) -> WaitingRow {
         options,
         since,
         stopped: job.status == Status::NeedsInput,
+        answer,
     }
 }
 

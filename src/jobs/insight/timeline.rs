@@ -14,7 +14,7 @@ use crate::jobs::insight::alarms::{self, AlarmRules};
 use crate::jobs::insight::known_issues::{Findings, PatternSet};
 use crate::jobs::model::format::ReadError;
 use crate::jobs::model::id::JobId;
-use crate::jobs::model::job::{Job, Standing};
+use crate::jobs::model::job::Job;
 use crate::jobs::model::status::Status;
 use crate::jobs::model::time::parse_timestamp;
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
@@ -205,35 +205,31 @@ pub fn job_timeline(
     };
     let mut out = Vec::new();
     if let Some(started) = job.started {
+        let retry = job
+            .retry_of()
+            .map_or(String::new(), |of| format!(" (retry of {of})"));
         out.push(event(
             Some(started),
             EventKind::Started,
-            format!("started: {}", ellipsize(&plain_text(job.task()), 100)),
+            format!(
+                "started{retry}: {}",
+                ellipsize(&plain_text(job.task()), 100)
+            ),
         ));
     }
     for record in history {
         out.extend(history_events(record, Some(&job.id)));
     }
-    // Pending only while the agent waits; otherwise say how it stands.
-    let standing = match job.standing() {
-        Standing::Pending => "pending".to_string(),
-        other => other.note().to_string(),
-    };
-    if let Some(q) = &job.question {
-        out.push(event(
-            q.asked_at,
-            EventKind::Asked,
-            format!(
-                "asked ({standing}): {}",
-                ellipsize(&plain_text(&q.question), 120)
-            ),
-        ));
-    }
+    exchange::events(job, &mut out);
     if let Some(g) = &job.gate {
         out.push(event(
             g.awaiting_since,
             EventKind::Asked,
-            format!("approval at gate {} ({standing})", plain_text(&g.gate)),
+            format!(
+                "approval at gate {} ({})",
+                plain_text(&g.gate),
+                exchange::standing(job)
+            ),
         ));
     }
     if let Some((findings, set)) = issues {
@@ -388,6 +384,17 @@ pub fn recent_events(
     notifications: Vec<TimelineEvent>,
     n: usize,
 ) -> Vec<TimelineEvent> {
+    recent_events_where(timelines, notifications, n, |_| true)
+}
+
+/// [`recent_events`] of the events `keep` keeps, `n` of them (the others do not take the room
+/// of the ones kept: progress milestones would crowd out everything else).
+pub fn recent_events_where(
+    timelines: Vec<Vec<TimelineEvent>>,
+    notifications: Vec<TimelineEvent>,
+    n: usize,
+    keep: impl Fn(&TimelineEvent) -> bool,
+) -> Vec<TimelineEvent> {
     let known: std::collections::HashSet<JobId> = timelines
         .iter()
         .flatten()
@@ -399,7 +406,7 @@ pub fn recent_events(
             .into_iter()
             .filter(|e| e.job.as_ref().is_none_or(|j| !known.contains(j))),
     );
-    all.retain(|e| e.at.is_some());
+    all.retain(|e| e.at.is_some() && keep(e));
     // Ties (one second, several jobs) in a stable order: by job, each job's own order kept.
     all.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.job.cmp(&b.job)));
     all.truncate(n);
@@ -408,8 +415,10 @@ pub fn recent_events(
 
 /// The global feed as `luzia status` shows it: the recent jobs' timelines (their histories read
 /// from disk, their issues from `issues`) and the notifications log, newest first, at most `n`.
-/// With no log (a project filter: its lines name no project) only the jobs speak. Files that
-/// cannot be read are said in the second list.
+/// With no log (a project filter: its lines name no project) only the jobs speak. Progress
+/// milestones only with `progress` (they are most of what is recorded). Files that cannot be
+/// read are said in the second list.
+#[allow(clippy::too_many_arguments)]
 pub fn feed(
     jobs: &[Job],
     issues: &dyn Fn(&Job) -> Option<Findings>,
@@ -418,6 +427,7 @@ pub fn feed(
     notifications_log: Option<&Path>,
     now: DateTime<Utc>,
     n: usize,
+    progress: bool,
 ) -> (Vec<TimelineEvent>, Vec<ReadError>) {
     let mut problems = Vec::new();
     let timelines = feed_jobs(jobs)
@@ -439,8 +449,10 @@ pub fn feed(
             })
         })
         .unwrap_or_default();
-    (recent_events(timelines, notes, n), problems)
+    let keep = |e: &TimelineEvent| progress || e.kind != EventKind::Progress;
+    (recent_events_where(timelines, notes, n, keep), problems)
 }
 
+mod exchange;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Local, Utc};
 
 use crate::jobs::model::job::{Job, Standing};
+use crate::jobs::model::lifecycle::Stage;
 use crate::jobs::model::session::format_cost;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::plain_text;
@@ -45,9 +46,12 @@ pub fn when(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
 }
 
 pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
-    let waiting_for = job
-        .waiting()
-        .map_or(String::new(), |w| format!(" (for {})", w.as_str()));
+    let waiting_for = match (job.waiting(), job.stage()) {
+        (Some(w), _) => format!(" (for {})", w.as_str()),
+        (None, Some(Stage::Answered)) => " (answered: retry to go on)".into(),
+        (None, Some(Stage::Retried(id))) => format!(" (retried as {id})"),
+        _ => String::new(),
+    };
     let mut out = vec![
         Fact {
             label: "status",
@@ -91,6 +95,10 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
     }
     out.push(fact("started", when(job.started, now)));
     out.push(fact("finished", when(job.finished, now)));
+    if !job.retried_by.is_empty() {
+        let ids: Vec<String> = job.retried_by.iter().map(ToString::to_string).collect();
+        out.push(fact("retried as", ids.join(", ")));
+    }
     if let Some(stop) = &job.stop {
         // Killed on request: the agent's own exit code (above) is kept, and who asked is said.
         out.push(fact("stopped", stop.who()));
@@ -190,9 +198,13 @@ fn figures(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
 }
 
 fn pending(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
-    // While the job waits its status says so; otherwise say why nobody is waiting.
+    // While the job waits its status says so; otherwise say why nobody is waiting (an answered
+    // question says so with its answer, below).
+    let exchange = job.exchange.as_ref();
+    let answer = exchange.and_then(|e| e.answer.as_ref());
     let standing = match job.standing() {
         Standing::Pending => String::new(),
+        _ if answer.is_some() => " [answered]".into(),
         other => format!(" [{}]", other.note()),
     };
     let attention = |label, value| Fact {
@@ -200,7 +212,7 @@ fn pending(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
         value,
         emphasis: Emphasis::Attention,
     };
-    if let Some(q) = &job.question {
+    if let Some(q) = job.question.as_ref().or(exchange.map(|e| &e.question)) {
         let head = format!(
             "{} ({}){standing}: {}",
             plain_text(&q.id),
@@ -230,6 +242,23 @@ fn pending(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
                 .map_or("none".into(), plain_text);
             out.push(fact("timeout", format!("{t} min, then: {default}")));
         }
+    }
+    if let Some(a) = answer {
+        out.push(fact("answer", plain_text(&a.answer)));
+        let by = if a.answered_by.is_empty() {
+            "someone".to_string()
+        } else {
+            plain_text(&a.answered_by)
+        };
+        let source = if a.source.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", plain_text(&a.source))
+        };
+        out.push(fact(
+            "answered",
+            format!("by {by}{source}, {}", when(a.answered_at, now)),
+        ));
     }
     if let Some(g) = &job.gate {
         out.push(attention(
@@ -292,6 +321,40 @@ mod tests {
             f.iter()
                 .any(|x| x.label == "question" && x.emphasis == Emphasis::Attention)
         );
+    }
+
+    #[test]
+    fn an_answered_and_retried_job_shows_question_answer_and_retry() {
+        use crate::jobs::model::lifecycle::{Answer, Exchange};
+        let now = Utc.with_ymd_and_hms(2026, 1, 9, 16, 0, 0).unwrap();
+        let mut job = sample("151200-q1q1");
+        let question = job.question.take().unwrap();
+        job.exchange = Some(Exchange {
+            question,
+            answer: Some(Answer {
+                question_id: "q1".into(),
+                answer: "staging".into(),
+                answered_by: "ana@host".into(),
+                answered_at: Some(now - chrono::Duration::minutes(2)),
+                source: "tui".into(),
+            }),
+        });
+        let f = facts(&job, now);
+        assert_eq!(
+            value(&f, "status"),
+            "needs_input (answered: retry to go on)"
+        );
+        assert_eq!(
+            value(&f, "question"),
+            "q1 (choice) [answered]: Which database: production or staging?"
+        );
+        assert_eq!(value(&f, "answer"), "staging");
+        assert!(value(&f, "answered").starts_with("by ana@host (tui), "));
+        assert!(value(&f, "answered").ends_with("(2m00s ago)"));
+        job.retried_by = vec![crate::jobs::JobId::parse("160000-next").unwrap()];
+        let f = facts(&job, now);
+        assert_eq!(value(&f, "status"), "needs_input (retried as 160000-next)");
+        assert_eq!(value(&f, "retried as"), "160000-next");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use crate::jobs::fs::files::{META_FILE_CAP, open_nofollow, read_capped, read_small, read_trusted};
 use crate::jobs::fs::tail;
 use crate::jobs::model::id::JobId;
+use crate::jobs::model::lifecycle::{self, Exchange};
 use crate::jobs::model::meta::Meta;
 use crate::jobs::model::process::{ProcessRecord, Processes};
 use crate::jobs::model::progress::Progress;
@@ -80,6 +81,12 @@ pub struct Job {
     pub queue_position: Option<usize>,
     /// Someone asked for the agent to be stopped: who, when, from where.
     pub stop: Option<StopRequest>,
+    /// For a job that stopped for an answer (`needs_input`): the question it asked and the
+    /// answer given since, answered or not (`question` holds it only while unanswered).
+    pub exchange: Option<Exchange>,
+    /// The jobs that retried this one (their meta.json's `retry_of` names it), oldest first.
+    /// Not in this job's files: filled in from the others ([`lifecycle`](crate::jobs::model::lifecycle)).
+    pub retried_by: Vec<JobId>,
     pub problems: Vec<Problem>,
 }
 
@@ -185,6 +192,8 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         log_len: log.len,
         log_mtime: log.mtime,
         queue_position: None,
+        exchange: None,
+        retried_by: Vec::new(),
         stop: r.stop(meta.as_ref()),
         problems: Vec::new(),
         meta,
@@ -226,6 +235,9 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
     if job.status == Status::Died {
         // It ended without a word; its last output is the last sign of life.
         job.finished = job.finished.or(log.mtime);
+    }
+    if job.status == Status::NeedsInput {
+        job.exchange = lifecycle::read_exchange(&dir);
     }
     job.question = pending.question;
     job.gate = pending.gate;

@@ -6,6 +6,7 @@ pub mod describe;
 pub mod format;
 pub mod id;
 pub mod job;
+pub mod lifecycle;
 pub mod meta;
 pub mod process;
 pub mod progress;

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::jobs::model::id::{JobId, is_valid};
 use crate::jobs::model::job::{Job, read_listed_job};
+use crate::jobs::model::lifecycle::link_retries;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -63,10 +64,11 @@ pub fn list_ids(root: &Path) -> Result<Vec<JobId>, ScanError> {
     Ok(ids)
 }
 
-/// Every job under `root`, newest first (by start time, then by id).
+/// Every job under `root`, newest first (by start time, then by id), each with its retries.
 pub fn scan(root: &Path, now: DateTime<Utc>) -> Result<Vec<Job>, ScanError> {
     let ids = list_ids(root)?;
     let mut jobs = read_all(root, &ids, now);
+    link_retries(&mut jobs);
     sort_newest_first(&mut jobs);
     Ok(jobs)
 }
@@ -127,6 +129,7 @@ impl Rescan {
             self.known.insert(job.id.clone(), job);
         }
         let mut jobs: Vec<Job> = self.known.values().cloned().collect();
+        link_retries(&mut jobs);
         sort_newest_first(&mut jobs);
         Ok(jobs)
     }

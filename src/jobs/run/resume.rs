@@ -176,6 +176,8 @@ mod tests {
             log_len: 0,
             log_mtime: None,
             queue_position: None,
+            exchange: None,
+            retried_by: Vec::new(),
             stop: None,
             problems: Vec::new(),
         }

@@ -120,6 +120,20 @@ sections! {
             [both(2, 0, "go to the job")];
         Close "close" keys(&["esc", "e"]), "back to the main screen", HIDDEN, [both(3, 0, "close")];
         Quit "quit" MAIN, "quit", HIDDEN, [both(4, 0, "quit")];
+        Progress "progress" keys(&["p"]), "show or hide progress events (hidden at first)",
+            HIDDEN, [both(5, 2, "progress")];
+        AllKinds "all_kinds" keys(&["0"]), "events of every kind", HIDDEN, [both(6, 1, "kind")];
+        Questions "questions" keys(&["1"]),
+            "only questions and gates, and their answers (again: every kind)", HIDDEN,
+            [both(6, 1, "kind")];
+        Failures "failures" keys(&["2"]), "only jobs that failed, died or were killed",
+            HIDDEN, [both(6, 1, "kind")];
+        Finishes "finishes" keys(&["3"]), "only jobs finishing, however they ended", HIDDEN,
+            [both(6, 1, "kind")];
+        Alarms "alarms" keys(&["4"]), "only alarms and known issues", HIDDEN,
+            [both(6, 1, "kind")];
+        OnlyProgress "only_progress" keys(&["5"]), "only progress events", HIDDEN,
+            [both(6, 1, "kind")];
     }
 
     /// The project picker.

@@ -23,6 +23,7 @@ impl App {
         for job in s.read {
             self.jobs.insert(job.id.clone(), job);
         }
+        self.link_retries();
         let effects = self.after_read(newly_waiting, None);
         self.insight.primed = true;
         effects
@@ -41,6 +42,13 @@ impl App {
 
     pub(super) fn on_jobs_read(&mut self, read: Vec<(JobId, Option<Job>)>) -> Vec<Effect> {
         let ids: Vec<JobId> = read.iter().map(|(id, _)| id.clone()).collect();
+        // A job's retries are not in its own files: keep what the others said.
+        let mut read = read;
+        for (id, job) in &mut read {
+            if let (Some(job), Some(old)) = (job.as_mut(), self.jobs.get(id)) {
+                job.retried_by.clone_from(&old.retried_by);
+            }
+        }
         // A job re-read because its log grew usually shows nothing new: no frame for that.
         let unchanged = read.iter().all(|(id, job)| match (self.jobs.get(id), job) {
             (Some(old), Some(new)) => same_on_screen(old, new),
@@ -69,6 +77,7 @@ impl App {
                 }
             }
         }
+        self.link_retries();
         self.after_read(newly_waiting, Some(&ids))
     }
 
@@ -91,6 +100,18 @@ impl App {
             self.jobs.insert(job.id.clone(), job);
         }
         self.refresh_view()
+    }
+
+    /// Fills in every job's retries from the others' `retry_of` (a job read alone cannot know
+    /// them). One pass over the jobs, only when some were read anew.
+    fn link_retries(&mut self) {
+        let mut by = crate::jobs::model::lifecycle::retries(self.jobs.values());
+        for job in self.jobs.values_mut() {
+            let found = by.remove(&job.id).unwrap_or_default();
+            if job.retried_by != found {
+                job.retried_by = found;
+            }
+        }
     }
 
     /// A job that was not waiting for a person and now is.
@@ -128,6 +149,8 @@ fn same_on_screen(a: &Job, b: &Job) -> bool {
         && a.finished == b.finished
         && a.problems == b.problems
         && a.stop == b.stop
+        && a.exchange == b.exchange
+        && a.retried_by == b.retried_by
         && a.project() == b.project()
         && a.task() == b.task()
 }

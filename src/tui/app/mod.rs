@@ -99,6 +99,8 @@ pub struct App {
     /// Answers given from here that the jobs' files do not show yet.
     pub answered: inbox::Answered,
     pub insight: insight::Insight,
+    /// What the recent events show, and when they were last looked at.
+    pub events_view: events::EventsView,
     pub watch_mode: WatchMode,
     pub size: Rect,
     pub now: DateTime<Utc>,
@@ -137,6 +139,7 @@ impl App {
             },
             draft: None,
             answered: inbox::Answered::default(),
+            events_view: events::EventsView::default(),
             watch_mode: WatchMode::Inotify,
             size: Rect::new(0, 0, 80, 24),
             now,
@@ -389,9 +392,13 @@ impl App {
 }
 
 #[cfg(test)]
+mod events_tests;
+#[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
 mod layout_tests;
+#[cfg(test)]
+mod lifecycle_tests;
 #[cfg(test)]
 mod paste_tests;
 #[cfg(test)]

@@ -10,6 +10,8 @@ pub mod popup;
 pub mod table;
 
 #[cfg(test)]
+mod lifecycle_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod width_tests;

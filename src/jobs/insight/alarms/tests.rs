@@ -31,6 +31,8 @@ fn job(status: Status) -> Job {
         log_len: 10,
         log_mtime: Some(t0()),
         queue_position: None,
+        exchange: None,
+        retried_by: Vec::new(),
         stop: None,
         problems: Vec::new(),
     }

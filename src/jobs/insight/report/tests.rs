@@ -34,6 +34,8 @@ fn job(id: &str, project: &str, status: Status, started_min: i64) -> Job {
         log_len: 0,
         log_mtime: Some(t0() + Ch::minutes(started_min)),
         queue_position: None,
+        exchange: None,
+        retried_by: Vec::new(),
         stop: None,
         problems: Vec::new(),
     }
@@ -334,7 +336,7 @@ fn a_project_feed_leaves_out_the_notifications_log() {
     let now = Utc::now();
     let texts = |notes: Option<&Path>| -> Vec<String> {
         let issues = |job: &Job| cache.findings(&job.id).cloned();
-        let (events, problems) = timeline::feed(&jobs, &issues, &set, &rules, notes, now, 10);
+        let (events, problems) = timeline::feed(&jobs, &issues, &set, &rules, notes, now, 10, true);
         assert!(problems.is_empty(), "{problems:?}");
         events.into_iter().map(|e| e.text).collect()
     };
@@ -352,4 +354,58 @@ fn a_project_feed_leaves_out_the_notifications_log() {
         project.iter().any(|t| t.starts_with("started:")),
         "{project:?}"
     );
+}
+
+#[test]
+fn a_stopped_job_shows_its_answer_until_retried_then_leaves_waiting() {
+    use crate::jobs::model::lifecycle::{Answer, Exchange};
+    let now = t0() + Ch::minutes(60);
+    let mut asked = job("110000-asks", "p", Status::NeedsInput, 0);
+    asked.exchange = Some(Exchange {
+        question: question("Which database?", 5),
+        answer: None,
+    });
+    asked.question = asked.exchange.as_ref().map(|e| e.question.clone());
+    let mut answered = job("110500-answ", "p", Status::NeedsInput, 5);
+    answered.exchange = Some(Exchange {
+        question: question("Which tables?", 8),
+        answer: Some(Answer {
+            question_id: "q1".into(),
+            answer: "no\x1b[2Jne".into(),
+            answered_by: "ana@host".into(),
+            answered_at: Some(t0() + Ch::minutes(30)),
+            source: "tui".into(),
+        }),
+    });
+    let mut retried = answered.clone();
+    retried.id = JobId::parse("111000-retr").unwrap();
+    retried.retried_by = vec![JobId::parse("120000-next").unwrap()];
+    let bare = job("111500-bare", "p", Status::NeedsInput, 10);
+    let r = report(
+        &[asked, answered, retried, bare],
+        &IssueCache::default(),
+        &PatternSet::builtin(),
+        now,
+    );
+    let rows: Vec<(&str, &str, Option<&str>)> = r
+        .waiting
+        .iter()
+        .map(|w| {
+            let answer = w.answer.as_ref().map(|a| a.answer.as_str());
+            (w.id.as_str(), w.text.as_str(), answer)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("110000-asks", "Which database?", None),
+            ("110500-answ", "Which tables?", Some("none")),
+            (
+                "111500-bare",
+                "stopped needing input without writing a question: see its log, then retry",
+                None
+            ),
+        ]
+    );
+    assert!(r.waiting.iter().all(|w| w.stopped));
 }

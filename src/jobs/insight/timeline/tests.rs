@@ -37,6 +37,8 @@ fn finished_job() -> Job {
         log_len: 10,
         log_mtime: Some(t0() + Ch::minutes(20)),
         queue_position: None,
+        exchange: None,
+        retried_by: Vec::new(),
         stop: None,
         problems: Vec::new(),
     }

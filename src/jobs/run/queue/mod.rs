@@ -292,6 +292,8 @@ impl Queued {
             log_len: 0,
             log_mtime: None,
             queue_position: Some(position),
+            exchange: None,
+            retried_by: Vec::new(),
             stop: None,
             problems: Vec::new(),
         }

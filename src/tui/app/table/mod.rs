@@ -3,6 +3,7 @@
 //! are in `keys`.
 
 mod keys;
+pub mod note;
 pub mod view;
 
 use std::collections::HashMap;

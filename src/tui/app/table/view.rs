@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::jobs::model::lifecycle::Stage;
 use crate::jobs::{Job, JobId, Status};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,11 +31,14 @@ impl Tab {
         }
     }
 
-    pub fn admits(self, status: Status) -> bool {
+    /// Whether the tab lists the job. Waiting is for what a person must act on: a job that
+    /// stopped for an answer leaves it once answered or retried (see `Job::awaits_person`).
+    pub fn admits(self, job: &Job) -> bool {
+        let status = job.status;
         match self {
             Tab::All => true,
             Tab::Active => status.is_active(),
-            Tab::Waiting => matches!(status, Status::Waiting | Status::NeedsInput),
+            Tab::Waiting => job.awaits_person(),
             Tab::Done => status == Status::Completed,
             Tab::Failed => matches!(status, Status::Failed | Status::Killed | Status::Died),
         }
@@ -105,14 +109,12 @@ pub fn build(jobs: &HashMap<JobId, Job>, spec: &ViewSpec, now: DateTime<Utc>) ->
     let needle = spec.text.to_lowercase();
     let mut rows: Vec<&Job> = jobs
         .values()
-        .filter(|j| {
-            spec.tab.admits(j.status) && in_projects(j, spec.projects) && matches_text(j, &needle)
-        })
+        .filter(|j| spec.tab.admits(j) && in_projects(j, spec.projects) && matches_text(j, &needle))
         .collect();
     let newest = |a: &Job, b: &Job| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id));
     rows.sort_by(|a, b| {
         let primary = match spec.sort {
-            SortKey::Status => a.status.cmp(&b.status),
+            SortKey::Status => status_rank(a).cmp(&status_rank(b)),
             SortKey::Started => Ordering::Equal,
             SortKey::Project => a.project().cmp(b.project()),
             SortKey::Elapsed => b.elapsed_secs(now).cmp(&a.elapsed_secs(now)),
@@ -125,10 +127,26 @@ pub fn build(jobs: &HashMap<JobId, Job>, spec: &ViewSpec, now: DateTime<Utc>) ->
     rows.into_iter().map(|j| j.id.clone()).collect()
 }
 
-/// Jobs per status, among those the project filter admits.
+/// Where the status sort puts a job: by status, except that a job that stopped for an answer
+/// and was answered comes after those still asking, and once retried goes among the finished
+/// (its retry carries on).
+fn status_rank(job: &Job) -> (Status, u8) {
+    match job.stage() {
+        Some(Stage::Asking) | None => (job.status, 0),
+        Some(Stage::Answered) => (job.status, 1),
+        Some(Stage::Retried(_)) => (Status::Completed, 1),
+    }
+}
+
+/// Jobs per status, among those the project filter admits. A `needs_input` job counts only
+/// while it awaits a person: answered or retried, it waits for nobody (the header's "waiting
+/// for you" adds these to the `waiting` ones).
 pub fn counts(jobs: &HashMap<JobId, Job>, projects: &[String]) -> HashMap<Status, usize> {
     let mut c = HashMap::new();
     for j in jobs.values().filter(|j| in_projects(j, projects)) {
+        if j.status == Status::NeedsInput && !j.awaits_person() {
+            continue;
+        }
         *c.entry(j.status).or_insert(0) += 1;
     }
     c

@@ -11,6 +11,7 @@ use crate::jobs::text::sanitize::{ellipsize, plain_text};
 use crate::jobs::text::width::{self, width as text_width};
 use crate::jobs::{Job, Status};
 use crate::tui::app::App;
+use crate::tui::app::table::note::RowNote;
 use crate::tui::theme::Theme;
 
 /// The status as the table says it: a symbol, or a symbol and the word; `!` when the job's files
@@ -158,6 +159,7 @@ fn activity_line<'a>(
 /// than any bar.
 fn needed_or_doing<'a>(
     job: &Job,
+    note: &RowNote,
     theme: &Theme,
     now: DateTime<Utc>,
     width: usize,
@@ -171,6 +173,14 @@ fn needed_or_doing<'a>(
         };
         return Some(Line::from(Span::styled(what, theme.warn())));
     }
+    let stage = if width >= 20 {
+        &note.stage
+    } else {
+        &note.stage_short
+    };
+    if let Some(stage) = stage {
+        return Some(Line::from(Span::styled(stage.clone(), theme.dim())));
+    }
     let a = job.activity.as_ref().filter(|_| job.status.is_active())?;
     Some(activity_line(&a.what, a.since, now, width, theme))
 }
@@ -178,8 +188,14 @@ fn needed_or_doing<'a>(
 /// What a person is needed for, or what the agent is doing now; else a bar with the percent;
 /// the step k/n and its name; an estimate from the expected duration (marked `~`); or, with
 /// nothing known, a moving marker and nothing else.
-pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: usize) -> Line<'a> {
-    if let Some(now_line) = needed_or_doing(job, theme, now, width) {
+pub fn progress_cell<'a>(
+    job: &Job,
+    note: &RowNote,
+    theme: &Theme,
+    now: DateTime<Utc>,
+    width: usize,
+) -> Line<'a> {
+    if let Some(now_line) = needed_or_doing(job, note, theme, now, width) {
         return now_line;
     }
     let progress = job.progress.as_ref();
@@ -205,6 +221,9 @@ pub fn progress_cell<'a>(job: &Job, theme: &Theme, now: DateTime<Utc>, width: us
             format!("#{n} in queue")
         };
         return Line::from(Span::styled(text, theme.dim()));
+    }
+    if let Some(link) = &note.link {
+        return Line::from(Span::styled(link.clone(), theme.dim()));
     }
     if !job.status.is_active() {
         return Line::from(Span::styled("-", theme.dim()));

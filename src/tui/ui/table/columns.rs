@@ -75,7 +75,11 @@ impl Content {
                 .entry(job.project())
                 .or_insert_with(|| cols(&plain_text(job.project())));
             c.project = c.project.max(project);
-            c.busy |= job.status.is_active() || job.progress.is_some();
+            // A lifecycle note (answered, retried, a retry's link) is worth a readable column.
+            c.busy |= job.status.is_active()
+                || job.progress.is_some()
+                || job.stage().is_some()
+                || job.retry_of().is_some();
             if let Some(usd) = cost_of(job) {
                 c.cost = c.cost.max(cols(&format_cost(usd)));
             }

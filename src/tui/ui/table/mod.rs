@@ -23,8 +23,7 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             .jobs
             .values()
             .filter(|j| {
-                tab.admits(j.status)
-                    && crate::tui::app::table::view::in_projects(j, &app.table.projects)
+                tab.admits(j) && crate::tui::app::table::view::in_projects(j, &app.table.projects)
             })
             .count();
         let label = format!(" {} {n} ", tab.title());
@@ -187,7 +186,7 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
     let mut cells = vec![
         Cell::from(Span::styled(
             cut(&status_label(job, theme, cols.words), w(cols.status), theme),
-            theme.status(job.status),
+            theme.job_status(job),
         )),
         Cell::from(Span::styled(
             cut(cols.id_shown(&shown_id), w(cols.id), theme),
@@ -198,7 +197,8 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
         let project = plain_text(job.project());
         cells.push(Cell::from(cut(&project, w(cols.project), theme)));
     }
-    let progress = progress_cell(job, theme, app.now, w(cols.progress));
+    let note = app.row_note(job);
+    let progress = progress_cell(job, &note, theme, app.now, w(cols.progress));
     cells.push(Cell::from(cut_line(progress, w(cols.progress), theme)));
     cells.push(Cell::from(cut(&elapsed, w(cols.elapsed), theme)));
     if cols.cost > 0 {

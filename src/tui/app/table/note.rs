@@ -1,0 +1,40 @@
+//! What a row says of a job's place in the needs-input lifecycle, worked out here so that
+//! drawing only reads it: `answered · r retries` (the retry key as the key map has it),
+//! `retried → <id>`, and on a retry `retry of <id>`.
+
+use crate::jobs::Job;
+use crate::jobs::model::lifecycle::Stage;
+use crate::tui::action::NormalAction;
+use crate::tui::app::App;
+
+/// A row's lifecycle words: `stage` for a job that stopped for an answer and needs nobody now
+/// (it outranks what the job was doing), `link` for a retry (shown where nothing more telling,
+/// such as progress, is known).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowNote {
+    pub stage: Option<String>,
+    /// Shorter, for a narrow column.
+    pub stage_short: Option<String>,
+    pub link: Option<String>,
+}
+
+impl App {
+    pub fn row_note(&self, job: &Job) -> RowNote {
+        let (stage, stage_short) = match job.stage() {
+            Some(Stage::Answered) => {
+                let key = self.opts.keymap.first_key(NormalAction::Retry);
+                (
+                    Some(format!("answered · {key} retries")),
+                    Some("answered".to_string()),
+                )
+            }
+            Some(Stage::Retried(id)) => (Some(format!("retried → {id}")), Some(format!("→ {id}"))),
+            Some(Stage::Asking) | None => (None, None),
+        };
+        RowNote {
+            stage,
+            stage_short,
+            link: job.retry_of().map(|of| format!("retry of {of}")),
+        }
+    }
+}
