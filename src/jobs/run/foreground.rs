@@ -13,10 +13,9 @@ use std::time::Duration;
 use crate::jobs::fs::names::LOG_FILE;
 use crate::jobs::fs::publish::write_unsynced;
 use crate::jobs::model::process::{ProcessRecord, Recorded};
-use crate::jobs::model::stop;
 use crate::jobs::run::account::{AgentEnv, agent_env};
 use crate::jobs::run::supervise::{
-    KILL_GRACE, Plan, SuperviseError, notify, plan, publish_self, run_as, status_code,
+    KILL_GRACE, Plan, SuperviseError, plan, run_as, run_recorded, status_code,
 };
 use crate::jobs::run::{finish, shell};
 
@@ -47,25 +46,9 @@ pub fn run(
          terminal, not to this log\n"
     );
     let _ = finish::append(dir, &log, &note);
-    let code = match publish_self(dir) {
-        Ok(()) => rt.block_on(run_agent(dir, &plan, &log, signals, rules)),
-        Err(message) => {
-            let _ = finish::append(
-                dir,
-                &log,
-                &format!("luzia: {message}; the agent was not started\n"),
-            );
-            127
-        }
-    };
-    finish::exit_line(dir, &log, code).map_err(io(log_path))?;
-    let stop = stop::read(dir).map(|(request, _)| request);
-    let _ = finish::record_finish(dir, code, stop.as_ref());
-    if let Some(n) = notifications {
-        notify(n, &plan.id, code, stop.as_ref());
-    }
-    finish::discard_reserve(dir);
-    Ok(code)
+    run_recorded(dir, &log, notifications, &plan.id, || {
+        rt.block_on(run_agent(dir, &plan, &log, signals, rules))
+    })
 }
 
 async fn run_agent(

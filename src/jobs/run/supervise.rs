@@ -127,23 +127,41 @@ pub fn supervise_with(
         .append(true)
         .open(&log_path)
         .map_err(io(log_path.clone()))?;
+    run_recorded(dir, &log, notifications, &plan.id, || {
+        run_agent(&rt, dir, &plan, &log, signals, &env(&plan.project))
+    })
+}
+
+/// The part every way of running a job shares (detached or in the operator's terminal): this
+/// process published as the job's, the agent run by `run` (its exit code), then the exit line,
+/// the finish in meta.json, the notification, and the reserve given back.
+pub(super) fn run_recorded(
+    dir: &Path,
+    log: &File,
+    notifications: Option<&Path>,
+    id: &str,
+    run: impl FnOnce() -> i32,
+) -> Result<i32, SuperviseError> {
     let code = match publish_self(dir) {
-        Ok(()) => run_agent(&rt, dir, &plan, &log, signals, &env(&plan.project)),
+        Ok(()) => run(),
         Err(message) => {
             let _ = finish::append(
                 dir,
-                &log,
+                log,
                 &format!("luzia: {message}; the agent was not started\n"),
             );
             127
         }
     };
-    finish::exit_line(dir, &log, code).map_err(io(log_path))?;
+    finish::exit_line(dir, log, code).map_err(|source| SuperviseError::Io {
+        path: dir.join(LOG_FILE),
+        source,
+    })?;
     // Published before any signal was sent: if a stop was asked for, it is on disk by now.
     let stop = stop::read(dir).map(|(request, _)| request);
     let _ = finish::record_finish(dir, code, stop.as_ref());
     if let Some(n) = notifications {
-        notify(n, &plan.id, code, stop.as_ref());
+        notify(n, id, code, stop.as_ref());
     }
     finish::discard_reserve(dir);
     Ok(code)
