@@ -100,10 +100,6 @@ impl World {
         jobs[0]["id"].as_str().unwrap().to_owned()
     }
 
-    fn job(&self, id: &str) -> Value {
-        serde_json::from_slice(&self.luzia(&["jobs", id, "--json"]).stdout).unwrap()
-    }
-
     fn dir(&self, id: &str) -> PathBuf {
         self.jobs.join(id)
     }
@@ -114,37 +110,13 @@ impl World {
 
     /// Waits until the job's pending request (`questions --json`) satisfies `want`.
     fn wait_pending(&self, id: &str, what: &str, want: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let out = self.luzia(&["questions", "--json"]);
-            let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
-            if let Some(found) = list.into_iter().find(|q| q["job_id"] == id && want(q)) {
-                return found;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no {what} for job {id} within {WAIT:?}: {}\n{}",
-                self.job(id),
-                self.log(id)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let luzia = |args: &[&str]| self.luzia(args);
+        common::claude::wait_pending(luzia, || self.log(id), id, what, WAIT, want)
     }
 
     fn wait_finished(&self, id: &str) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let job = self.job(id);
-            if !job["exit_code"].is_null() {
-                return job;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "job {id} still runs: {job}\n{}",
-                self.log(id)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let luzia = |args: &[&str]| self.luzia(args);
+        common::claude::wait_finished(luzia, || self.log(id), id, WAIT)
     }
 }
 

@@ -15,7 +15,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::claude::{FakeApi, Reply, all_text, claude_or_skip, tool_results};
 use common::user::{User, reachable, reachable_luzia};
@@ -151,47 +151,24 @@ impl World {
         serde_json::from_slice(&fs::read(self.dir(id).join("meta.json")).unwrap()).unwrap()
     }
 
-    fn job(&self, id: &str) -> Value {
-        serde_json::from_slice(&self.luzia(&["jobs", id, "--json"]).stdout).unwrap()
-    }
-
     /// Waits until the job's pending request is a permission gate; returns it.
     fn wait_gate(&self, id: &str) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let out = self.luzia(&["questions", "--json"]);
-            let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
-            let gate = list
-                .into_iter()
-                .find(|q| q["job_id"] == id)
-                .and_then(|q| q.get("approval").filter(|a| !a.is_null()).cloned());
-            if let Some(gate) = gate {
-                return gate;
-            }
-            let job = self.job(id);
-            assert!(
-                job["exit_code"].is_null() && Instant::now() < deadline,
-                "no permission gate for job {id} within {WAIT:?}: {job}\n{}",
-                self.log(id)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let luzia = |args: &[&str]| self.luzia(args);
+        let is_gate = |q: &Value| q.get("approval").is_some_and(|a| !a.is_null());
+        let pending = common::claude::wait_pending(
+            luzia,
+            || self.log(id),
+            id,
+            "permission gate",
+            WAIT,
+            is_gate,
+        );
+        pending["approval"].clone()
     }
 
     fn wait_finished(&self, id: &str) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let job = self.job(id);
-            if !job["exit_code"].is_null() {
-                return job;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "job {id} still runs: {job}\n{}",
-                self.log(id)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let luzia = |args: &[&str]| self.luzia(args);
+        common::claude::wait_finished(luzia, || self.log(id), id, WAIT)
     }
 
     /// The uid of every live process of job `id` other than its supervisor (the agent, its MCP

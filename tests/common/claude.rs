@@ -363,3 +363,55 @@ fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
     out.extend_from_slice(body);
     out
 }
+
+/// Polls `luzia questions --json` (run by `luzia`) until job `id` has a pending request that
+/// satisfies `want`; panics with the job and its log (`log`) after `within`, or as soon as the
+/// job has ended without one.
+pub fn wait_pending(
+    luzia: impl Fn(&[&str]) -> std::process::Output,
+    log: impl Fn() -> String,
+    id: &str,
+    what: &str,
+    within: Duration,
+    want: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let out = luzia(&["questions", "--json"]);
+        let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if let Some(found) = list.into_iter().find(|q| q["job_id"] == id && want(q)) {
+            return found;
+        }
+        let job: Value =
+            serde_json::from_slice(&luzia(&["jobs", id, "--json"]).stdout).unwrap_or_default();
+        assert!(
+            job["exit_code"].is_null() && Instant::now() < deadline,
+            "no {what} for job {id} within {within:?}: {job}\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Polls `luzia jobs ID --json` until the job has its exit code; returns that JSON.
+pub fn wait_finished(
+    luzia: impl Fn(&[&str]) -> std::process::Output,
+    log: impl Fn() -> String,
+    id: &str,
+    within: Duration,
+) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let job: Value =
+            serde_json::from_slice(&luzia(&["jobs", id, "--json"]).stdout).unwrap_or_default();
+        if !job["exit_code"].is_null() {
+            return job;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "job {id} still runs: {job}\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
