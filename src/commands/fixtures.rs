@@ -15,30 +15,17 @@ pub fn now() -> DateTime<Utc> {
 fn job(id: &str, status: Status, started_min: i64) -> Job {
     let started = now() - Duration::minutes(started_min);
     Job {
-        id: JobId::parse(id).unwrap(),
-        dir: format!("/srv/jobs/{id}").into(),
         meta: Some(Meta {
             project: "musica".into(),
             task: format!("task of {id}"),
             ..Meta::default()
         }),
         status,
-        exit_code: None,
         pid: Some(4242),
-        process_record: None,
-        progress: None,
-        activity: None,
-        question: None,
-        gate: None,
         started: Some(started),
-        finished: None,
         log_len: 10,
         log_mtime: Some(started),
-        queue_position: None,
-        exchange: None,
-        retried_by: Vec::new(),
-        stop: None,
-        problems: Vec::new(),
+        ..Job::bare(JobId::parse(id).unwrap(), format!("/srv/jobs/{id}").into())
     }
 }
 

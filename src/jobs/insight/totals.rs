@@ -108,8 +108,6 @@ mod tests {
 
     fn job(project: &str, started: Option<DateTime<Utc>>, usage: Option<Usage>) -> Job {
         Job {
-            id: JobId::parse("120000-abcd").unwrap(),
-            dir: "/srv/jobs/120000-abcd".into(),
             meta: Some(Meta {
                 project: project.into(),
                 usage,
@@ -117,21 +115,11 @@ mod tests {
             }),
             status: Status::Completed,
             exit_code: Some(0),
-            pid: None,
-            process_record: None,
-            progress: None,
-            activity: None,
-            question: None,
-            gate: None,
             started,
-            finished: None,
-            log_len: 0,
-            log_mtime: None,
-            queue_position: None,
-            exchange: None,
-            retried_by: Vec::new(),
-            stop: None,
-            problems: Vec::new(),
+            ..Job::bare(
+                JobId::parse("120000-abcd").unwrap(),
+                "/srv/jobs/120000-abcd".into(),
+            )
         }
     }
 

@@ -91,6 +91,34 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job of which nothing is known yet but its id and directory: what a reading fills in,
+    /// and what a queued task or a test starts from (`..Job::bare(id, dir)`), so that a new
+    /// field is written in one place.
+    pub fn bare(id: JobId, dir: PathBuf) -> Job {
+        Job {
+            id,
+            dir,
+            meta: None,
+            status: Status::Unknown,
+            exit_code: None,
+            pid: None,
+            process_record: None,
+            progress: None,
+            activity: None,
+            question: None,
+            gate: None,
+            started: None,
+            finished: None,
+            log_len: 0,
+            log_mtime: None,
+            queue_position: None,
+            exchange: None,
+            retried_by: Vec::new(),
+            stop: None,
+            problems: Vec::new(),
+        }
+    }
+
     pub fn project(&self) -> &str {
         self.meta.as_ref().map_or("", |m| m.project.as_str())
     }
@@ -177,26 +205,16 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         dir_stat()?;
     }
     let mut job = Job {
-        id: id.clone(),
-        dir: dir.clone(),
-        status: Status::Unknown,
         exit_code: log.exit_code,
         pid: meta.as_ref().and_then(|m| m.pid),
-        process_record: None,
         progress: r.progress(),
-        activity: None,
-        question: None,
-        gate: None,
         started: meta.as_ref().and_then(|m| m.started),
         finished: meta.as_ref().and_then(|m| m.finished),
         log_len: log.len,
         log_mtime: log.mtime,
-        queue_position: None,
-        exchange: None,
-        retried_by: Vec::new(),
         stop: r.stop(meta.as_ref()),
-        problems: Vec::new(),
         meta,
+        ..Job::bare(id.clone(), dir.clone())
     };
     if let Some(code) = log.exit_code {
         job.finished = job.finished.or(log.mtime);

@@ -156,30 +156,16 @@ mod tests {
 
     fn job(id: &str, status: Status, agent: &str, session: &str) -> Job {
         Job {
-            id: JobId::parse(id).unwrap(),
-            dir: PathBuf::from("/nonexistent").join(id),
             meta: Some(Meta {
                 agent: agent.into(),
                 session_id: session.into(),
                 ..Meta::default()
             }),
             status,
-            exit_code: None,
-            pid: None,
-            process_record: None,
-            progress: None,
-            activity: None,
-            question: None,
-            gate: None,
-            started: None,
-            finished: None,
-            log_len: 0,
-            log_mtime: None,
-            queue_position: None,
-            exchange: None,
-            retried_by: Vec::new(),
-            stop: None,
-            problems: Vec::new(),
+            ..Job::bare(
+                JobId::parse(id).unwrap(),
+                PathBuf::from("/nonexistent").join(id),
+            )
         }
     }
 

@@ -12,29 +12,19 @@ fn t0() -> DateTime<Utc> {
 
 fn job(status: Status) -> Job {
     Job {
-        id: JobId::parse("090000-ab12").unwrap(),
-        dir: "/nonexistent/090000-ab12".into(),
         meta: Some(Meta {
             project: "musica".into(),
             ..Meta::default()
         }),
         status,
-        exit_code: None,
         pid: Some(1),
-        process_record: None,
-        progress: None,
-        activity: None,
-        question: None,
-        gate: None,
         started: Some(t0()),
-        finished: None,
         log_len: 10,
         log_mtime: Some(t0()),
-        queue_position: None,
-        exchange: None,
-        retried_by: Vec::new(),
-        stop: None,
-        problems: Vec::new(),
+        ..Job::bare(
+            JobId::parse("090000-ab12").unwrap(),
+            "/nonexistent/090000-ab12".into(),
+        )
     }
 }
 

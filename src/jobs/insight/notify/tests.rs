@@ -18,30 +18,20 @@ fn t0() -> DateTime<Utc> {
 
 fn job(status: Status) -> Job {
     Job {
-        id: JobId::parse("090000-ab12").unwrap(),
-        dir: "/srv/jobs/090000-ab12".into(),
         meta: Some(Meta {
             project: "musica".into(),
             task: "Run the \x1b[31mmigration\x1b[0m".into(),
             ..Meta::default()
         }),
         status,
-        exit_code: None,
         pid: Some(1),
-        process_record: None,
-        progress: None,
-        activity: None,
-        question: None,
-        gate: None,
         started: Some(t0()),
-        finished: None,
         log_len: 10,
         log_mtime: Some(t0()),
-        queue_position: None,
-        exchange: None,
-        retried_by: Vec::new(),
-        stop: None,
-        problems: Vec::new(),
+        ..Job::bare(
+            JobId::parse("090000-ab12").unwrap(),
+            "/srv/jobs/090000-ab12".into(),
+        )
     }
 }
 

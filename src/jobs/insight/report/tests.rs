@@ -14,30 +14,18 @@ fn t0() -> DateTime<Utc> {
 
 fn job(id: &str, project: &str, status: Status, started_min: i64) -> Job {
     Job {
-        id: JobId::parse(id).unwrap(),
-        dir: format!("/nonexistent/{id}").into(),
         meta: Some(Meta {
             project: project.into(),
             task: "a task".into(),
             ..Meta::default()
         }),
         status,
-        exit_code: None,
-        pid: None,
-        process_record: None,
-        progress: None,
-        activity: None,
-        question: None,
-        gate: None,
         started: Some(t0() + Ch::minutes(started_min)),
-        finished: None,
-        log_len: 0,
         log_mtime: Some(t0() + Ch::minutes(started_min)),
-        queue_position: None,
-        exchange: None,
-        retried_by: Vec::new(),
-        stop: None,
-        problems: Vec::new(),
+        ..Job::bare(
+            JobId::parse(id).unwrap(),
+            format!("/nonexistent/{id}").into(),
+        )
     }
 }
 

@@ -16,8 +16,6 @@ fn ts(min: i64) -> String {
 
 fn finished_job() -> Job {
     Job {
-        id: JobId::parse("090000-ab12").unwrap(),
-        dir: "/nonexistent".into(),
         meta: Some(Meta {
             project: "musica".into(),
             task: "Fix the \x1b]0;pwned\x07flaky test".into(),
@@ -26,21 +24,11 @@ fn finished_job() -> Job {
         }),
         status: Status::Failed,
         exit_code: Some(1),
-        pid: None,
-        process_record: None,
-        progress: None,
-        activity: None,
-        question: None,
-        gate: None,
         started: Some(t0()),
         finished: Some(t0() + Ch::minutes(20)),
         log_len: 10,
         log_mtime: Some(t0() + Ch::minutes(20)),
-        queue_position: None,
-        exchange: None,
-        retried_by: Vec::new(),
-        stop: None,
-        problems: Vec::new(),
+        ..Job::bare(JobId::parse("090000-ab12").unwrap(), "/nonexistent".into())
     }
 }
 

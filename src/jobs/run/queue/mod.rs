@@ -276,26 +276,10 @@ impl Queued {
             ..Default::default()
         };
         Job {
-            id: key,
-            dir: self.path.clone(),
             meta: Some(meta),
             status: Status::Queued,
-            exit_code: None,
-            pid: None,
-            process_record: None,
-            progress: None,
-            activity: None,
-            question: None,
-            gate: None,
-            started: None,
-            finished: None,
-            log_len: 0,
-            log_mtime: None,
             queue_position: Some(position),
-            exchange: None,
-            retried_by: Vec::new(),
-            stop: None,
-            problems: Vec::new(),
+            ..Job::bare(key, self.path.clone())
         }
     }
 
