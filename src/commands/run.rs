@@ -146,8 +146,9 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
         }
         Some(QueueAction::Retry { ids, all }) => return queue_retry(cfg, ids, *all, out),
         None => {
-            list_pending(cfg, out)?;
-            list_failed(cfg, out)?;
+            let listing = queue::listing(&cfg.queue_dir)?;
+            list_pending(&listing.queued, out)?;
+            list_failed(&listing.failed, out)?;
         }
     }
     Ok(0)
@@ -165,8 +166,7 @@ fn queue_table() -> Table {
     ])
 }
 
-fn list_pending(cfg: &Config, out: &mut dyn Write) -> Result<()> {
-    let all = queue::list(&cfg.queue_dir)?;
+fn list_pending(all: &[queue::Queued], out: &mut dyn Write) -> Result<()> {
     if all.is_empty() {
         writeln!(out, "the queue is empty")?;
     }
@@ -187,8 +187,7 @@ fn list_pending(cfg: &Config, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The tasks that could not start, each with its reason on the line below.
-fn list_failed(cfg: &Config, out: &mut dyn Write) -> Result<()> {
-    let failed = queue::failed(&cfg.queue_dir)?;
+fn list_failed(failed: &[queue::Failed], out: &mut dyn Write) -> Result<()> {
     if failed.is_empty() {
         return Ok(());
     }
@@ -197,7 +196,7 @@ fn list_failed(cfg: &Config, out: &mut dyn Write) -> Result<()> {
         "\nfailed to start (`luzia queue retry ID` queues one again once fixed, `luzia queue cancel ID` drops it):"
     )?;
     let mut table = queue_table();
-    for f in &failed {
+    for f in failed {
         table.push(vec![
             plain("!"),
             plain(plain_text(&f.entry.id)),
@@ -206,7 +205,7 @@ fn list_failed(cfg: &Config, out: &mut dyn Write) -> Result<()> {
             plain(plain_text(&f.entry.task)),
         ]);
     }
-    for (line, f) in table.lines().into_iter().zip(&failed) {
+    for (line, f) in table.lines().into_iter().zip(failed) {
         writeln!(out, "{}", line.render(false, None))?;
         let at = if f.failed_at.is_empty() {
             String::new()

@@ -222,7 +222,7 @@ fn entries(queue: &Path, state: State) -> Result<Vec<(Queued, Entry)>, QueueErro
 pub fn list(queue: &Path) -> Result<Vec<Queued>, QueueError> {
     let mut all = entries(queue, State::Starting)?;
     all.extend(entries(queue, State::Pending)?);
-    Ok(all.into_iter().map(|(q, _)| q).collect())
+    Ok(latest_sightings(all, Vec::new()).queued)
 }
 
 /// The pending tasks only, in order: what a starter may claim.
@@ -235,14 +235,7 @@ fn pending(queue: &Path) -> Result<Vec<Queued>, QueueError> {
 
 /// The tasks that could not start, oldest first.
 pub fn failed(queue: &Path) -> Result<Vec<Failed>, QueueError> {
-    Ok(entries(queue, State::Failed)?
-        .into_iter()
-        .map(|(entry, e)| Failed {
-            entry,
-            reason: e.reason,
-            failed_at: e.failed_at,
-        })
-        .collect())
+    Ok(latest_sightings(Vec::new(), entries(queue, State::Failed)?).failed)
 }
 
 /// A queue file, or `None` when it is not JSON (a file being written by another tool).
@@ -355,12 +348,61 @@ fn failed_rows(failed: &[Failed], taken: &mut HashSet<JobId>) -> Vec<Job> {
 /// The queue as rows, the tasks that failed to start among them; none when it cannot be listed
 /// (`luzia queue` says why).
 pub fn listed_rows(queue: &Path) -> Vec<Job> {
-    let queued = list(queue).unwrap_or_default();
+    let Listing { queued, failed } = listing(queue).unwrap_or_default();
     let mut taken = HashSet::new();
     let queued_rows = rows_keyed(&queued, &mut taken);
-    let mut all = failed_rows(&failed(queue).unwrap_or_default(), &mut taken);
+    let mut all = failed_rows(&failed, &mut taken);
     all.extend(queued_rows);
     all
+}
+
+/// The whole queue as one listing: what is still queued (starting, then pending) and what
+/// failed to start.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub queued: Vec<Queued>,
+    pub failed: Vec<Failed>,
+}
+
+/// Reads the three states in the order a task moves through them. A starter may move a task
+/// between two of the reads, so the same task can be seen twice (in `starting/`, then in
+/// `failed/`): the later read saw it later, so that sighting is the one kept, and a listing never
+/// shows one task both waiting and failed.
+pub fn listing(queue: &Path) -> Result<Listing, QueueError> {
+    let mut queued = entries(queue, State::Starting)?;
+    queued.extend(entries(queue, State::Pending)?);
+    let failed = entries(queue, State::Failed)?;
+    Ok(latest_sightings(queued, failed))
+}
+
+fn latest_sightings(queued: Vec<(Queued, Entry)>, failed: Vec<(Queued, Entry)>) -> Listing {
+    // An empty id (an entry another tool wrote without one) cannot be matched: always kept.
+    let seen_failed: HashSet<String> = failed
+        .iter()
+        .map(|(q, _)| q.id.clone())
+        .filter(|id| !id.is_empty())
+        .collect();
+    let mut seen_queued = HashSet::new();
+    let mut later_first: Vec<Queued> = queued
+        .into_iter()
+        .rev()
+        .map(|(q, _)| q)
+        .filter(|q| {
+            q.id.is_empty() || (!seen_failed.contains(&q.id) && seen_queued.insert(q.id.clone()))
+        })
+        .collect();
+    later_first.reverse();
+    Listing {
+        queued: later_first,
+        failed: failed
+            .into_iter()
+            .map(|(entry, e)| Failed {
+                entry,
+                reason: e.reason,
+                failed_at: e.failed_at,
+            })
+            .collect(),
+    }
 }
 
 /// Removes a pending task, or one that failed to start. A task being started is refused: it

@@ -362,3 +362,30 @@ fn failed_rows_come_first_in_a_stable_order_and_never_share_a_key() {
     assert_eq!(keys.len(), 3);
     assert!(rows.iter().all(|r| r.id.is_queued()));
 }
+
+#[test]
+fn a_task_seen_both_starting_and_failed_is_listed_once_as_failed() {
+    // What a listing sees when a starter moves the task from `starting/` to `failed/` between
+    // its reads of the two directories: the same file in both.
+    let d = tempfile::tempdir().unwrap();
+    let a = enqueue(d.path(), "p", "a", Priority::Normal, "me").unwrap();
+    let b = enqueue(d.path(), "p", "b", Priority::Normal, "me").unwrap();
+    let slots = Slots::lock(d.path()).unwrap();
+    let claim = slots.claim_next().unwrap().unwrap();
+    assert_eq!(claim.entry().id, a.id);
+    let starting = claim.entry().path.clone();
+    let failed_copy = State::Failed
+        .dir(d.path(), Priority::Normal)
+        .join(starting.file_name().unwrap());
+    std::fs::create_dir_all(failed_copy.parent().unwrap()).unwrap();
+    std::fs::copy(&starting, &failed_copy).unwrap();
+
+    let seen = listing(d.path()).unwrap();
+    let queued: Vec<&str> = seen.queued.iter().map(|q| q.id.as_str()).collect();
+    let failed: Vec<&str> = seen.failed.iter().map(|f| f.entry.id.as_str()).collect();
+    assert_eq!(queued, [b.id.as_str()], "not also waiting");
+    assert_eq!(failed, [a.id.as_str()]);
+    let rows = listed_rows(d.path());
+    assert_eq!(rows.len(), 2, "one row each: {rows:?}");
+    drop(claim);
+}
