@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::jobs::model::review::Review;
 use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::parse_timestamp;
@@ -47,6 +48,9 @@ pub struct Meta {
     /// Run interactively in an operator's terminal (`luzia run --fg`, `luzia attach`): its
     /// output went there, not to output.log.
     pub foreground: bool,
+    /// What the job changed in its project, where and how it was isolated (boxed: most jobs of
+    /// a long-lived root have none, and every job's `Meta` is kept in memory).
+    pub review: Option<Box<Review>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +106,7 @@ impl Meta {
                 })
                 .unwrap_or_default(),
             foreground: raw.get("foreground").is_some_and(truthy),
+            review: Review::from_meta(raw.get("review")),
         })
     }
 }

@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod meta;
 pub mod process;
 pub mod progress;
+pub mod review;
 pub mod scan;
 pub mod session;
 pub mod status;
