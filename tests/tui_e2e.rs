@@ -766,8 +766,11 @@ fn slash_filters_the_table_and_esc_clears_it() {
     ck.key("/");
     ck.wait_for("the filter prompt", |s| s.footer().contains("filter jobs:"));
     ck.type_text("wombat");
-    let s = ck.wait_for("only the wombat job", |s| ids(s) == [GAMMA]);
-    assert!(s.row(1).contains("filter: wombat"), "{}", s.row(1));
+    // The text arrives a key at a time, and a prefix of it may already leave only this job:
+    // wait for the whole filter.
+    let s = ck.wait_for("only the wombat job", |s| {
+        ids(s) == [GAMMA] && s.row(1).contains("filter: wombat")
+    });
     assert!(s.table_title().contains("jobs 1/1"), "{}", s.table_title());
     ck.esc();
     let s = ck.wait_for("all jobs again", |s| ids(s) == BY_STATUS);
@@ -1181,12 +1184,23 @@ fn the_demo_dispatches_kills_retries_and_answers() {
     });
     ck.esc();
 
-    // Quitting leaves the agents running.
-    let supervisor: u32 = fs::read_to_string(retried.join("pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    // Quitting leaves the agents running. The retry's meta.json can be found before its
+    // supervisor has written the pid file: wait for it.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let supervisor: u32 = loop {
+        if let Some(pid) = fs::read_to_string(retried.join("pid"))
+            .ok()
+            .and_then(|p| p.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pid file in {}",
+            retried.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
     ck.key("q");
     ck.wait_exit();
     assert!(
