@@ -1,7 +1,7 @@
 //! What a job changed in its project, as recorded in meta.json's `review` object: how the job
 //! was isolated (`snapshot` or its own `worktree`), where, the commits its change is measured
 //! between, and the size of the change once the job ended. The diff itself is computed from git
-//! on demand (`crate::jobs::review`); these are the facts any tool can read from the job directory.
+//! on demand (by the `review` room of `jobs`); these are the facts any tool can read from the job directory.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +83,14 @@ pub struct Review {
         skip_serializing_if = "String::is_empty"
     )]
     pub error: String,
+    /// `worktree` only: what became of the branch (`merged into main at <commit>`,
+    /// `discarded`), once the operator decided.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub outcome: String,
 }
 
 /// How much a job changed: what the CHANGES column shows.

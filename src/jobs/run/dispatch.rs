@@ -15,6 +15,8 @@ use serde_json::json;
 
 use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
+use crate::jobs::model::review::Isolation;
+use crate::jobs::review::record;
 use crate::jobs::run::claude::{self, Permissions};
 use crate::jobs::run::finish;
 use crate::jobs::run::session::{self, SessionPlan};
@@ -43,6 +45,8 @@ pub struct Spec {
     pub session: SessionPlan,
     /// Claude Code's permission settings for the project (used by a `claude` command only).
     pub permissions: Permissions,
+    /// The project's `isolation`; `None` when not configured (a snapshot in a git repository).
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -233,7 +237,10 @@ fn write_files(
     now: DateTime<Utc>,
 ) -> Result<(), (String, std::io::Error)> {
     let dir_s = dir.display().to_string();
-    let path_s = spec.project_path.display().to_string();
+    let user = spec.user.as_deref().unwrap_or_default();
+    // A worktree job works in its worktree: `{project_path}` and its directory name it.
+    let planned = record::plan(&spec.project_path, spec.isolation, user, dir, id.as_str());
+    let path_s = planned.cwd.display().to_string();
     let values = [
         ("project", spec.project.as_str()),
         ("project_path", path_s.as_str()),
@@ -266,6 +273,9 @@ fn write_files(
         "host": rustix::system::uname().nodename().to_string_lossy(),
         "agent": argv[0], "argv": argv, "cwd": path_s,
     });
+    if let Some(review) = &planned.review {
+        meta["review"] = serde_json::to_value(review).map_err(|e| (META_FILE.into(), e.into()))?;
+    }
     if let Some(r) = &spec.retry_of {
         meta["retry_of"] = json!(r);
     }
@@ -280,7 +290,7 @@ fn write_files(
     write(PROMPT_FILE, prompt.as_bytes())?;
     write(
         RUN_SCRIPT,
-        run_script(id, dir, &spec.project_path, &argv, spec.session.interactive).as_bytes(),
+        run_script(id, dir, &planned.cwd, &argv, spec.session.interactive).as_bytes(),
     )?;
     write(META_FILE, &meta)?;
     if let Some(config) = &mcp_config {
@@ -415,6 +425,7 @@ mod tests {
             queue_id: None,
             session: SessionPlan::default(),
             permissions: Permissions::default(),
+            isolation: None,
         }
     }
 
