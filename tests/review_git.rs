@@ -783,3 +783,66 @@ fn a_branch_name_taken_stops_the_job_before_it_starts() {
     let error = w.meta(id)["review"]["error"].as_str().unwrap().to_owned();
     assert!(error.contains("already exists"), "{error}");
 }
+
+/// With `user = ...` and luzia running as root, everything git writes for the job (the
+/// worktree, its files, the refs, the objects, a merge) is the user's, never root's in the
+/// user's repository.
+#[test]
+fn a_project_with_a_user_gets_a_worktree_that_user_owns() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !git_or_skip() || !root_or_skip("running jobs as a project's user needs root") {
+        return;
+    }
+    let w = World::new(Some("worktree"));
+    fs::set_permissions(&w.base, fs::Permissions::from_mode(0o755)).unwrap();
+    let home = w.path("home");
+    fs::create_dir(&home).unwrap();
+    let user = user::User::create(&home);
+    user.give(&home);
+    let chown = Command::new("chown")
+        .arg("-R")
+        .arg(&user.name)
+        .arg(&w.project)
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let text = fs::read_to_string(&w.config).unwrap();
+    fs::write(&w.config, format!("{text}user = \"{}\"\n", user.name)).unwrap();
+    let id = worktree_job(&w, "feature.txt", "f\\n", Some("loose.txt"));
+    let meta = w.meta(&id);
+    assert_eq!(meta["exit_code"], 0, "{meta}");
+    let wt = w.dir(&id).join("worktree");
+    for p in [
+        wt.clone(),
+        wt.join("feature.txt"),
+        wt.join("loose.txt"),
+        wt.join("a.txt"),
+    ] {
+        assert_eq!(fs::metadata(&p).unwrap().uid(), user.uid, "{}", p.display());
+    }
+    let refs = w.project.join(".git/refs/luzia").join(&id);
+    for p in [
+        refs.join("before"),
+        refs.join("after"),
+        w.project.join(".git/worktrees"),
+    ] {
+        assert_eq!(fs::metadata(&p).unwrap().uid(), user.uid, "{}", p.display());
+    }
+    assert_eq!(files(&w.diff_json(&id)).len(), 2);
+    assert!(w.ok(&["merge", &id]).contains("fast-forward"));
+    assert_eq!(
+        fs::metadata(w.project.join("loose.txt")).unwrap().uid(),
+        user.uid
+    );
+    let objects = Command::new("find")
+        .arg(w.project.join(".git"))
+        .args(["-not", "-user", &user.name])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&objects),
+        "",
+        "nothing in the repository is root's"
+    );
+    assert!(w.ok(&["discard", &id]).starts_with("discarded"));
+}
