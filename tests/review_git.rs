@@ -463,6 +463,10 @@ fn worktree_jobs_in_parallel_each_see_only_their_own_change() {
     let two = w.start(&script("two"));
     w.wait_started(&one, &w.path("one"));
     w.wait_started(&two, &w.path("two"));
+    for verb in ["merge", "discard"] {
+        let e = w.refused(&[verb, &one]);
+        assert!(e.contains(&format!("job {one} is still running")), "{e}");
+    }
     fs::write(&release, "").unwrap();
     let (m1, m2) = (w.wait_done(&one), w.wait_done(&two));
     for (id, m, name) in [(&one, &m1, "one"), (&two, &m2, "two")] {
