@@ -108,6 +108,11 @@ mod tests {
         let jobs = tmp.path().join("jobs");
         fs::create_dir(&jobs).unwrap();
         if !write(tmp.path(), &jobs).unwrap() {
+            assert_ne!(
+                std::env::var("LUZIA_REQUIRE_GIT").as_deref(),
+                Ok("1"),
+                "LUZIA_REQUIRE_GIT=1 but git is not installed"
+            );
             eprintln!("SKIPPED: git is not installed");
             return;
         }
