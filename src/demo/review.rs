@@ -34,38 +34,7 @@ pub fn write(base: &Path, jobs: &Path) -> Result<bool> {
     ) {
         return Ok(false);
     }
-    fs::write(repo.join("cart.py"), CART)?;
-    fs::write(repo.join("README.md"), "# webshop\n\nA demo project.\n")?;
-    fs::write(repo.join("legacy.py"), "# to be removed\nOLD = True\n")?;
-    git.run(["init", "-q", "-b", "main"])?;
-    git.run(["add", "-A"])?;
-    git.run([
-        "-c",
-        "commit.gpgsign=false",
-        "commit",
-        "-q",
-        "-m",
-        "webshop: a cart",
-    ])?;
-    let before = snapshot::take(&git, ID, &format!("luzia: job {ID}, before"))?;
-    fs::write(repo.join("cart.py"), CART_AFTER)?;
-    fs::write(
-        repo.join("test_cart.py"),
-        "from cart import total\n\ndef test_discount():\n    assert total([], 0.1) == 0\n",
-    )?;
-    fs::remove_file(repo.join("legacy.py"))?;
-    let after = snapshot::take(&git, ID, &format!("luzia: job {ID}, after"))?;
-    snapshot::store(&git, &snapshot::ref_name(ID, "before"), &before.commit)?;
-    snapshot::store(&git, &snapshot::ref_name(ID, "after"), &after.commit)?;
-    let changes = record::stat(&git, &before.commit, &after.commit)?;
-    let review = Review {
-        isolation: Isolation::Snapshot,
-        repo: repo.display().to_string(),
-        base: before.commit,
-        after: after.commit,
-        changes: Some(changes),
-        ..Review::default()
-    };
+    let review = edit(&repo, &git)?;
     let dir = jobs.join(ID);
     fs::create_dir(&dir)?;
     let now = Utc::now();
@@ -95,6 +64,42 @@ pub fn write(base: &Path, jobs: &Path) -> Result<bool> {
          Removing legacy.py\n\nexit:0\n",
     )?;
     Ok(true)
+}
+
+/// The project committed, then edited as the job did, with a snapshot on each side.
+fn edit(repo: &Path, git: &Git) -> Result<Review> {
+    fs::write(repo.join("cart.py"), CART)?;
+    fs::write(repo.join("README.md"), "# webshop\n\nA demo project.\n")?;
+    fs::write(repo.join("legacy.py"), "# to be removed\nOLD = True\n")?;
+    git.run(["init", "-q", "-b", "main"])?;
+    git.run(["add", "-A"])?;
+    git.run([
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "-q",
+        "-m",
+        "webshop: a cart",
+    ])?;
+    let before = snapshot::take(git, ID, &format!("luzia: job {ID}, before"))?;
+    fs::write(repo.join("cart.py"), CART_AFTER)?;
+    fs::write(
+        repo.join("test_cart.py"),
+        "from cart import total\n\ndef test_discount():\n    assert total([], 0.1) == 0\n",
+    )?;
+    fs::remove_file(repo.join("legacy.py"))?;
+    let after = snapshot::take(git, ID, &format!("luzia: job {ID}, after"))?;
+    snapshot::store(git, &snapshot::ref_name(ID, "before"), &before.commit)?;
+    snapshot::store(git, &snapshot::ref_name(ID, "after"), &after.commit)?;
+    let changes = record::stat(git, &before.commit, &after.commit)?;
+    Ok(Review {
+        isolation: Isolation::Snapshot,
+        repo: repo.display().to_string(),
+        base: before.commit,
+        after: after.commit,
+        changes: Some(changes),
+        ..Review::default()
+    })
 }
 
 #[cfg(test)]
