@@ -37,6 +37,7 @@ fn spec(project_path: &Path) -> Spec {
         queue_id: None,
         session: Default::default(),
         permissions: Default::default(),
+        isolation: None,
     }
 }
 

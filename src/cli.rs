@@ -67,6 +67,13 @@ pub enum Command {
     Reply(ReplyArgs),
     /// Open a finished job's Claude Code session interactively in this terminal
     Attach(AttachArgs),
+    /// What a job changed in its project: the files with +/- counts, then the diff
+    Diff(DiffArgs),
+    /// Bring a worktree job's branch into the project's current branch (fast-forward or a
+    /// merge commit; refused on conflict, with nothing changed)
+    Merge(ReviewArgs),
+    /// Remove a worktree job's worktree and branch (its change stays readable with `diff`)
+    Discard(ReviewArgs),
     /// Tasks waiting for a free slot, and those that failed to start with the reason
     Queue(QueueArgs),
     /// Run the [notify] command for each new question, gate, failure, stall or overrun
@@ -362,6 +369,22 @@ pub struct KillArgs {
     /// How long the agent has to stop after SIGTERM before SIGKILL
     #[arg(long, value_parser = duration, default_value = "10s", value_name = "DURATION")]
     pub grace: std::time::Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    pub id: JobId,
+    /// The files and their counts only, without the diff
+    #[arg(long)]
+    pub stat: bool,
+    /// As JSON: files, patch, truncated, notes, stat
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    pub id: JobId,
 }
 
 #[derive(Debug, Args)]

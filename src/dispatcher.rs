@@ -106,6 +106,7 @@ impl<'a> Dispatcher<'a> {
             queue_id: None,
             session: Default::default(),
             permissions: self.cfg.permissions(&req.project),
+            isolation: project.isolation,
         })
     }
 

@@ -53,6 +53,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Retry(args) => commands::run::retry(&cfg, args, &mut out)?,
                 Command::Reply(args) => commands::session::reply(&cfg, args, &mut out)?,
                 Command::Attach(args) => commands::session::attach(&cfg, args)?,
+                Command::Diff(args) => commands::review::diff(&cfg, args, &mut out)?,
+                Command::Merge(args) => commands::review::merge(&cfg, args, &mut out)?,
+                Command::Discard(args) => commands::review::discard(&cfg, args, &mut out)?,
                 Command::Queue(args) => commands::run::queue(&cfg, args, &mut out)?,
                 Command::Supervise(args) => commands::run::supervise(&cfg, args)?,
                 // Its sending thread writes to stdout too: this thread must not hold it locked.

@@ -8,7 +8,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The domain's rooms, lowest first: a room may use the rooms before it in this list.
-const ROOMS: [&str; 7] = ["text", "os", "fs", "model", "hitl", "run", "insight"];
+const ROOMS: [&str; 8] = [
+    "text", "os", "fs", "model", "hitl", "review", "run", "insight",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {

@@ -11,6 +11,7 @@ pub mod logs;
 pub mod mcp;
 pub mod notify;
 pub mod questions;
+pub mod review;
 pub mod run;
 pub mod session;
 pub mod signals;

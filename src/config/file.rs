@@ -142,6 +142,9 @@ pub struct Project {
     /// Added to `[agent]`'s `disallowed_tools` for this project.
     #[serde(default)]
     pub disallowed_tools: Vec<String>,
+    /// How the project's jobs are kept apart and their changes recorded: `none`, `snapshot` or
+    /// `worktree`. Unset: `snapshot` when the project is in a git repository, else `none`.
+    pub isolation: Option<crate::jobs::model::review::Isolation>,
 }
 
 /// `[alarms]` as written: durations are strings with units, checked in `validate`.

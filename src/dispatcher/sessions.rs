@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use chrono::Utc;
 
 use super::{Dispatched, Dispatcher, Request, retry_request};
+use crate::jobs::model::review::Isolation;
 use crate::jobs::run::dispatch::{self, Created, Spec};
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::resume::{self, ResumeError};
@@ -109,6 +110,17 @@ impl Dispatcher<'_> {
             addendum: how.addendum.clone(),
             queue_id: None,
             permissions: self.cfg.permissions(&meta.project),
+            // A session goes on where it was (a worktree job's worktree too): recorded as a
+            // snapshot of that tree when it is in a git repository.
+            isolation: match self
+                .cfg
+                .projects
+                .get(&meta.project)
+                .and_then(|p| p.isolation)
+            {
+                Some(Isolation::Worktree) => None,
+                other => other,
+            },
             session: SessionPlan {
                 resume: Some(session),
                 interactive: how.interactive,

@@ -3,7 +3,8 @@
 //!
 //! Rooms, lowest first (a room uses only the rooms above it in this list, never one below):
 //! `text` and `os` (no domain knowledge), `fs` (how job files are read and written), `model`
-//! (what a job directory means), `hitl` (questions and gates, both sides), `run` (starting and
+//! (what a job directory means), `hitl` (questions and gates, both sides), `review` (what a
+//! job changed in its project: snapshots, worktrees, diff, merge), `run` (starting and
 //! stopping agents), `insight` (known issues, alarms, timelines, the status report).
 
 pub mod fs;
@@ -11,6 +12,7 @@ pub mod hitl;
 pub mod insight;
 pub mod model;
 pub mod os;
+pub mod review;
 pub mod run;
 pub mod text;
 

@@ -1,7 +1,7 @@
 //! What a job changed in its project, as recorded in meta.json's `review` object: how the job
 //! was isolated (`snapshot` or its own `worktree`), where, the commits its change is measured
 //! between, and the size of the change once the job ended. The diff itself is computed from git
-//! on demand (`crate::jobs::review`); these are the facts any tool can read from the job directory.
+//! on demand (by the `review` room of `jobs`); these are the facts any tool can read from the job directory.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +83,14 @@ pub struct Review {
         skip_serializing_if = "String::is_empty"
     )]
     pub error: String,
+    /// `worktree` only: what became of the branch (`merged into main at <commit>`,
+    /// `discarded`), once the operator decided.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub outcome: String,
 }
 
 /// How much a job changed: what the CHANGES column shows.
@@ -156,6 +164,35 @@ impl Change {
 }
 
 impl Review {
+    /// What `luzia jobs ID` says of it, as `(label, value, is_a_problem)`; values are raw text
+    /// for the caller to sanitize.
+    pub fn described(&self) -> Vec<(&'static str, String, bool)> {
+        let mut out = Vec::new();
+        let isolation = match self.isolation {
+            Isolation::Worktree => format!("worktree {}", self.worktree),
+            i if self.repo.is_empty() => i.as_str().to_owned(),
+            i => format!("{} of {}", i.as_str(), self.repo),
+        };
+        out.push(("isolation", isolation, false));
+        if !self.branch.is_empty() {
+            let outcome = match self.outcome.as_str() {
+                "" => String::new(),
+                o => format!(" ({o})"),
+            };
+            out.push(("branch", format!("{}{outcome}", self.branch), false));
+        }
+        if let Some(c) = &self.changes {
+            out.push(("changes", c.summary(), false));
+        }
+        for note in self.note.lines().filter(|l| !l.trim().is_empty()) {
+            out.push(("change note", note.to_owned(), false));
+        }
+        if !self.error.is_empty() {
+            out.push(("isolation error", self.error.clone(), true));
+        }
+        out
+    }
+
     /// meta.json's `review`, if it is an object; `None` for anything else.
     pub fn from_meta(v: Option<&serde_json::Value>) -> Option<Box<Review>> {
         v.filter(|v| v.is_object())

@@ -46,7 +46,7 @@ pub fn run(
          terminal, not to this log\n"
     );
     let _ = finish::append(dir, &log, &note);
-    run_recorded(dir, &log, notifications, &plan.id, || {
+    run_recorded(dir, &log, notifications, &plan, || {
         rt.block_on(run_agent(dir, &plan, &log, signals, rules))
     })
 }

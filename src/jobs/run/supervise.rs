@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::jobs::fs::publish::{write_atomic, write_unsynced};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
+use crate::jobs::review::record::{self, Begun};
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
 use crate::jobs::run::stream::{JobSink, reader::Pump};
 use crate::jobs::run::{finish, leftovers, shell};
@@ -127,7 +128,7 @@ pub fn supervise_with(
         .append(true)
         .open(&log_path)
         .map_err(io(log_path.clone()))?;
-    run_recorded(dir, &log, notifications, &plan.id, || {
+    run_recorded(dir, &log, notifications, &plan, || {
         run_agent(&rt, dir, &plan, &log, signals, &env(&plan.project))
     })
 }
@@ -139,11 +140,28 @@ pub(super) fn run_recorded(
     dir: &Path,
     log: &File,
     notifications: Option<&Path>,
-    id: &str,
+    plan: &Plan,
     run: impl FnOnce() -> i32,
 ) -> Result<i32, SuperviseError> {
+    let id = plan.id.as_str();
     let code = match publish_self(dir) {
-        Ok(()) => run(),
+        Ok(()) => match record::begin(dir, id, &plan.user) {
+            Begun::Refused(line) => {
+                let _ = finish::append(dir, log, &line);
+                127
+            }
+            begun => {
+                if let Begun::Unrecorded(line) = begun {
+                    let _ = finish::append(dir, log, &line);
+                }
+                let code = run();
+                // Recorded before the exit line: whoever sees the job end finds its change.
+                if let Some(line) = record::end(dir, id, &plan.user) {
+                    let _ = finish::append(dir, log, &line);
+                }
+                code
+            }
+        },
         Err(message) => {
             let _ = finish::append(
                 dir,

@@ -17,6 +17,7 @@ fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
         queue_id: None,
         session: Default::default(),
         permissions: Default::default(),
+        isolation: None,
     };
     let c = create(root.path(), &spec, Utc::now()).unwrap();
     (root, c.dir)
