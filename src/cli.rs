@@ -422,5 +422,8 @@ pub struct NotifyArgs {
 
 #[derive(Debug, Args)]
 pub struct SuperviseArgs {
+    /// The open descriptor of the job's entry in `.running/`, inherited from the starter.
+    #[arg(long, hide = true)]
+    pub slot_fd: Option<i32>,
     pub job_dir: PathBuf,
 }

@@ -10,7 +10,8 @@ use anyhow::{Result, bail};
 use chrono::Utc;
 
 use super::{Dispatched, Dispatcher, Request, retry_request};
-use crate::jobs::run::dispatch::{self, Created, Spec};
+use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
+use crate::jobs::run::slots::{Entry, RUNNING_DIR};
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::resume::{self, ResumeError};
 use crate::jobs::run::session::{Resume, SessionPlan};
@@ -66,7 +67,7 @@ impl Dispatcher<'_> {
             return Err(e.into());
         }
         if !how.interactive
-            && let Err(e) = self.start_created(&created)
+            && let Err(e) = self.start_created(&created, &slots)
         {
             // The job is gone again: so is its link.
             let _ = resume::unlink(&now.dir, created.id.as_str());
@@ -199,18 +200,34 @@ impl Dispatcher<'_> {
         resume::transcript_saved(&home, config_dir.as_deref(), session_id)
     }
 
-    /// Starts the supervisor of a job just created; a supervisor that cannot be started leaves
-    /// no job behind.
-    pub(super) fn start_created(&self, created: &Created) -> Result<()> {
+    /// Starts the supervisor of a job just created, with its entry in `.running/` (which it
+    /// holds for its life); a supervisor that cannot be started leaves no job and no entry
+    /// behind.
+    pub(super) fn start_created(&self, created: &Created, slots: &Slots) -> Result<()> {
+        let entry = match Entry::take(self.root(), created.id.as_str(), slots) {
+            Ok(entry) => entry,
+            Err(source) => {
+                let _ = std::fs::remove_dir_all(&created.dir);
+                return Err(DispatchError::Io {
+                    path: self.root().join(RUNNING_DIR),
+                    source,
+                }
+                .into());
+            }
+        };
         if let Err(e) = dispatch::start_supervisor(
             &self.exe,
             &created.dir,
             self.cfg.file.as_deref(),
             self.root(),
+            Some(entry.raw_fd()),
         ) {
+            entry.remove();
             let _ = std::fs::remove_dir_all(&created.dir);
             return Err(e.into());
         }
+        // The supervisor holds the entry's lock now; this process lets go of it.
+        drop(entry);
         Ok(())
     }
 }

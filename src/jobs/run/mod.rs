@@ -13,5 +13,6 @@ pub mod queue;
 pub mod resume;
 pub mod session;
 pub mod shell;
+pub mod slots;
 pub mod stream;
 pub mod supervise;
