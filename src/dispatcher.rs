@@ -14,9 +14,9 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::config::Config;
+use crate::jobs::Job;
 use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
 use crate::jobs::run::queue::{self, Priority, Queued, Slots, Unrecorded};
-use crate::jobs::Job;
 use crate::jobs::run::slots;
 
 #[derive(Clone, Debug)]
@@ -71,9 +71,13 @@ impl<'a> Dispatcher<'a> {
     /// reads the whole root at every count.
     pub fn running(&self, lock: &Slots) -> Result<usize> {
         let root = self.root();
-        let live = slots::live(root, lock)
-            .with_context(|| format!("cannot count the running jobs in {}", root.display()))?;
-        let others = slots::others::count(root, &live, Utc::now())?;
+        let live = slots::live(lock).with_context(|| {
+            format!(
+                "cannot count the running jobs in {}",
+                lock.queue().join(slots::RUNNING_DIR).display()
+            )
+        })?;
+        let others = slots::others::count(root, lock.queue(), &live, Utc::now())?;
         Ok(live.len() + others)
     }
 
@@ -156,7 +160,7 @@ impl<'a> Dispatcher<'a> {
         let before = slots::others::stamp(self.root());
         let created = dispatch::create(self.root(), spec, Utc::now())?;
         self.start_created(&created, slots)?;
-        slots::others::record_own_change(self.root(), before);
+        slots::others::record_own_change(self.root(), slots.queue(), before);
         Ok(created)
     }
 

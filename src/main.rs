@@ -54,6 +54,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Reply(args) => commands::session::reply(&cfg, args, &mut out)?,
                 Command::Attach(args) => commands::session::attach(&cfg, args)?,
                 Command::Queue(args) => commands::run::queue(&cfg, args, &mut out)?,
+                Command::Gc(args) => commands::gc::run(&cfg, args, &mut out)?,
                 Command::Supervise(args) => commands::run::supervise(&cfg, args)?,
                 // Its sending thread writes to stdout too: this thread must not hold it locked.
                 Command::Notify(args) => {

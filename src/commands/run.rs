@@ -254,7 +254,7 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     // Held until the exit line is written: the job counts as running until then.
     let slot = args
         .slot_fd
-        .and_then(|fd| slots::Entry::inherited(fd, &args.job_dir));
+        .and_then(|fd| slots::Entry::inherited(fd, &cfg.queue_dir, &args.job_dir));
     let code = supervise::supervise_with(&args.job_dir, Some(&cfg.notifications_log), &|p| {
         cfg.agent_env(p)
     });

@@ -11,10 +11,10 @@ use chrono::Utc;
 
 use super::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
-use crate::jobs::run::slots::{Entry, RUNNING_DIR};
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::resume::{self, ResumeError};
 use crate::jobs::run::session::{Resume, SessionPlan};
+use crate::jobs::run::slots::{Entry, RUNNING_DIR};
 use crate::jobs::{Job, Status, scan};
 
 /// The prompt of a retry that resumes its session: the task is in the transcript already.
@@ -204,12 +204,12 @@ impl Dispatcher<'_> {
     /// holds for its life); a supervisor that cannot be started leaves no job and no entry
     /// behind.
     pub(super) fn start_created(&self, created: &Created, slots: &Slots) -> Result<()> {
-        let entry = match Entry::take(self.root(), created.id.as_str(), slots) {
+        let entry = match Entry::take(created.id.as_str(), slots) {
             Ok(entry) => entry,
             Err(source) => {
                 let _ = std::fs::remove_dir_all(&created.dir);
                 return Err(DispatchError::Io {
-                    path: self.root().join(RUNNING_DIR),
+                    path: slots.queue().join(RUNNING_DIR),
                     source,
                 }
                 .into());

@@ -7,6 +7,7 @@ pub mod claude;
 pub mod dispatch;
 pub mod finish;
 pub mod foreground;
+pub mod gc;
 pub mod kill;
 pub mod leftovers;
 pub mod queue;

@@ -1,5 +1,6 @@
-//! The running count: one entry per agent luzia runs, in `<jobs root>/.running/`, so that
-//! counting what runs (for `max_concurrent`) costs what runs, not what the root has ever held.
+//! The running count: one entry per agent luzia runs, in `<queue root>/.running/` (beside the
+//! slots lock, whose holder counts), so that counting what runs (for `max_concurrent`) costs
+//! what runs, not what the jobs root has ever held.
 //!
 //! An entry is an empty file named after its job, made under the queue's slots lock before the
 //! supervisor starts and `flock`ed by the process that makes it. The lock passes to the
@@ -26,7 +27,7 @@ use rustix::io::Errno;
 
 use crate::jobs::run::queue::Slots;
 
-/// The directory of the entries, in the jobs root (hidden: not a job id).
+/// The directory of the entries, in the queue root.
 pub const RUNNING_DIR: &str = ".running";
 
 /// A job's entry, locked by this process (and by the supervisor it is passed to).
@@ -36,10 +37,10 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Makes job `id`'s entry under `root`, locked. Made under a temporary name and renamed, so
-    /// that no count ever sees it unlocked. The caller holds the slots lock.
-    pub fn take(root: &Path, id: &str, _slots: &Slots) -> io::Result<Entry> {
-        let dir = root.join(RUNNING_DIR);
+    /// Makes job `id`'s entry, locked, under the slots lock. Made under a temporary name and
+    /// renamed, so that no count ever sees it unlocked.
+    pub fn take(id: &str, slots: &Slots) -> io::Result<Entry> {
+        let dir = slots.queue().join(RUNNING_DIR);
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(id);
         let tmp = dir.join(format!(".new-{id}"));
@@ -63,15 +64,14 @@ impl Entry {
     }
 
     /// The entry a supervisor was started with: descriptor `fd`, inherited from the process that
-    /// made it. `None` unless `fd` is open on job `job_dir`'s entry (a descriptor that is not is
-    /// left alone). Closed on exec from here on, so the agent never holds the slot.
+    /// made it. `None` unless `fd` is open on job `job_dir`'s entry in `queue` (a descriptor that
+    /// is not is left alone). Closed on exec from here on, so the agent never holds the slot.
     #[allow(
         unsafe_code,
         reason = "a descriptor inherited across exec can only be named by its number"
     )]
-    pub fn inherited(fd: RawFd, job_dir: &Path) -> Option<Entry> {
-        let root = job_dir.parent()?;
-        let path = root.join(RUNNING_DIR).join(job_dir.file_name()?);
+    pub fn inherited(fd: RawFd, queue: &Path, job_dir: &Path) -> Option<Entry> {
+        let path = queue.join(RUNNING_DIR).join(job_dir.file_name()?);
         let on_disk = std::fs::metadata(&path).ok()?;
         if fd < 0 {
             return None;
@@ -108,8 +108,8 @@ impl Entry {
 /// supervisor is gone are removed (as are temporary ones a starter that died left: they are made
 /// only under the slots lock, which the caller holds). An entry that cannot be opened or locked
 /// for another reason is counted: a slot is never given twice.
-pub fn live(root: &Path, _slots: &Slots) -> io::Result<HashSet<String>> {
-    let dir = root.join(RUNNING_DIR);
+pub fn live(slots: &Slots) -> io::Result<HashSet<String>> {
+    let dir = slots.queue().join(RUNNING_DIR);
     let mut live = HashSet::new();
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -134,6 +134,15 @@ pub fn live(root: &Path, _slots: &Slots) -> io::Result<HashSet<String>> {
         }
     }
     Ok(live)
+}
+
+/// Whether job `id`'s entry is held by its supervisor (without the slots lock: an entry found
+/// free is left where it is, for the next count to remove).
+pub fn is_held(queue: &Path, id: &str) -> bool {
+    match File::open(queue.join(RUNNING_DIR).join(id)) {
+        Ok(file) => flock(&file, FlockOperation::NonBlockingLockShared).is_err(),
+        Err(e) => e.kind() != io::ErrorKind::NotFound,
+    }
 }
 
 /// Whether a supervisor holds the entry at `path`; removes it when none does.

@@ -2,8 +2,8 @@
 //! session's, and those started before entries existed. They count against `max_concurrent`
 //! while running, as they always did, without reading the whole root at every dispatch.
 //!
-//! `.running/.others.json` lists the jobs that had no exit line (and were not dead) when the
-//! root was last read whole, with the root's modification time then. A count reads only those
+//! `<queue root>/.running/.others.json` lists the jobs that had no exit line (and were not dead)
+//! when the jobs root was last read whole, with the root's path and modification time then. A count reads only those
 //! jobs, dropping the ones that have ended, as long as the root's modification time is the one
 //! recorded; a new directory in the root changes it, and the next count reads the root whole
 //! again. A job luzia starts itself changes it too: the starter, holding the slots lock, records
@@ -37,6 +37,8 @@ pub struct Stamp {
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Index {
+    /// The jobs root read (one queue may serve several, one at a time).
+    root: String,
     root_mtime: Option<Stamp>,
     jobs: Vec<String>,
 }
@@ -54,13 +56,14 @@ pub fn stamp(root: &Path) -> Option<Stamp> {
 /// a person. The caller holds the slots lock.
 pub fn count(
     root: &Path,
+    queue: &Path,
     luzia_live: &std::collections::HashSet<String>,
     now: DateTime<Utc>,
 ) -> Result<usize, ScanError> {
-    let index = load(root);
+    let index = load(root, queue);
     let before = stamp(root);
     if before.is_some() && index.root_mtime == before {
-        return Ok(recount(root, index, luzia_live, now));
+        return Ok(recount(root, queue, index, luzia_live, now));
     }
     let jobs = scan(root, now)?;
     let kept: Vec<&Job> = jobs
@@ -68,8 +71,9 @@ pub fn count(
         .filter(|j| may_run(j) && !luzia_live.contains(j.id.as_str()))
         .collect();
     save(
-        root,
+        queue,
         &Index {
+            root: root.display().to_string(),
             root_mtime: before,
             jobs: kept.iter().map(|j| j.id.to_string()).collect(),
         },
@@ -80,6 +84,7 @@ pub fn count(
 /// Reads the listed jobs again; the ones that ended leave the list.
 fn recount(
     root: &Path,
+    queue: &Path,
     mut index: Index,
     luzia_live: &std::collections::HashSet<String>,
     now: DateTime<Utc>,
@@ -102,7 +107,7 @@ fn recount(
         true
     });
     if index.jobs.len() != listed {
-        save(root, &index);
+        save(queue, &index);
     }
     running
 }
@@ -123,8 +128,8 @@ fn counts(job: &Job) -> bool {
 /// is current as of `before`, the root is given a modification time of luzia's own and the
 /// index that time, so the next count need not read the root whole. The caller holds the slots
 /// lock.
-pub fn record_own_change(root: &Path, before: Option<Stamp>) {
-    let mut index = load(root);
+pub fn record_own_change(root: &Path, queue: &Path, before: Option<Stamp>) {
+    let mut index = load(root, queue);
     if before.is_none() || index.root_mtime != before {
         return;
     }
@@ -159,23 +164,25 @@ pub fn record_own_change(root: &Path, before: Option<Stamp>) {
     // is ours only if nothing changed the root since.
     if stamp(root) == Some(mine) {
         index.root_mtime = Some(mine);
-        save(root, &index);
+        save(queue, &index);
     }
 }
 
-fn load(root: &Path) -> Index {
-    let path = root.join(RUNNING_DIR).join(INDEX_FILE);
+/// The index, if it is of `root`.
+fn load(root: &Path, queue: &Path) -> Index {
+    let path = queue.join(RUNNING_DIR).join(INDEX_FILE);
     read_capped(&path, INDEX_CAP)
         .ok()
         .flatten()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .and_then(|bytes| serde_json::from_slice::<Index>(&bytes).ok())
+        .filter(|i| Path::new(&i.root) == root)
         .unwrap_or_default()
 }
 
 /// Best effort, and not made durable: an index that is lost or cannot be written only means the
 /// next count reads the root whole.
-fn save(root: &Path, index: &Index) {
-    let dir = root.join(RUNNING_DIR);
+fn save(queue: &Path, index: &Index) {
+    let dir = queue.join(RUNNING_DIR);
     let written = std::fs::create_dir_all(&dir).and_then(|()| {
         let bytes = serde_json::to_vec(index).map_err(io::Error::other)?;
         write_unsynced(&dir, INDEX_FILE, &bytes)
