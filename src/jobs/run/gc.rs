@@ -311,15 +311,29 @@ fn size(dir: &Path) -> u64 {
         .sum()
 }
 
-/// The archive exists (made if need be), is a directory outside the root, on its file system.
+/// The archive is a directory outside the root, on its file system; made (only then) if need
+/// be, in a parent that exists.
 fn check_archive(root: &Path, archive: &Path) -> Result<(), GcError> {
+    use std::os::unix::fs::MetadataExt;
     let bad = |message: String| GcError::Archive {
         path: archive.to_owned(),
         message,
     };
-    std::fs::create_dir_all(archive).map_err(|e| bad(format!("{e}")))?;
-    let (Ok(a), Ok(r)) = (archive.canonicalize(), root.canonicalize()) else {
-        return Err(bad("cannot resolve it or the jobs root".into()));
+    let exists = archive.is_dir();
+    // Where it is (or will be): the directory itself, or the parent it will be made in.
+    let at = if exists {
+        archive.to_owned()
+    } else {
+        match archive.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let (Ok(a), Ok(r)) = (at.canonicalize(), root.canonicalize()) else {
+        return Err(bad(format!(
+            "{} does not exist (make it, or choose a directory that does)",
+            at.display()
+        )));
     };
     if a.starts_with(&r) {
         return Err(bad(format!(
@@ -328,7 +342,6 @@ fn check_archive(root: &Path, archive: &Path) -> Result<(), GcError> {
             r.display()
         )));
     }
-    use std::os::unix::fs::MetadataExt;
     let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
     if dev(&a) != dev(&r) {
         return Err(bad(format!(
@@ -337,6 +350,9 @@ fn check_archive(root: &Path, archive: &Path) -> Result<(), GcError> {
              (the default is beside the root), or --delete",
             r.display()
         )));
+    }
+    if !exists {
+        std::fs::create_dir(archive).map_err(|e| bad(format!("{e}")))?;
     }
     Ok(())
 }
