@@ -76,6 +76,8 @@ pub enum Command {
     Discard(ReviewArgs),
     /// Tasks waiting for a free slot, and those that failed to start with the reason
     Queue(QueueArgs),
+    /// Move finished jobs older than an age out of the jobs root (to an archive beside it, or delete them)
+    Gc(GcArgs),
     /// Run the [notify] command for each new question, gate, failure, stall or overrun
     Notify(NotifyArgs),
     /// Run a job's agent to the end (started by `run`; not for people)
@@ -444,6 +446,25 @@ pub struct NotifyArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Collect jobs finished longer ago than this: a number and s, m, h, d or w (30d)
+    #[arg(long, value_name = "AGE")]
+    pub older_than: String,
+    /// Say what would be collected, and touch nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Delete the jobs instead of archiving them
+    #[arg(long, conflicts_with = "archive_to")]
+    pub delete: bool,
+    /// Move the jobs here (on the jobs root's file system); default: `<jobs root>-archive` beside it
+    #[arg(long, value_name = "DIR")]
+    pub archive_to: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct SuperviseArgs {
+    /// The open descriptor of the job's entry in `.running/`, inherited from the starter.
+    #[arg(long, hide = true)]
+    pub slot_fd: Option<i32>,
     pub job_dir: PathBuf,
 }

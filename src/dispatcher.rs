@@ -14,9 +14,10 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::config::Config;
+use crate::jobs::Job;
 use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
 use crate::jobs::run::queue::{self, Priority, Queued, Slots, Unrecorded};
-use crate::jobs::{Job, Status, scan};
+use crate::jobs::run::slots;
 
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -65,13 +66,19 @@ impl<'a> Dispatcher<'a> {
         &self.cfg.jobs_dir
     }
 
-    /// Jobs whose agent is alive (running or waiting for a person).
-    pub fn running(&self) -> Result<usize> {
-        let jobs = scan(self.root(), Utc::now())?;
-        Ok(jobs
-            .iter()
-            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
-            .count())
+    /// Jobs whose agent is alive (running or waiting for a person): luzia's own by their
+    /// entries in `.running/`, the others by what [`slots::others`] keeps of them. Neither
+    /// reads the whole root at every count.
+    pub fn running(&self, lock: &Slots) -> Result<usize> {
+        let root = self.root();
+        let live = slots::live(lock).with_context(|| {
+            format!(
+                "cannot count the running jobs in {}",
+                lock.queue().join(slots::RUNNING_DIR).display()
+            )
+        })?;
+        let others = slots::others::count(root, lock.queue(), &live, Utc::now())?;
+        Ok(live.len() + others)
     }
 
     fn spec(&self, req: &Request) -> Result<Spec> {
@@ -126,7 +133,7 @@ impl<'a> Dispatcher<'a> {
         // Tasks queued earlier go first: a free slot is theirs.
         let round = self.start_queued_locked(&slots)?;
         let notes = round.notes();
-        let dispatched = if req.queue || self.running()? >= self.cfg.agent.max_concurrent {
+        let dispatched = if req.queue || self.running(&slots)? >= self.cfg.agent.max_concurrent {
             let by = crate::jobs::hitl::operator::operator();
             queue::enqueue(
                 &self.cfg.queue_dir,
@@ -138,7 +145,7 @@ impl<'a> Dispatcher<'a> {
             .map(Dispatched::Queued)
             .map_err(anyhow::Error::from)
         } else {
-            self.start(&spec).map(Dispatched::Started)
+            self.start(&spec, &slots).map(Dispatched::Started)
         };
         match dispatched {
             Ok(d) => Ok((d, notes)),
@@ -150,9 +157,11 @@ impl<'a> Dispatcher<'a> {
 
     /// Creates the job and starts its supervisor. A supervisor that cannot be started leaves
     /// no job behind: the directory, which nothing runs in, is removed.
-    fn start(&self, spec: &Spec) -> Result<Created> {
+    fn start(&self, spec: &Spec, slots: &Slots) -> Result<Created> {
+        let before = slots::others::stamp(self.root());
         let created = dispatch::create(self.root(), spec, Utc::now())?;
-        self.start_created(&created)?;
+        self.start_created(&created, slots)?;
+        slots::others::record_own_change(self.root(), slots.queue(), before);
         Ok(created)
     }
 
@@ -175,16 +184,15 @@ impl<'a> Dispatcher<'a> {
         // A starter that died holding a claim: its task has a job, or it waits again.
         slots.recover(self.root())?;
         let mut round = Round::default();
-        // Counting costs a scan of the root: only when something waits.
         if !slots.has_pending()? {
             return Ok(round);
         }
-        let mut running = self.running()?;
+        let mut running = self.running(slots)?;
         while running < self.cfg.agent.max_concurrent {
             let Some(claim) = slots.claim_next()? else {
                 break;
             };
-            match self.start_claimed(claim.entry()) {
+            match self.start_claimed(claim.entry(), slots) {
                 Ok(created) => {
                     claim.started();
                     round.started.push(created);
@@ -208,7 +216,7 @@ impl<'a> Dispatcher<'a> {
 
     /// Starts a claimed task as a job that names it (`queue_id` in meta.json), so that a
     /// starter dying before it settles the claim never leads to a second job.
-    fn start_claimed(&self, q: &Queued) -> Result<Created, StartFailure> {
+    fn start_claimed(&self, q: &Queued, slots: &Slots) -> Result<Created, StartFailure> {
         let mut spec = self
             .spec(&Request::new(&q.project, &q.task))
             .map_err(|error| StartFailure {
@@ -216,7 +224,7 @@ impl<'a> Dispatcher<'a> {
                 system: false,
             })?;
         spec.queue_id = Some(q.id.clone());
-        self.start(&spec).map_err(|error| {
+        self.start(&spec, slots).map_err(|error| {
             let system = matches!(
                 error.downcast_ref::<DispatchError>(),
                 Some(

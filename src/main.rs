@@ -57,6 +57,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Merge(args) => commands::review::merge(&cfg, args, &mut out)?,
                 Command::Discard(args) => commands::review::discard(&cfg, args, &mut out)?,
                 Command::Queue(args) => commands::run::queue(&cfg, args, &mut out)?,
+                Command::Gc(args) => commands::gc::run(&cfg, args, &mut out)?,
                 Command::Supervise(args) => commands::run::supervise(&cfg, args)?,
                 // Its sending thread writes to stdout too: this thread must not hold it locked.
                 Command::Notify(args) => {

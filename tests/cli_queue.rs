@@ -144,7 +144,8 @@ impl World {
         })
     }
 
-    /// Files anywhere under the queue root but the lock, as paths relative to it.
+    /// Files anywhere under the queue root but the lock and the running jobs' entries (which
+    /// are not tasks), as paths relative to it.
     fn queue_files(&self) -> Vec<String> {
         let mut out = Vec::new();
         let mut stack = vec![self.queue.clone()];
@@ -155,6 +156,9 @@ impl World {
                 .filter_map(Result::ok)
             {
                 let p = e.path();
+                if e.file_name() == ".running" {
+                    continue;
+                }
                 if p.is_dir() {
                     stack.push(p);
                 } else if e.file_name() != ".slots.lock" {

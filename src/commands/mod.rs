@@ -5,6 +5,7 @@ pub mod demo_agent;
 pub mod demo_claude;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod gc;
 pub mod install;
 pub mod jobs;
 pub mod logs;

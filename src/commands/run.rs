@@ -15,7 +15,7 @@ use crate::dispatcher::{Dispatched, Dispatcher, Request};
 use crate::jobs::hitl::operator::{self, Outcome};
 use crate::jobs::model::stop::StopSource;
 use crate::jobs::run::queue::{self, Priority};
-use crate::jobs::run::{kill, supervise};
+use crate::jobs::run::{kill, slots, supervise};
 use crate::jobs::text::sanitize::plain_text;
 
 pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
@@ -251,9 +251,16 @@ fn queue_retry(cfg: &Config, ids: &[String], all: bool, out: &mut dyn Write) -> 
 
 pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     supervise::adopt_orphans();
+    // Held until the exit line is written: the job counts as running until then.
+    let slot = args
+        .slot_fd
+        .and_then(|fd| slots::Entry::inherited(fd, &cfg.queue_dir, &args.job_dir));
     let code = supervise::supervise_with(&args.job_dir, Some(&cfg.notifications_log), &|p| {
         cfg.agent_env(p)
     });
+    if let Some(slot) = slot {
+        slot.remove();
+    }
     // A slot is free now, whatever became of this job's bookkeeping (a full disk may have
     // refused it): queued tasks may start, or be recorded as unable to.
     if let Ok(d) = Dispatcher::new(cfg)

@@ -11,10 +11,11 @@ use chrono::Utc;
 
 use super::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::model::review::Isolation;
-use crate::jobs::run::dispatch::{self, Created, Spec};
+use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::resume::{self, ResumeError};
 use crate::jobs::run::session::{Resume, SessionPlan};
+use crate::jobs::run::slots::{Entry, RUNNING_DIR};
 use crate::jobs::{Job, Status, scan};
 
 /// The prompt of a retry that resumes its session: the task is in the transcript already.
@@ -67,7 +68,7 @@ impl Dispatcher<'_> {
             return Err(e.into());
         }
         if !how.interactive
-            && let Err(e) = self.start_created(&created)
+            && let Err(e) = self.start_created(&created, &slots)
         {
             // The job is gone again: so is its link.
             let _ = resume::unlink(&now.dir, created.id.as_str());
@@ -211,18 +212,34 @@ impl Dispatcher<'_> {
         resume::transcript_saved(&home, config_dir.as_deref(), session_id)
     }
 
-    /// Starts the supervisor of a job just created; a supervisor that cannot be started leaves
-    /// no job behind.
-    pub(super) fn start_created(&self, created: &Created) -> Result<()> {
+    /// Starts the supervisor of a job just created, with its entry in `.running/` (which it
+    /// holds for its life); a supervisor that cannot be started leaves no job and no entry
+    /// behind.
+    pub(super) fn start_created(&self, created: &Created, slots: &Slots) -> Result<()> {
+        let entry = match Entry::take(created.id.as_str(), slots) {
+            Ok(entry) => entry,
+            Err(source) => {
+                let _ = std::fs::remove_dir_all(&created.dir);
+                return Err(DispatchError::Io {
+                    path: slots.queue().join(RUNNING_DIR),
+                    source,
+                }
+                .into());
+            }
+        };
         if let Err(e) = dispatch::start_supervisor(
             &self.exe,
             &created.dir,
             self.cfg.file.as_deref(),
             self.root(),
+            Some(entry.raw_fd()),
         ) {
+            entry.remove();
             let _ = std::fs::remove_dir_all(&created.dir);
             return Err(e.into());
         }
+        // The supervisor holds the entry's lock now; this process lets go of it.
+        drop(entry);
         Ok(())
     }
 }

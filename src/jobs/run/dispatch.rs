@@ -343,8 +343,9 @@ fn run_script(id: &JobId, dir: &Path, cwd: &Path, argv: &[String], interactive: 
     )
 }
 
-/// Starts `luzia supervise DIR` detached in its own session. If it cannot be started, the job
-/// directory (just made by [`create`]) is removed again.
+/// Starts `luzia supervise DIR` detached in its own session, passing it `slot` (the descriptor
+/// of its entry in `.running/`, see [`slots`](crate::jobs::run::slots)) to hold for its life.
+/// If it cannot be started, the job directory (just made by [`create`]) is removed again.
 #[allow(
     unsafe_code,
     reason = "pre_exec runs code between fork and exec, which only Rust's unsafe can express; the closure makes only async-signal-safe system calls"
@@ -354,6 +355,7 @@ pub fn start_supervisor(
     dir: &Path,
     config: Option<&Path>,
     jobs_dir: &Path,
+    slot: Option<std::os::fd::RawFd>,
 ) -> Result<(), DispatchError> {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(exe);
@@ -362,16 +364,25 @@ pub fn start_supervisor(
     if let Some(c) = config {
         cmd.arg("--config").arg(c);
     }
-    cmd.arg("supervise").arg(dir);
+    cmd.arg("supervise");
+    if let Some(fd) = slot {
+        cmd.arg("--slot-fd").arg(fd.to_string());
+    }
+    cmd.arg(dir);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    // SAFETY: setsid() is async-signal-safe and touches nothing of the parent's memory.
+    // SAFETY: setsid() and fcntl() are async-signal-safe and touch nothing of the parent's
+    // memory. The slot's descriptor is closed on exec everywhere else (every other child of
+    // this process, which may be the cockpit); only in this child does it stay open across it.
     unsafe {
-        cmd.pre_exec(|| {
-            rustix::process::setsid()
-                .map(|_| ())
-                .map_err(std::io::Error::from)
+        cmd.pre_exec(move || {
+            rustix::process::setsid().map_err(std::io::Error::from)?;
+            if let Some(fd) = slot {
+                let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
+                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
+            }
+            Ok(())
         });
     }
     let mut child = match cmd.spawn() {

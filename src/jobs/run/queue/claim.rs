@@ -60,6 +60,11 @@ impl Slots {
         })
     }
 
+    /// The queue root this lock is of.
+    pub fn queue(&self) -> &Path {
+        &self.queue
+    }
+
     /// Whether a task waits in `pending/`.
     pub fn has_pending(&self) -> Result<bool, QueueError> {
         Ok(!pending(&self.queue)?.is_empty())

@@ -1,0 +1,168 @@
+//! The running count: one entry per agent luzia runs, in `<queue root>/.running/` (beside the
+//! slots lock, whose holder counts), so that counting what runs (for `max_concurrent`) costs
+//! what runs, not what the jobs root has ever held.
+//!
+//! An entry is an empty file named after its job, made under the queue's slots lock before the
+//! supervisor starts and `flock`ed by the process that makes it. The lock passes to the
+//! supervisor with the open file (inherited across exec), and the supervisor keeps it for its
+//! whole life. The kernel releases it when the supervisor ends, however it ends (SIGKILL too),
+//! so an entry whose lock can be taken is one whose supervisor is gone: the count trusts no pid,
+//! and a reused pid changes nothing. The supervisor removes its entry after the exit line; one
+//! left by a supervisor that died is removed by the next count.
+//!
+//! Jobs with no entry (the orchestrator's, an interactive session's, those started before
+//! entries existed) are counted by [`others`].
+
+pub mod others;
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, flock};
+use rustix::io::Errno;
+
+use crate::jobs::run::queue::Slots;
+
+/// The directory of the entries, in the queue root.
+pub const RUNNING_DIR: &str = ".running";
+
+/// A job's entry, locked by this process (and by the supervisor it is passed to).
+pub struct Entry {
+    file: File,
+    path: PathBuf,
+}
+
+impl Entry {
+    /// Makes job `id`'s entry, locked, under the slots lock. Made under a temporary name and
+    /// renamed, so that no count ever sees it unlocked.
+    pub fn take(id: &str, slots: &Slots) -> io::Result<Entry> {
+        let dir = slots.queue().join(RUNNING_DIR);
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(id);
+        let tmp = dir.join(format!(".new-{id}"));
+        let made = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&tmp)
+            .and_then(|file| {
+                flock(&file, FlockOperation::NonBlockingLockExclusive)?;
+                std::fs::rename(&tmp, &path)?;
+                Ok(file)
+            });
+        match made {
+            Ok(file) => Ok(Entry { file, path }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// The entry a supervisor was started with: descriptor `fd`, inherited from the process that
+    /// made it. `None` unless `fd` is open on job `job_dir`'s entry in `queue` (a descriptor that
+    /// is not is left alone). Closed on exec from here on, so the agent never holds the slot.
+    #[allow(
+        unsafe_code,
+        reason = "a descriptor inherited across exec can only be named by its number"
+    )]
+    pub fn inherited(fd: RawFd, queue: &Path, job_dir: &Path) -> Option<Entry> {
+        let path = queue.join(RUNNING_DIR).join(job_dir.file_name()?);
+        let on_disk = std::fs::metadata(&path).ok()?;
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: only borrowed for the fstat, which fails harmlessly on a closed descriptor.
+        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+        let st = rustix::fs::fstat(borrowed).ok()?;
+        if st.st_dev != on_disk.dev() || st.st_ino != on_disk.ino() {
+            return None;
+        }
+        rustix::io::fcntl_setfd(borrowed, rustix::io::FdFlags::CLOEXEC).ok()?;
+        // SAFETY: the descriptor is open on the entry, and nothing else in this process owns it
+        // (it came from the parent, named only by `--slot-fd`).
+        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        Some(Entry { file, path })
+    }
+
+    /// The descriptor to pass to the supervisor.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+
+    /// The job no longer runs: the entry goes, then the lock (with the descriptor).
+    pub fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The jobs whose supervisor holds its entry: luzia's running agents, exactly. Entries whose
+/// supervisor is gone are removed (as are temporary ones a starter that died left: they are made
+/// only under the slots lock, which the caller holds). An entry that cannot be opened or locked
+/// for another reason is counted: a slot is never given twice.
+pub fn live(slots: &Slots) -> io::Result<HashSet<String>> {
+    let dir = slots.queue().join(RUNNING_DIR);
+    let mut live = HashSet::new();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(live),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        let path = entry.path();
+        if name.starts_with(".new-") {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        }
+        if name.starts_with('.') {
+            continue;
+        }
+        if held(&path) {
+            live.insert(name);
+        }
+    }
+    Ok(live)
+}
+
+/// Whether job `id`'s entry is held by its supervisor (without the slots lock: an entry found
+/// free is left where it is, for the next count to remove).
+pub fn is_held(queue: &Path, id: &str) -> bool {
+    match File::open(queue.join(RUNNING_DIR).join(id)) {
+        Ok(file) => flock(&file, FlockOperation::NonBlockingLockShared).is_err(),
+        Err(e) => e.kind() != io::ErrorKind::NotFound,
+    }
+}
+
+/// Whether a supervisor holds the entry at `path`; removes it when none does.
+fn held(path: &Path) -> bool {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        // Its supervisor just removed it: the job has ended.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
+        Err(_) => return true,
+    };
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Err(Errno::WOULDBLOCK) => true,
+        Ok(()) => {
+            // Removed while locked: no supervisor can hold it any more, and none ever will.
+            let _ = std::fs::remove_file(path);
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests;
