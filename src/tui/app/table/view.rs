@@ -176,3 +176,76 @@ pub fn counts(jobs: &HashMap<JobId, Job>, projects: &[String]) -> HashMap<Status
     }
     c
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+
+    /// The order as it was defined before the keys were worked out once per row: two jobs
+    /// compared field by field.
+    fn by_comparison(jobs: &HashMap<JobId, Job>, sort: SortKey, now: DateTime<Utc>) -> Vec<JobId> {
+        let mut rows: Vec<&Job> = jobs.values().collect();
+        let newest = |a: &Job, b: &Job| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id));
+        rows.sort_by(|a, b| {
+            let primary = match sort {
+                SortKey::Status => status_rank(a).cmp(&status_rank(b)),
+                SortKey::Started => std::cmp::Ordering::Equal,
+                SortKey::Project => a.project().cmp(b.project()),
+                SortKey::Elapsed => b.elapsed_secs(now).cmp(&a.elapsed_secs(now)),
+            };
+            primary
+                .then_with(|| a.queue_position.cmp(&b.queue_position))
+                .then_with(|| newest(a, b))
+        });
+        rows.into_iter().map(|j| j.id.clone()).collect()
+    }
+
+    fn job(
+        i: usize,
+        status: usize,
+        started: Option<i64>,
+        finished: Option<i64>,
+        project: usize,
+        queued: Option<usize>,
+    ) -> Job {
+        let t = |s: i64| Utc.timestamp_opt(1_767_225_600 + s, 0).single();
+        let id = JobId::parse(&format!("job-{i:03}")).unwrap();
+        Job {
+            status: Status::ALL[status % Status::ALL.len()],
+            started: started.and_then(t),
+            finished: finished.and_then(t),
+            queue_position: queued,
+            meta: Some(Box::new(crate::jobs::Meta {
+                project: ["musica", "admin", "dss"][project % 3].into(),
+                ..Default::default()
+            })),
+            ..Job::bare(id, std::path::PathBuf::from("/jobs"))
+        }
+    }
+
+    proptest! {
+        /// Few distinct times, projects and places, so that ties (down to the id) are common.
+        #[test]
+        fn the_order_is_the_one_two_jobs_compared_field_by_field_give(
+            specs in proptest::collection::vec(
+                (0usize..9, proptest::option::of(0i64..4), proptest::option::of(0i64..8),
+                 0usize..3, proptest::option::of(1usize..3)),
+                0..40,
+            )
+        ) {
+            let jobs: HashMap<JobId, Job> = specs
+                .into_iter()
+                .enumerate()
+                .map(|(i, (s, st, fi, p, q))| job(i, s, st, fi, p, q))
+                .map(|j| (j.id.clone(), j))
+                .collect();
+            let now = Utc.timestamp_opt(1_767_225_610, 0).single().unwrap();
+            for sort in [SortKey::Status, SortKey::Started, SortKey::Project, SortKey::Elapsed] {
+                let spec = ViewSpec { tab: Tab::All, projects: &[], text: "", sort };
+                prop_assert_eq!(build(&jobs, &spec, now), by_comparison(&jobs, sort, now));
+            }
+        }
+    }
+}
