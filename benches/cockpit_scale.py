@@ -16,9 +16,9 @@ falls on all of them alike; warm page cache, after one untimed round):
   memory       the cockpit's VmRSS and VmHWM right after the first frame, and again once it
                has settled (its CPU time did not move for 2 s: the known-issue scan of every
                log is done).
-  listings     `luzia jobs --json` and `luzia status`: wall time and peak RSS (ru_maxrss), and
+  listings     `luzia jobs --json` and `luzia status`: wall time and peak RSS (GNU time's %M), and
                whether both builds wrote the same bytes (but for status's lines that give the
-               clock and the load).
+               clock and the load, and its ages, which move with the clock).
 
 With --cold (and permission to write /proc/sys/vm/drop_caches), one more round per size runs
 each of the floor and the two cockpits after dropping the page cache.
@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,7 @@ import cockpit  # noqa: E402  (the pty, the screen, the job generator)
 from cockpit import CLEAN, pct  # noqa: E402
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000}
+AGE = re.compile(rb"\b\d+(?:d\d+h|h\d+m|m\d+s|s|m|h|d)\b")
 
 
 def make_roots(base, sizes):
@@ -120,22 +122,27 @@ def listing(binary, root, args, work):
     path = os.path.join(work, "listing.out")
     env = cockpit.cockpit_env(os.path.join(work, "home-listing"))
     env["COLUMNS"] = "160"
+    peak = os.path.join(work, "listing.maxrss")
     with open(path, "wb") as out:
         t = time.monotonic()
-        p = subprocess.Popen([binary, *args, "--jobs-dir", root], stdout=out,
-                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(p.pid, 0)
+        # The peak from GNU time, which execs the listing from a small process of its own: a
+        # child forked from this script would count this interpreter's pages in its ru_maxrss.
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak, binary, *args, "--jobs-dir",
+                        root], stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                       env=env, check=False)
         wall = (time.monotonic() - t) * 1000
-    p.returncode = os.waitstatus_to_exitcode(status)
+    with open(peak) as f:
+        maxrss = int(f.read().split()[-1])
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for line in f:
             # `status` heads its report with the clock and the machine's load: not the jobs.
             if not (line.startswith(b"luzia status ") or b" load " in line):
-                h.update(line)
+                # ...and ages ("41m00s" a second later is "41m01s").
+                h.update(AGE.sub(b"<age>", line))
     size = os.path.getsize(path)
     os.unlink(path)
-    return wall, usage.ru_maxrss, f"{h.hexdigest()[:16]} ({size} bytes)"
+    return wall, maxrss, f"{h.hexdigest()[:16]} ({size} bytes)"
 
 
 def bench_size(name, args, out):
@@ -149,7 +156,8 @@ def bench_size(name, args, out):
     # One untimed round: the tree in the page cache for all.
     floor(args.floor, root)
     for b, binary in builds.items():
-        first_frame(binary, root, n, work, f"{b}-warmup", memory=False)
+        if args.runs:
+            first_frame(binary, root, n, work, f"{b}-warmup", memory=False)
     for i in range(args.runs):
         res["floor_ms"].append(floor(args.floor, root))
         order = list(builds.items())
@@ -166,7 +174,7 @@ def bench_size(name, args, out):
                       "stdout": sorted({r[2] for r in runs})}
         per["identical"] = per["new"]["stdout"] == per["base"]["stdout"]
         res["listings"][key] = per
-    if args.cold and cockpit.drop_caches():
+    if args.cold and args.runs and cockpit.drop_caches():
         cold = {}
         cockpit.drop_caches()
         cold["floor_ms"] = floor(args.floor, root)
@@ -187,6 +195,12 @@ def print_size(name, r, runs):
     n = SIZES[name]
     fl = pct(r["floor_ms"], 50)
     print(f"\n{name} ({n} jobs), {runs} rounds, medians:")
+    if runs:
+        print_frames(r, n, fl)
+    print_listings(r)
+
+
+def print_frames(r, n, fl):
     print(f"  floor (list + parse every meta.json, all cores): {fl:.0f} ms "
           f"(min {min(r['floor_ms']):.0f}, max {max(r['floor_ms']):.0f})")
     for b in ("new", "base"):
@@ -203,16 +217,19 @@ def print_size(name, r, runs):
                   f"VmRSS {mib(m['settled']['VmRSS']):.1f} / VmHWM "
                   f"{mib(m['settled']['VmHWM']):.1f} MiB "
                   f"({m['settled']['VmRSS'] * 1024 / n:.0f} B/job)")
+    if "cold" in r:
+        c = r["cold"]
+        print(f"  cold: floor {c['floor_ms']:.0f} ms; new {c['new']['external_ms']:.0f} ms; "
+              f"base {c['base']['external_ms']:.0f} ms")
+
+
+def print_listings(r):
     for key, per in r["listings"].items():
         for b in ("new", "base"):
             p = per[b]
             print(f"  {b:4} luzia {key}: {pct(p['wall_ms'], 50):.0f} ms, max RSS "
                   f"{mib(pct(p['maxrss_kib'], 50)):.1f} MiB")
         print(f"       same stdout from both: {per['identical']} {per['new']['stdout']}")
-    if "cold" in r:
-        c = r["cold"]
-        print(f"  cold: floor {c['floor_ms']:.0f} ms; new {c['new']['external_ms']:.0f} ms; "
-              f"base {c['base']['external_ms']:.0f} ms")
 
 
 def main():
@@ -225,7 +242,8 @@ def main():
     ap.add_argument("--roots", default=os.environ.get("LUZIA_BENCH_ROOTS",
                                                       "/work/bench/scale-memory/roots"))
     ap.add_argument("--sizes", default="1k,10k,100k")
-    ap.add_argument("--runs", type=int, default=5, help="rounds per size (5)")
+    ap.add_argument("--runs", type=int, default=5,
+                    help="rounds per size (5); 0: the listings only")
     ap.add_argument("--listing-runs", type=int, default=3, help="runs of each listing (3)")
     ap.add_argument("--cold", action="store_true", help="one cold-cache round per size")
     ap.add_argument("--json", help="also write every raw figure to this file")
