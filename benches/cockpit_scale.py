@@ -39,6 +39,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ left in benches/
 import cockpit  # noqa: E402  (the pty, the screen, the job generator)
 from cockpit import CLEAN, pct  # noqa: E402
 
