@@ -509,7 +509,7 @@ fn expected(set: &PatternSet, generator: &Gen) -> BTreeMap<String, u64> {
     for (line, &n) in ERRORS.iter().zip(&generator.errors) {
         let found = scan_text(set, line.as_bytes());
         assert!(!found.is_empty(), "no pattern matches {line:?}");
-        for f in &found.found {
+        for f in found.found.iter() {
             *want.entry(set.pattern(f.pattern).name.clone()).or_insert(0) += n;
         }
     }

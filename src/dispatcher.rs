@@ -283,7 +283,9 @@ pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
     // stopped): read it there, with whatever answer stands.
     let question = job.question.clone().or_else(|| {
         let bytes = crate::jobs::fs::files::read_small(&job.dir.join(QUESTION_FILE)).ok()??;
-        crate::jobs::Question::parse(&bytes, None).ok()
+        crate::jobs::Question::parse(&bytes, None)
+            .ok()
+            .map(Box::new)
     });
     if let Some(q) = question {
         let answered = crate::jobs::hitl::operator::settled(&job.dir, Some(&q.id));

@@ -15,11 +15,11 @@ pub fn now() -> DateTime<Utc> {
 fn job(id: &str, status: Status, started_min: i64) -> Job {
     let started = now() - Duration::minutes(started_min);
     Job {
-        meta: Some(Meta {
+        meta: Some(Box::new(Meta {
             project: "musica".into(),
             task: format!("task of {id}"),
             ..Meta::default()
-        }),
+        })),
         status,
         pid: Some(4242),
         started: Some(started),
@@ -48,37 +48,40 @@ fn question(kind: QuestionType, options: &[&str]) -> Question {
 
 pub fn jobs() -> Vec<Job> {
     let mut asking = job("w1", Status::Waiting, 10);
-    asking.question = Some(question(QuestionType::Choice, &["production", "staging"]));
-    asking.progress = Some(Progress {
+    asking.question = Some(Box::new(question(
+        QuestionType::Choice,
+        &["production", "staging"],
+    )));
+    asking.progress = Some(Box::new(Progress {
         percent: Some(40.0),
         step: Some(2),
         total_steps: Some(5),
         step_name: Some("Running tests".into()),
         ..Progress::default()
-    });
+    }));
     asking.problems.push(Problem {
         path: "/srv/jobs/w1/progress.json".into(),
         message: "is not valid JSON (EOF)".into(),
     });
     let mut gated = job("g2", Status::Waiting, 20);
-    gated.gate = Some(Gate {
+    gated.gate = Some(Box::new(Gate {
         id: "g1".into(),
         gate: "deploy".into(),
         description: "Deploy to staging".into(),
         context: String::new(),
         awaiting_since: Some(now() - Duration::minutes(1)),
         auto_approve_after_minutes: Some(5.0),
-    });
-    gated.activity = Some(Activity {
+    }));
+    gated.activity = Some(Box::new(Activity {
         what: "Bash: rm -rf build".into(),
         since: Some(now() - Duration::minutes(1)),
-    });
+    }));
     let mut done = job("d3", Status::Completed, 60);
     done.exit_code = Some(0);
     if let Some(m) = done.meta.as_mut() {
         m.session_id = "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41".into();
         m.resumes = "c0".into();
-        m.usage = Some(Usage {
+        m.usage = Some(Box::new(Usage {
             model: "claude-sonnet-4-5".into(),
             turns: Some(7),
             duration_ms: Some(192_400),
@@ -89,13 +92,13 @@ pub fn jobs() -> Vec<Job> {
             cost_usd: Some(0.4213),
             outcome: "success".into(),
             error: String::new(),
-        });
+        }));
     }
     done.finished = Some(now() - Duration::minutes(30));
-    done.progress = Some(Progress {
+    done.progress = Some(Box::new(Progress {
         percent: Some(12.5),
         ..Progress::default()
-    });
+    }));
     let mut stopped = job("n4", Status::NeedsInput, 40);
     stopped.exit_code = Some(100);
     stopped.finished = Some(now() - Duration::minutes(35));
@@ -103,11 +106,11 @@ pub fn jobs() -> Vec<Job> {
     q.timeout_minutes = None;
     q.default_if_timeout = None;
     q.note = Some("a choice with no options: answer in free text".into());
-    stopped.exchange = Some(Exchange {
+    stopped.exchange = Some(Box::new(Exchange {
         question: q.clone(),
         answer: None,
-    });
-    stopped.question = Some(q);
+    }));
+    stopped.question = Some(Box::new(q));
     let (answered, retry) = answered_and_retried();
     vec![asking, gated, done, stopped, answered, retry]
 }
@@ -117,7 +120,7 @@ fn answered_and_retried() -> (Job, Job) {
     let mut answered = job("a5", Status::NeedsInput, 50);
     answered.exit_code = Some(100);
     answered.finished = Some(now() - Duration::minutes(45));
-    answered.exchange = Some(Exchange {
+    answered.exchange = Some(Box::new(Exchange {
         question: question(QuestionType::Choice, &["production", "staging"]),
         answer: Some(Answer {
             question_id: "q1".into(),
@@ -126,7 +129,7 @@ fn answered_and_retried() -> (Job, Job) {
             answered_at: Some(now() - Duration::minutes(44)),
             source: "tui".into(),
         }),
-    });
+    }));
     answered.retried_by = vec![JobId::parse("r6").unwrap()];
     let mut retry = job("r6", Status::Completed, 43);
     retry.exit_code = Some(0);

@@ -47,8 +47,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
             super::check_projects(cfg, &all, &args.projects)?;
             let jobs = select(all, args);
             if args.json {
-                let list: Vec<JobJson> = jobs.iter().map(|j| job_json(j, now)).collect();
-                writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+                write_json_list(&jobs, now, out)?;
             } else {
                 let width = terminal_width();
                 write_table(&jobs, args.timing, now, width, super::stdout_colors(), out)?;
@@ -63,6 +62,18 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// The list as `serde_json::to_string_pretty` writes it, byte for byte, one job at a time:
+/// at 100,000 jobs the whole text would be hundreds of megabytes held at once.
+fn write_json_list(jobs: &[Job], now: DateTime<Utc>, out: &mut dyn Write) -> Result<()> {
+    use serde::Serializer;
+    let mut buffered = std::io::BufWriter::new(out);
+    let mut json = serde_json::Serializer::pretty(&mut buffered);
+    json.collect_seq(jobs.iter().map(|j| job_json(j, now)))?;
+    buffered.write_all(b"\n")?;
+    buffered.flush()?;
     Ok(())
 }
 
@@ -204,13 +215,13 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
             step_name: p.step_name.as_deref(),
         }),
         waiting: job.waiting().map(|w| w.as_str()),
-        stop: job.stop.as_ref(),
+        stop: job.stop.as_deref(),
         session_id: meta_text(job, |m| &m.session_id),
         resumes: meta_text(job, |m| &m.resumes),
         usage: job
             .meta
             .as_ref()
-            .and_then(|m| m.usage.as_ref())
+            .and_then(|m| m.usage.as_deref())
             .map(UsageJson::of),
         activity: job
             .activity
@@ -225,7 +236,7 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
             Stage::Answered => "answered",
             Stage::Retried(_) => "retried",
         }),
-        exchange: job.exchange.as_ref().map(ExchangeJson::of),
+        exchange: job.exchange.as_deref().map(ExchangeJson::of),
         retry_of: job.retry_of().map(|id| id.to_string()),
         retried_by: job.retried_by.iter().map(|id| id.as_str()).collect(),
         problems: job.problems.iter().map(|p| p.to_string()).collect(),
@@ -393,7 +404,7 @@ fn write_insight(cfg: &Config, job: &Job, out: &mut dyn Write) -> Result<()> {
             job.log_path().display()
         )?;
     }
-    for f in &scanner.findings.found {
+    for f in scanner.findings.found.iter() {
         let p = set.pattern(f.pattern);
         writeln!(
             out,
@@ -461,6 +472,22 @@ mod tests {
         let list: Vec<_> = jobs.iter().map(|j| job_json(j, fixtures::now())).collect();
         let text = serde_json::to_string_pretty(&list).unwrap();
         assert_eq!(format!("{text}\n"), GOLDEN);
+    }
+
+    #[test]
+    fn the_list_written_one_job_at_a_time_is_the_same_text() {
+        let jobs = fixtures::jobs();
+        let mut streamed = Vec::new();
+        write_json_list(&jobs, fixtures::now(), &mut streamed).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), GOLDEN);
+        for n in [0, 1, 2] {
+            let some = &jobs[..n];
+            let list: Vec<_> = some.iter().map(|j| job_json(j, fixtures::now())).collect();
+            let whole = format!("{}\n", serde_json::to_string_pretty(&list).unwrap());
+            let mut streamed = Vec::new();
+            write_json_list(some, fixtures::now(), &mut streamed).unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), whole, "{n} jobs");
+        }
     }
 
     #[test]

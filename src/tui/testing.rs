@@ -77,41 +77,41 @@ pub fn jobs() -> Vec<Job> {
                 "5f0c6a1e-9d7b-4c1a-8f3e-{}",
                 job.id.as_str().replace('-', "")
             );
-            m.usage = Some(usage);
+            m.usage = Some(Box::new(usage));
         }
     }
     jobs.push(live("142315-a1b2", "155900-run1", 3, |j| {
-        j.progress = Some(Progress {
+        j.progress = Some(Box::new(Progress {
             percent: Some(40.0),
             ..Progress::default()
-        });
+        }));
         if let Some(m) = j.meta.as_mut() {
             m.task = "Run the full test suite and summarise failures".into();
         }
     }));
     jobs.push(live("143002-c3d4", "155800-run2", 12, |j| {
-        j.progress = Some(Progress {
+        j.progress = Some(Box::new(Progress {
             step: Some(2),
             total_steps: Some(5),
             step_name: Some("Running tests".into()),
             ..Progress::default()
-        });
+        }));
         // A tool call in flight: what the table shows instead of the step.
-        j.activity = Some(Activity {
+        j.activity = Some(Box::new(Activity {
             what: "Bash: cargo test --workspace".into(),
             since: Some(now() - chrono::Duration::seconds(150)),
-        });
+        }));
     }));
     jobs.push(live("150110-e5f6", "155700-gate", 20, |j| {
         j.status = Status::Waiting;
-        j.gate = Some(Gate {
+        j.gate = Some(Box::new(Gate {
             id: "g1".into(),
             gate: "deploy".into(),
             description: "Deploy the index to production".into(),
             context: String::new(),
             awaiting_since: Some(now() - chrono::Duration::minutes(4)),
             auto_approve_after_minutes: None,
-        });
+        }));
     }));
     jobs
 }
@@ -136,7 +136,7 @@ pub fn claude_usage(usd: f64, turns: u64) -> Usage {
 pub fn text_question_job() -> Job {
     live("150500-a9b8", "155600-text", 25, |j| {
         j.status = Status::Waiting;
-        j.question = Some(Question {
+        j.question = Some(Box::new(Question {
             id: "q3".into(),
             kind: QuestionType::Text,
             question: "What should the release be called?".into(),
@@ -149,7 +149,7 @@ pub fn text_question_job() -> Job {
             header: String::new(),
             descriptions: Vec::new(),
             multi_select: false,
-        });
+        }));
     })
 }
 
@@ -157,7 +157,7 @@ pub fn text_question_job() -> Job {
 pub fn multi_question_job() -> Job {
     live("150500-a9b8", "155800-many", 25, |j| {
         j.status = Status::Waiting;
-        j.question = Some(Question {
+        j.question = Some(Box::new(Question {
             id: "q4".into(),
             kind: QuestionType::Choice,
             question: "Which checks should run after the migration?".into(),
@@ -178,7 +178,7 @@ pub fn multi_question_job() -> Job {
                 "Slow: an hour".into(),
             ],
             multi_select: true,
-        });
+        }));
     })
 }
 

@@ -138,18 +138,39 @@ impl<'a> Collector<'a> {
     /// Reads everything once more and builds the report.
     pub fn collect(&mut self, now: DateTime<Utc>) -> Result<Report> {
         let root = super::jobs_root(self.cfg)?;
-        let all = self.rescan.scan(root, now)?;
+        // Lent by the rescan for this refresh, and given back below.
+        let mut rescan = std::mem::take(&mut self.rescan);
+        let result = self.collect_from(root, rescan.scan(root, now), now);
+        self.rescan = rescan;
+        result
+    }
+
+    fn collect_from(
+        &mut self,
+        root: &std::path::Path,
+        all: Result<&[Job], crate::jobs::model::scan::ScanError>,
+        now: DateTime<Utc>,
+    ) -> Result<Report> {
+        let all = all?;
         let wanted = self.project.clone();
         let project = wanted.as_deref();
         let note = project
             .filter(|p| !all.iter().any(|j| j.project() == *p))
             .map(|p| {
                 let configured: Vec<String> = self.cfg.projects.keys().cloned().collect();
-                report::project_note(p, &all, &configured)
+                report::project_note(p, all, &configured)
             });
-        let jobs = report::filter_project(all, project);
+        // Only a project's jobs are copied; the whole root is used as it is.
+        let of_project: Vec<Job>;
+        let jobs: &[Job] = match project {
+            None => all,
+            Some(p) => {
+                of_project = all.iter().filter(|j| j.project() == p).cloned().collect();
+                &of_project
+            }
+        };
         let queued = self.queued();
-        let problems = self.cache.refresh(&report::jobs_to_scan(&jobs), &self.set);
+        let problems = self.cache.refresh(&report::jobs_to_scan(jobs), &self.set);
         self.warn(problems);
         let (recent, problems) = if self.recent == 0 {
             (Vec::new(), Vec::new())
@@ -159,7 +180,7 @@ impl<'a> Collector<'a> {
                 .then_some(self.cfg.notifications_log.as_path());
             let cache = &self.cache;
             timeline::feed(
-                &jobs,
+                jobs,
                 &|job: &Job| cache.findings(&job.id).cloned(),
                 &self.set,
                 &self.cfg.alarms,
@@ -174,7 +195,7 @@ impl<'a> Collector<'a> {
             jobs_root: root,
             project,
             note,
-            jobs: &jobs,
+            jobs,
             queued,
             cache: &self.cache,
             set: &self.set,

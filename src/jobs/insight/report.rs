@@ -346,7 +346,7 @@ fn running_row(job: &Job, src: &Sources<'_>, raised: &[Alarm]) -> RunningRow {
 
 fn waiting_row(job: &Job) -> WaitingRow {
     let exchange = job.exchange.as_ref();
-    let question = job.question.as_ref().or(exchange.map(|e| &e.question));
+    let question = job.question.as_deref().or(exchange.map(|e| &e.question));
     let (kind, text, options, since) = match (question, &job.gate) {
         (Some(q), _) => (
             Some(Waiting::Question),
@@ -395,7 +395,7 @@ fn issue_rows(jobs: &[Job], cache: &IssueCache, set: &PatternSet) -> Vec<IssueRo
         let Some(findings) = cache.findings(&job.id) else {
             continue;
         };
-        for f in &findings.found {
+        for f in findings.found.iter() {
             let p = set.pattern(f.pattern);
             rows.push(IssueRow {
                 id: job.id.clone(),

@@ -233,7 +233,7 @@ pub fn job_timeline(
         ));
     }
     if let Some((findings, set)) = issues {
-        for f in &findings.found {
+        for f in findings.found.iter() {
             let p = set.pattern(f.pattern);
             let times = if f.count > 1 {
                 format!(" (×{})", f.count)

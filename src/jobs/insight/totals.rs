@@ -108,11 +108,11 @@ mod tests {
 
     fn job(project: &str, started: Option<DateTime<Utc>>, usage: Option<Usage>) -> Job {
         Job {
-            meta: Some(Meta {
+            meta: Some(Box::new(Meta {
                 project: project.into(),
-                usage,
+                usage: usage.map(Box::new),
                 ..Meta::default()
-            }),
+            })),
             status: Status::Completed,
             exit_code: Some(0),
             started,

@@ -226,7 +226,7 @@ fn pending(job: &Job, now: DateTime<Utc>, out: &mut Vec<Fact>) {
         value,
         emphasis: Emphasis::Attention,
     };
-    if let Some(q) = job.question.as_ref().or(exchange.map(|e| &e.question)) {
+    if let Some(q) = job.question.as_deref().or(exchange.map(|e| &e.question)) {
         let head = format!(
             "{} ({}){standing}: {}",
             plain_text(&q.id),
@@ -343,8 +343,8 @@ mod tests {
         let now = Utc.with_ymd_and_hms(2026, 1, 9, 16, 0, 0).unwrap();
         let mut job = sample("151200-q1q1");
         let question = job.question.take().unwrap();
-        job.exchange = Some(Exchange {
-            question,
+        job.exchange = Some(Box::new(Exchange {
+            question: *question,
             answer: Some(Answer {
                 question_id: "q1".into(),
                 answer: "staging".into(),
@@ -352,7 +352,7 @@ mod tests {
                 answered_at: Some(now - chrono::Duration::minutes(2)),
                 source: "tui".into(),
             }),
-        });
+        }));
         let f = facts(&job, now);
         assert_eq!(
             value(&f, "status"),
@@ -374,11 +374,11 @@ mod tests {
     #[test]
     fn a_session_s_chain_is_shown_both_ways() {
         let mut job = sample("151200-q1q1");
-        job.meta = Some(crate::jobs::Meta {
+        job.meta = Some(Box::new(crate::jobs::Meta {
             resumes: "150000-aaaa".into(),
             resumed_by: vec!["152000-bbbb".into(), "153000-cccc".into()],
-            ..job.meta.unwrap_or_default()
-        });
+            ..*job.meta.unwrap_or_default()
+        }));
         let f = facts(&job, Utc::now());
         assert_eq!(value(&f, "resumes"), "150000-aaaa");
         assert_eq!(value(&f, "resumed by"), "152000-bbbb, 153000-cccc");
@@ -417,7 +417,7 @@ mod tests {
         let m = job.meta.as_mut().unwrap();
         m.session_id = "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41".into();
         m.resumes = "141000-prev".into();
-        m.usage = Some(Usage {
+        m.usage = Some(Box::new(Usage {
             model: "claude-sonnet-4-5".into(),
             turns: Some(7),
             duration_ms: Some(192_400),
@@ -428,7 +428,7 @@ mod tests {
             cost_usd: Some(0.4213),
             outcome: "error_max_turns".into(),
             error: "API Error: 529 \x1b[31moverloaded".into(),
-        });
+        }));
         let f = facts(&job, now);
         assert_eq!(value(&f, "session"), "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41");
         assert_eq!(value(&f, "resumes"), "141000-prev");
@@ -444,10 +444,10 @@ mod tests {
         assert!(f.iter().all(|x| x.label != "doing"), "finished: {f:?}");
 
         job.status = crate::jobs::Status::Running;
-        job.activity = Some(Activity {
+        job.activity = Some(Box::new(Activity {
             what: "Bash: npm test".into(),
             since: Some(now - chrono::Duration::seconds(192)),
-        });
+        }));
         assert_eq!(
             value(&facts(&job, now), "doing"),
             "Bash: npm test (for 3m12s)"

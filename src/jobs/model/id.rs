@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// Longest id the protocol allows (1 leading character + 127 more).
 pub const MAX_LEN: usize = 128;
@@ -13,8 +14,11 @@ pub const MAX_LEN: usize = 128;
 /// leading dots are all impossible), so paths are only ever built from this type. A queued key
 /// is one path component too, and names no job: the colon is outside the pattern, so no job
 /// directory luzia reads has that name.
+///
+/// Shared, not copied: the cockpit keeps each id in several places (the jobs, the table's rows,
+/// the issue scanners), and at 100,000 jobs a copy each would cost megabytes.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct JobId(String);
+pub struct JobId(Arc<str>);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -28,7 +32,7 @@ pub struct InvalidJobId {
 impl JobId {
     pub fn parse(s: &str) -> Result<Self, InvalidJobId> {
         if is_valid(s) {
-            Ok(JobId(s.to_owned()))
+            Ok(JobId(Arc::from(s)))
         } else {
             Err(InvalidJobId {
                 shown: s.escape_debug().take(80).collect(),
@@ -43,12 +47,12 @@ impl JobId {
     /// The row key of the queued task `queue_id`, distinct from every job id; `None` when the
     /// queue id is not itself a valid id (see [`JobId::queued_at`]).
     pub fn queued(queue_id: &str) -> Option<JobId> {
-        is_valid(queue_id).then(|| JobId(format!("{QUEUED}{queue_id}")))
+        is_valid(queue_id).then(|| JobId(format!("{QUEUED}{queue_id}").into()))
     }
 
     /// The row key of the queued task at `place`, for an entry whose id cannot be a key.
     pub fn queued_at(place: usize) -> JobId {
-        JobId(format!("{QUEUED}#{place}"))
+        JobId(format!("{QUEUED}#{place}").into())
     }
 
     /// A queued task's row, not a job directory.

@@ -60,17 +60,17 @@ pub struct Job {
     pub id: JobId,
     pub dir: PathBuf,
     /// `None` when meta.json is missing or unreadable (see `problems`).
-    pub meta: Option<Meta>,
+    pub meta: Option<Box<Meta>>,
     pub status: Status,
     pub exit_code: Option<i32>,
     pub pid: Option<u32>,
     /// What `process.json` says of the job's processes (read only while it has no exit line).
-    pub process_record: Option<ProcessRecord>,
-    pub progress: Option<Progress>,
+    pub process_record: Option<Box<ProcessRecord>>,
+    pub progress: Option<Box<Progress>>,
     /// What the agent is doing now (`activity.json`), read only while it has no exit line.
-    pub activity: Option<Activity>,
-    pub question: Option<Question>,
-    pub gate: Option<Gate>,
+    pub activity: Option<Box<Activity>>,
+    pub question: Option<Box<Question>>,
+    pub gate: Option<Box<Gate>>,
     pub started: Option<DateTime<Utc>>,
     pub finished: Option<DateTime<Utc>>,
     /// Length of output.log when read (0 when there is none).
@@ -80,10 +80,10 @@ pub struct Job {
     /// For a queued task: its place in the queue (1 starts next).
     pub queue_position: Option<usize>,
     /// Someone asked for the agent to be stopped: who, when, from where.
-    pub stop: Option<StopRequest>,
+    pub stop: Option<Box<StopRequest>>,
     /// For a job that stopped for an answer (`needs_input`): the question it asked and the
     /// answer given since, answered or not (`question` holds it only while unanswered).
-    pub exchange: Option<Exchange>,
+    pub exchange: Option<Box<Exchange>>,
     /// The jobs that retried this one (their meta.json's `retry_of` names it), oldest first.
     /// Not in this job's files: filled in from the others ([`lifecycle`](crate::jobs::model::lifecycle)).
     pub retried_by: Vec<JobId>,
@@ -176,7 +176,7 @@ impl Job {
     /// The processes that stand for the job, each with what tells it from a later process of
     /// the same pid.
     pub fn processes(&self) -> Processes {
-        Processes::identify(self.pid, self.process_record.as_ref(), self.started)
+        Processes::identify(self.pid, self.process_record.as_deref(), self.started)
     }
 }
 
@@ -207,13 +207,13 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
     let mut job = Job {
         exit_code: log.exit_code,
         pid: meta.as_ref().and_then(|m| m.pid),
-        progress: r.progress(),
+        progress: r.progress().map(Box::new),
         started: meta.as_ref().and_then(|m| m.started),
         finished: meta.as_ref().and_then(|m| m.finished),
         log_len: log.len,
         log_mtime: log.mtime,
         stop: r.stop(meta.as_ref()),
-        meta,
+        meta: meta.map(Box::new),
         ..Job::bare(id.clone(), dir.clone())
     };
     if let Some(code) = log.exit_code {
@@ -226,8 +226,8 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         }
     }
     job.pid = r.pid().or(job.pid);
-    job.process_record = r.process_record();
-    job.activity = r.activity();
+    job.process_record = r.process_record().map(Box::new);
+    job.activity = r.activity().map(Box::new);
     let pending = r.pending();
     let waiting = match (&pending.question, &pending.gate) {
         (Some(_), _) => Some(Waiting::Question),
@@ -255,10 +255,10 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
         job.finished = job.finished.or(log.mtime);
     }
     if job.status == Status::NeedsInput {
-        job.exchange = lifecycle::read_exchange(&dir);
+        job.exchange = lifecycle::read_exchange(&dir).map(Box::new);
     }
-    job.question = pending.question;
-    job.gate = pending.gate;
+    job.question = pending.question.map(Box::new);
+    job.gate = pending.gate.map(Box::new);
     job.problems = r.problems;
     Some(job)
 }
@@ -345,7 +345,7 @@ impl DirReader<'_> {
     /// A requested stop: what the supervisor recorded in meta.json when the agent ended, else
     /// the request itself. A file that exists but cannot be read or parsed still says a stop was
     /// asked for (by someone unknown), and is noted.
-    fn stop(&mut self, meta: Option<&Meta>) -> Option<StopRequest> {
+    fn stop(&mut self, meta: Option<&Meta>) -> Option<Box<StopRequest>> {
         if let Some(recorded) = meta.and_then(|m| m.stop.clone()) {
             return Some(recorded);
         }
@@ -353,7 +353,7 @@ impl DirReader<'_> {
         if let Some(message) = problem {
             self.problem(STOP_FILE, message);
         }
-        Some(request)
+        Some(Box::new(request))
     }
 
     /// A file naming a process (`pid`, `process.json`), read only if its owner may be trusted

@@ -35,13 +35,13 @@ pub struct Meta {
     /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
     pub supervised: bool,
     /// A requested stop, as the supervisor recorded it when the agent ended.
-    pub stop: Option<StopRequest>,
+    pub stop: Option<Box<StopRequest>>,
     /// The Claude Code session the job runs (fixed at dispatch, confirmed by the stream).
     pub session_id: String,
     /// The job whose session this one continues (`luzia reply`, a resuming retry).
     pub resumes: String,
     /// The figures of the run, as the supervisor recorded them from the agent's stream.
-    pub usage: Option<Usage>,
+    pub usage: Option<Box<Usage>>,
     /// The jobs that continued this one's session (`luzia reply`, a resuming retry, `attach`),
     /// oldest first.
     pub resumed_by: Vec<String>,
@@ -95,7 +95,7 @@ impl Meta {
                 .and_then(|v| serde_json::from_value(v.clone()).ok()),
             session_id: text(&raw, "session_id"),
             resumes: text(&raw, "resumes"),
-            usage: Usage::from_meta(raw.get("usage")),
+            usage: Usage::from_meta(raw.get("usage")).map(Box::new),
             resumed_by: raw
                 .get("resumed_by")
                 .and_then(Value::as_array)

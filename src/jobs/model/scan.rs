@@ -105,33 +105,34 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
 }
 
 /// Scans a root again and again (`luzia status --watch`), reading again only the jobs that can
-/// still change: at 10,000 jobs a refresh costs what the live ones cost.
+/// still change: at 10,000 jobs a refresh costs what the live ones cost. The jobs are kept once,
+/// in the order they are returned in, and lent out: a copy of every job per refresh would double
+/// what a large root costs in memory.
 #[derive(Debug, Default)]
 pub struct Rescan {
-    known: std::collections::HashMap<JobId, Job>,
+    jobs: Vec<Job>,
 }
 
 impl Rescan {
-    pub fn scan(&mut self, root: &Path, now: DateTime<Utc>) -> Result<Vec<Job>, ScanError> {
+    pub fn scan(&mut self, root: &Path, now: DateTime<Utc>) -> Result<&[Job], ScanError> {
         let ids = list_ids(root)?;
+        let present: std::collections::HashSet<&JobId> = ids.iter().collect();
+        let mut jobs = std::mem::take(&mut self.jobs);
+        // A directory that went is gone, settled or not; what can change is read again below
+        // (and is gone if it vanished in between).
+        jobs.retain(|j| j.is_settled() && present.contains(&j.id));
+        let settled: std::collections::HashSet<&JobId> = jobs.iter().map(|j| &j.id).collect();
         let wanted: Vec<JobId> = ids
             .iter()
-            .filter(|id| !self.known.get(*id).is_some_and(Job::is_settled))
+            .filter(|id| !settled.contains(*id))
             .cloned()
             .collect();
-        let present: std::collections::HashSet<&JobId> = ids.iter().collect();
-        self.known.retain(|id, _| present.contains(id));
-        for id in &wanted {
-            // Read again below; gone if it vanished in between.
-            self.known.remove(id);
-        }
-        for job in read_all(root, &wanted, now) {
-            self.known.insert(job.id.clone(), job);
-        }
-        let mut jobs: Vec<Job> = self.known.values().cloned().collect();
+        drop(settled);
+        jobs.extend(read_all(root, &wanted, now));
         link_retries(&mut jobs);
         sort_newest_first(&mut jobs);
-        Ok(jobs)
+        self.jobs = jobs;
+        Ok(&self.jobs)
     }
 }
 
@@ -173,7 +174,7 @@ mod tests {
         job(root, "live", "first", "working\n");
         let mut r = Rescan::default();
         assert_eq!(
-            tasks(&r.scan(root, now).unwrap()),
+            tasks(r.scan(root, now).unwrap()),
             ["done first", "live first"]
         );
         // Both meta.json files change: only the live job is read again.
@@ -181,13 +182,13 @@ mod tests {
         job(root, "live", "second", "working\n");
         job(root, "new", "second", "starting\n");
         assert_eq!(
-            tasks(&r.scan(root, now).unwrap()),
+            tasks(r.scan(root, now).unwrap()),
             ["done first", "live second", "new second"]
         );
         // A directory that goes is gone, settled or not.
         std::fs::remove_dir_all(root.join("done")).unwrap();
         std::fs::remove_dir_all(root.join("live")).unwrap();
-        assert_eq!(tasks(&r.scan(root, now).unwrap()), ["new second"]);
+        assert_eq!(tasks(r.scan(root, now).unwrap()), ["new second"]);
         // What a full scan sees, a rescan sees for every job that can change.
         assert_eq!(tasks(&scan(root, now).unwrap()), ["new second"]);
     }

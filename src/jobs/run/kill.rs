@@ -365,7 +365,7 @@ mod tests {
         let _ = reaper.join();
         let after = read_job(root.path(), &job.id, Utc::now()).unwrap();
         assert_eq!(after.status, Status::Killed);
-        assert_eq!(after.stop, Some(ana()));
+        assert_eq!(after.stop, Some(Box::new(ana())));
         assert!(matches!(
             kill_with(&after, DEFAULT_GRACE, &ana()),
             Err(KillError::Finished(id)) if id == "120000-orch"
@@ -402,7 +402,7 @@ mod tests {
         assert_eq!(record(&job, &first).ok(), Some(true));
         assert_eq!(record(&job, &second).ok(), Some(false));
         let read = read_job(d.path(), &job.id, Utc::now()).unwrap();
-        assert_eq!(read.stop, Some(first));
+        assert_eq!(read.stop, Some(Box::new(first)));
         let _ = child.kill();
         let _ = child.wait();
     }
@@ -415,10 +415,10 @@ mod tests {
         // The job's own process had this pid but started at another time.
         let mut recorded = crate::jobs::model::process::Recorded::of(bystander.id()).unwrap();
         recorded.start_ticks -= 1;
-        job.process_record = Some(crate::jobs::model::process::ProcessRecord {
+        job.process_record = Some(Box::new(crate::jobs::model::process::ProcessRecord {
             supervisor: Some(recorded),
             agent: None,
-        });
+        }));
         let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
         assert!(
             matches!(&err, KillError::NotOurs { pid, .. } if *pid == bystander.id()),

@@ -156,11 +156,11 @@ mod tests {
 
     fn job(id: &str, status: Status, agent: &str, session: &str) -> Job {
         Job {
-            meta: Some(Meta {
+            meta: Some(Box::new(Meta {
                 agent: agent.into(),
                 session_id: session.into(),
                 ..Meta::default()
-            }),
+            })),
             status,
             ..Job::bare(
                 JobId::parse(id).unwrap(),

@@ -17,10 +17,15 @@ fn answered(app: &App) -> Job {
     let question = job
         .question
         .take()
-        .or_else(|| job.exchange.as_ref().map(|e| e.question.clone()))
+        .or_else(|| {
+            job.exchange
+                .as_deref()
+                .map(|e| e.question.clone())
+                .map(Box::new)
+        })
         .expect("the sample asks");
-    job.exchange = Some(Exchange {
-        question,
+    job.exchange = Some(Box::new(Exchange {
+        question: *question,
         answer: Some(Answer {
             question_id: "q1".into(),
             answer: "staging".into(),
@@ -28,7 +33,7 @@ fn answered(app: &App) -> Job {
             answered_at: Some(now()),
             source: "tui".into(),
         }),
-    });
+    }));
     // Read alone, a job knows nothing of its retries.
     job.retried_by.clear();
     job

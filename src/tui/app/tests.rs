@@ -1299,10 +1299,10 @@ fn a_reread_that_changes_nothing_on_screen_draws_nothing_and_loses_nothing() {
     );
     assert!(app.dirty, "the key's frame is still owed");
     let mut moved = same;
-    moved.progress = Some(crate::jobs::Progress {
+    moved.progress = Some(Box::new(crate::jobs::Progress {
         percent: Some(99.0),
         ..Default::default()
-    });
+    }));
     app.dirty = false;
     app.update(Event::JobsRead(vec![(id0, Some(moved))]), now());
     assert!(app.dirty, "new progress is a change");

@@ -75,7 +75,7 @@ fn issue_lines<'a>(app: &App, job: &Job, theme: &Theme) -> Vec<Line<'a>> {
         Line::default(),
         Line::from(Span::styled("Known issues", theme.title())),
     ];
-    for f in &findings.found {
+    for f in findings.found.iter() {
         let p = set.pattern(f.pattern);
         let times = if f.count == 1 {
             "once".to_string()

@@ -33,8 +33,8 @@ fn answered_app(w: u16, h: u16, retried: bool) -> App {
     let mut app = app(w, h);
     let mut job = app.jobs[&id("151200-q1q1")].clone();
     let question = job.question.take().unwrap();
-    job.exchange = Some(Exchange {
-        question,
+    job.exchange = Some(Box::new(Exchange {
+        question: *question,
         answer: Some(Answer {
             question_id: "q1".into(),
             answer: "staging".into(),
@@ -42,7 +42,7 @@ fn answered_app(w: u16, h: u16, retried: bool) -> App {
             answered_at: Some(now() - chrono::Duration::minutes(3)),
             source: "tui".into(),
         }),
-    });
+    }));
     let mut jobs = vec![job];
     if retried {
         jobs.push(live("151200-q1q1", "155950-again", 1, |j| {

@@ -450,7 +450,7 @@ fn the_cost_column_comes_with_the_first_cost_and_only_where_the_task_keeps_room(
         if j.id.as_str() == "152000-f00d"
             && let Some(m) = j.meta.as_mut()
         {
-            m.usage = Some(claude_usage(12.5, 40));
+            m.usage = Some(Box::new(claude_usage(12.5, 40)));
         }
     });
     let screen = draw(&wide);
@@ -486,10 +486,10 @@ fn the_table_says_what_the_agent_is_doing_and_the_step_when_nothing_is_in_flight
     // A finished job's last call is over, whatever a stale activity.json says.
     resync(&mut app, |j| {
         if j.id.as_str() == "142315-a1b2" {
-            j.activity = Some(crate::jobs::model::session::Activity {
+            j.activity = Some(Box::new(crate::jobs::model::session::Activity {
                 what: "Bash: stale".into(),
                 since: None,
-            });
+            }));
         }
     });
     assert!(!draw(&app).contains("Bash: stale"));

@@ -12,10 +12,10 @@ fn t0() -> DateTime<Utc> {
 
 fn job(status: Status) -> Job {
     Job {
-        meta: Some(Meta {
+        meta: Some(Box::new(Meta {
             project: "musica".into(),
             ..Meta::default()
-        }),
+        })),
         status,
         pid: Some(1),
         started: Some(t0()),
@@ -52,11 +52,11 @@ fn progress_is_a_sign_of_life_even_without_output() {
         ..AlarmRules::default()
     };
     let mut j = job(Status::Running);
-    j.progress = Some(Progress {
+    j.progress = Some(Box::new(Progress {
         percent: Some(50.0),
         updated_at: Some(t0() + Ch::minutes(30)),
         ..Progress::default()
-    });
+    }));
     assert!(job_alarms(&j, &rules, t0() + Ch::seconds(30 * 60 + 59)).is_empty());
     assert_eq!(
         kinds(&job_alarms(&j, &rules, t0() + Ch::minutes(31))),
@@ -139,7 +139,7 @@ fn a_finished_job_raises_no_live_alarm_but_its_budget_is_judged_at_its_end() {
 fn a_question_waiting_past_five_minutes_is_called_out_and_so_is_a_gate() {
     let rules = AlarmRules::default();
     let mut j = job(Status::Waiting);
-    j.question = Some(Question {
+    j.question = Some(Box::new(Question {
         id: "q1".into(),
         kind: QuestionType::Text,
         question: "Which branch?".into(),
@@ -152,7 +152,7 @@ fn a_question_waiting_past_five_minutes_is_called_out_and_so_is_a_gate() {
         header: String::new(),
         descriptions: Vec::new(),
         multi_select: false,
-    });
+    }));
     assert!(job_alarms(&j, &rules, t0() + Ch::seconds(419)).is_empty());
     let waiting = job_alarms(&j, &rules, t0() + Ch::minutes(9));
     assert_eq!(kinds(&waiting), [AlarmKind::QuestionWaiting]);
@@ -160,14 +160,14 @@ fn a_question_waiting_past_five_minutes_is_called_out_and_so_is_a_gate() {
     assert_eq!(waiting[0].since, t0() + Ch::minutes(7));
 
     j.question = None;
-    j.gate = Some(Gate {
+    j.gate = Some(Box::new(Gate {
         id: "g1".into(),
         gate: "deploy".into(),
         description: String::new(),
         context: String::new(),
         awaiting_since: Some(t0()),
         auto_approve_after_minutes: None,
-    });
+    }));
     let gate = job_alarms(&j, &rules, t0() + Ch::minutes(6));
     assert_eq!(gate[0].detail, "approval unanswered for 6m00s");
     // Stopped for the answer (exit 100): still waiting for a person.
@@ -201,7 +201,7 @@ fn activity(what: &str, since: DateTime<Utc>) -> Option<crate::jobs::model::sess
 fn a_call_in_flight_is_never_stalled_however_long_it_takes() {
     let rules = AlarmRules::default();
     let mut j = job(Status::Running);
-    j.activity = activity("Bash: npm test", t0() + Ch::minutes(1));
+    j.activity = activity("Bash: npm test", t0() + Ch::minutes(1)).map(Box::new);
     for hours in [1, 5, 48] {
         assert!(
             job_alarms(&j, &rules, t0() + Ch::hours(hours)).is_empty(),
@@ -209,10 +209,10 @@ fn a_call_in_flight_is_never_stalled_however_long_it_takes() {
         );
     }
     // A message being written, or a call that names no start, is in flight all the same.
-    j.activity = Some(crate::jobs::model::session::Activity {
+    j.activity = Some(Box::new(crate::jobs::model::session::Activity {
         what: "writing".into(),
         since: None,
-    });
+    }));
     assert!(job_alarms(&j, &rules, t0() + Ch::hours(3)).is_empty());
 }
 
@@ -221,7 +221,7 @@ fn silence_after_a_call_is_counted_from_its_start_at_the_earliest() {
     let rules = AlarmRules::default();
     let mut j = job(Status::Running);
     // The call began at 30m (its start is a sign of life) and ended; nothing since.
-    j.activity = activity("Bash: make", t0() + Ch::minutes(30));
+    j.activity = activity("Bash: make", t0() + Ch::minutes(30)).map(Box::new);
     assert_eq!(last_activity(&j), Some(t0() + Ch::minutes(30)));
     j.activity = None;
     j.log_mtime = Some(t0() + Ch::minutes(50));
@@ -238,7 +238,7 @@ fn a_call_in_flight_does_not_hide_the_budget() {
         ..AlarmRules::default()
     };
     let mut j = job(Status::Running);
-    j.activity = activity("Bash: sleep 9999", t0());
+    j.activity = activity("Bash: sleep 9999", t0()).map(Box::new);
     assert_eq!(
         kinds(&job_alarms(&j, &rules, t0() + Ch::hours(1))),
         [AlarmKind::OverBudget]

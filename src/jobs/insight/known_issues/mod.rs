@@ -327,10 +327,12 @@ pub struct Finding {
 /// Longest excerpt of a matching line kept.
 pub const EXCERPT_CHARS: usize = 240;
 
-/// What a scan found, most severe first.
+/// What a scan found, most severe first. Shared, not copied, between the scanner that keeps it
+/// and whoever shows it (the cockpit): a copy of every job's findings would cost as much again
+/// as the findings themselves; the scanner copies them only when its log grows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Findings {
-    pub found: Vec<Finding>,
+    pub found: std::sync::Arc<Vec<Finding>>,
 }
 
 impl Findings {
@@ -352,9 +354,9 @@ impl Findings {
     ) {
         let excerpt = excerpt(line);
         for &p in patterns {
-            match self.found.iter_mut().position(|f| f.pattern == p) {
+            match self.found.iter().position(|f| f.pattern == p) {
                 Some(i) => {
-                    let mut f = self.found.remove(i);
+                    let mut f = std::sync::Arc::make_mut(&mut self.found).remove(i);
                     f.count += 1;
                     f.last_line = excerpt.clone();
                     f.seen_at = at;
@@ -378,7 +380,7 @@ impl Findings {
             .iter()
             .position(|g| g.severity <= f.severity)
             .unwrap_or(self.found.len());
-        self.found.insert(at, f);
+        std::sync::Arc::make_mut(&mut self.found).insert(at, f);
     }
 }
 

@@ -18,11 +18,11 @@ fn t0() -> DateTime<Utc> {
 
 fn job(status: Status) -> Job {
     Job {
-        meta: Some(Meta {
+        meta: Some(Box::new(Meta {
             project: "musica".into(),
             task: "Run the \x1b[31mmigration\x1b[0m".into(),
             ..Meta::default()
-        }),
+        })),
         status,
         pid: Some(1),
         started: Some(t0()),
@@ -67,7 +67,7 @@ fn ended(status: Status, code: i32, stop: bool) -> Job {
     let mut j = job(status);
     j.exit_code = Some(code);
     j.finished = Some(t0() + Ch::minutes(3));
-    j.stop = stop.then(StopRequest::default);
+    j.stop = stop.then(StopRequest::default).map(Box::new);
     j
 }
 
@@ -86,19 +86,19 @@ fn each_kind_of_event_and_its_key() {
     };
     let soon = t0() + Ch::minutes(4);
     let asking = Job {
-        question: Some(question()),
+        question: Some(Box::new(question())),
         ..job(Status::Waiting)
     };
     let gated = Job {
-        gate: Some(gate()),
+        gate: Some(Box::new(gate())),
         ..job(Status::Waiting)
     };
     let stopped_for_input = Job {
-        question: Some(question()),
+        question: Some(Box::new(question())),
         ..ended(Status::NeedsInput, 100, false)
     };
     let orphaned = Job {
-        question: Some(question()),
+        question: Some(Box::new(question())),
         ..job(Status::Died)
     };
     let cases: Vec<(&str, Job, DateTime<Utc>, Vec<&str>)> = vec![
@@ -192,7 +192,7 @@ fn the_same_stall_keeps_its_key_and_a_new_one_gets_another() {
 #[test]
 fn agent_text_is_made_plain_and_the_event_says_how_to_answer() {
     let j = Job {
-        question: Some(question()),
+        question: Some(Box::new(question())),
         ..job(Status::Waiting)
     };
     let e = &events_of(&j, &AlarmRules::default(), t0() + Ch::minutes(4), "box")[0];
@@ -222,7 +222,7 @@ fn agent_text_is_made_plain_and_the_event_says_how_to_answer() {
 #[test]
 fn the_filter_takes_kinds_and_projects() {
     let j = Job {
-        question: Some(question()),
+        question: Some(Box::new(question())),
         ..job(Status::Waiting)
     };
     let e = &events_of(&j, &AlarmRules::default(), t0() + Ch::minutes(4), "h")[0];

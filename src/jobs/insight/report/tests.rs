@@ -14,11 +14,11 @@ fn t0() -> DateTime<Utc> {
 
 fn job(id: &str, project: &str, status: Status, started_min: i64) -> Job {
     Job {
-        meta: Some(Meta {
+        meta: Some(Box::new(Meta {
             project: project.into(),
             task: "a task".into(),
             ..Meta::default()
-        }),
+        })),
         status,
         started: Some(t0() + Ch::minutes(started_min)),
         log_mtime: Some(t0() + Ch::minutes(started_min)),
@@ -165,26 +165,26 @@ fn the_issue_cache_reads_only_new_bytes_and_forgets_jobs_no_longer_shown() {
 fn rows_carry_progress_estimates_questions_alarms_and_plain_text() {
     let now = t0() + Ch::minutes(30);
     let mut bar = job("with-bar", "musica", Status::Running, 25);
-    bar.progress = Some(Progress {
+    bar.progress = Some(Box::new(Progress {
         step: Some(2),
         total_steps: Some(5),
         step_name: Some("Run\x1b]0;pwned\x07ning tests".into()),
         ..Progress::default()
-    });
+    }));
     let mut est = job("estimated", "musica", Status::Running, 25);
     est.meta.as_mut().unwrap().estimated_duration_seconds = Some(600);
     let silent = job("silent", "librec", Status::Running, 0);
     let mut asks = job("asks", "musica", Status::Waiting, 0);
-    asks.question = Some(question("Which\x1b[31m database?\u{202e}", 20));
+    asks.question = Some(Box::new(question("Which\x1b[31m database?\u{202e}", 20)));
     let mut gated = job("gated", "musica", Status::Waiting, 0);
-    gated.gate = Some(Gate {
+    gated.gate = Some(Box::new(Gate {
         id: "g1".into(),
         gate: "migrate".into(),
         description: "3 migrations\non staging".into(),
         context: String::new(),
         awaiting_since: Some(t0() + Ch::minutes(2)),
         auto_approve_after_minutes: None,
-    });
+    }));
     let jobs = vec![bar, est, silent, asks, gated];
     let set = PatternSet::builtin();
     let r = report(&jobs, &IssueCache::new(), &set, now);
@@ -349,13 +349,17 @@ fn a_stopped_job_shows_its_answer_until_retried_then_leaves_waiting() {
     use crate::jobs::model::lifecycle::{Answer, Exchange};
     let now = t0() + Ch::minutes(60);
     let mut asked = job("110000-asks", "p", Status::NeedsInput, 0);
-    asked.exchange = Some(Exchange {
+    asked.exchange = Some(Box::new(Exchange {
         question: question("Which database?", 5),
         answer: None,
-    });
-    asked.question = asked.exchange.as_ref().map(|e| e.question.clone());
+    }));
+    asked.question = asked
+        .exchange
+        .as_deref()
+        .map(|e| e.question.clone())
+        .map(Box::new);
     let mut answered = job("110500-answ", "p", Status::NeedsInput, 5);
-    answered.exchange = Some(Exchange {
+    answered.exchange = Some(Box::new(Exchange {
         question: question("Which tables?", 8),
         answer: Some(Answer {
             question_id: "q1".into(),
@@ -364,7 +368,7 @@ fn a_stopped_job_shows_its_answer_until_retried_then_leaves_waiting() {
             answered_at: Some(t0() + Ch::minutes(30)),
             source: "tui".into(),
         }),
-    });
+    }));
     let mut retried = answered.clone();
     retried.id = JobId::parse("111000-retr").unwrap();
     retried.retried_by = vec![JobId::parse("120000-next").unwrap()];

@@ -29,7 +29,7 @@ pub(super) fn events(job: &Job, out: &mut Vec<TimelineEvent>) {
         kind,
         text,
     };
-    if let Some(q) = job.question.as_ref().or(exchange.map(|e| &e.question)) {
+    if let Some(q) = job.question.as_deref().or(exchange.map(|e| &e.question)) {
         out.push(event(
             q.asked_at,
             EventKind::Asked,

@@ -16,12 +16,12 @@ fn ts(min: i64) -> String {
 
 fn finished_job() -> Job {
     Job {
-        meta: Some(Meta {
+        meta: Some(Box::new(Meta {
             project: "musica".into(),
             task: "Fix the \x1b]0;pwned\x07flaky test".into(),
             estimated_duration_seconds: Some(600),
             ..Meta::default()
-        }),
+        })),
         status: Status::Failed,
         exit_code: Some(1),
         started: Some(t0()),
@@ -46,7 +46,7 @@ fn a_jobs_life_in_order_from_meta_history_issues_and_alarms() {
     ];
     let set = PatternSet::builtin();
     let mut findings = scan_text(&set, b"ModuleNotFoundError: No module named 'psycopg'\n");
-    findings.found[0].seen_at = Some(t0() + Ch::minutes(19));
+    std::sync::Arc::make_mut(&mut findings.found)[0].seen_at = Some(t0() + Ch::minutes(19));
     let job = finished_job();
     let events = job_timeline(
         &job,
@@ -175,11 +175,11 @@ fn a_requested_stop_is_an_event_before_the_killed_end() {
     let mut job = finished_job();
     job.status = Status::Killed;
     job.exit_code = Some(0);
-    job.stop = Some(crate::jobs::model::stop::StopRequest {
+    job.stop = Some(Box::new(crate::jobs::model::stop::StopRequest {
         requested_by: "ana@host".into(),
         requested_at: ts(19),
         source: "tui".into(),
-    });
+    }));
     let events = job_timeline(&job, &[], None, &AlarmRules::default(), t0());
     let tail: Vec<(EventKind, &str)> = events
         .iter()

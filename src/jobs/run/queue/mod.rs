@@ -269,7 +269,7 @@ impl Queued {
             ..Default::default()
         };
         Job {
-            meta: Some(meta),
+            meta: Some(Box::new(meta)),
             status: Status::Queued,
             queue_position: Some(position),
             ..Job::bare(key, self.path.clone())
