@@ -112,6 +112,7 @@ impl Reads {
     pub fn exited(&mut self, tokens: &[u64]) {
         let ended = self.exits.ended(tokens);
         if !ended.is_empty() {
+            tracing::debug!(jobs = ended.len(), "processes ended, noticed by event");
             self.read_jobs(ended);
         }
     }
@@ -121,6 +122,7 @@ impl Reads {
     pub fn check_alive(&mut self) {
         let gone = self.exits.polled_gone();
         if !gone.is_empty() {
+            tracing::debug!(jobs = gone.len(), "processes ended, noticed by polling");
             self.read_jobs(gone);
         }
     }

@@ -64,7 +64,10 @@ fn a_killed_jobs_end_is_an_event_and_it_is_not_polled() {
         watch.polled_gone().is_empty(),
         "an end reported by event is not polled"
     );
-    assert_eq!(ends_reported(&waiter, &mut watch, 1), std::slice::from_ref(&job));
+    assert_eq!(
+        ends_reported(&waiter, &mut watch, 1),
+        std::slice::from_ref(&job)
+    );
     // Read again, it has ended: forgotten.
     assert!(!watch.update(&job, None));
     assert_eq!(watch.counts(), (1, 0));
