@@ -27,6 +27,10 @@ impl App {
         // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.
         let (alarms_changed, bell) = self.refresh_alarms(self.now, Some(&[]));
         effects.extend(bell);
+        if alarms_changed {
+            // The alert column shows them.
+            self.changes += 1;
+        }
         self.dirty = self.view_has_active() || alarms_changed;
         effects.extend(self.cycle());
         effects

@@ -70,13 +70,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(border)
         .title(Span::styled(title, theme.title()));
-    let listed: Vec<&Job> = app
-        .table
-        .view
-        .iter()
-        .filter_map(|id| app.jobs.get(id))
-        .collect();
-    let cols = Columns::fit(app, &listed, theme, area.width.saturating_sub(2));
+    let cols = fitted(app, theme, area.width.saturating_sub(2));
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.table.selected_index();
     let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
@@ -213,4 +207,43 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
     let task = plain_text(job.task());
     cells.push(Cell::from(cut(&task, w(cols.task), theme)));
     Row::new(cells)
+}
+
+/// What the columns' widths were worked out from: the app, its count of changes, the width,
+/// and (should a field be changed without an update) the sizes of what they are measured over.
+type FitKey = (u64, u64, u16, usize, usize, usize, usize);
+
+type Fitted = Option<(FitKey, std::rc::Rc<Columns>)>;
+
+thread_local! {
+    /// The columns of the last frame. Measuring every job listed is the one part of a frame
+    /// that grows with the root (100,000 jobs: tens of milliseconds); a frame drawn because
+    /// only elapsed times moved lists the same jobs, the same way.
+    static FITTED: std::cell::RefCell<Fitted> = const { std::cell::RefCell::new(None) };
+}
+
+fn fitted(app: &App, theme: &Theme, inner: u16) -> std::rc::Rc<Columns> {
+    let key = (
+        app.id,
+        app.changes,
+        inner,
+        app.table.view.len(),
+        app.jobs.len(),
+        app.insight.alarms.len(),
+        app.insight.issues.len(),
+    );
+    FITTED.with_borrow_mut(|memo| match memo {
+        Some((k, cols)) if *k == key => cols.clone(),
+        _ => {
+            let listed: Vec<&Job> = app
+                .table
+                .view
+                .iter()
+                .filter_map(|id| app.jobs.get(id))
+                .collect();
+            let cols = std::rc::Rc::new(Columns::fit(app, &listed, theme, inner));
+            *memo = Some((key, cols.clone()));
+            cols
+        }
+    })
 }
