@@ -95,6 +95,7 @@ impl App {
             self.dirty = false;
             return vec![];
         }
+        self.changes += 1;
         self.jobs.retain(|id, _| !id.is_queued());
         for job in queued {
             self.jobs.insert(job.id.clone(), job);

@@ -229,7 +229,18 @@ impl App {
 
     pub fn update(&mut self, event: Event, now: DateTime<Utc>) -> Vec<Effect> {
         let log_event = matches!(event, Event::LogAppended { .. });
-        if !matches!(event, Event::Tick) {
+        // What cannot change the jobs, their alarms, issues or the view: the clock, the
+        // server's load, the pane's lines, the queue listed again unchanged (counted there).
+        let quiet = matches!(
+            event,
+            Event::Tick
+                | Event::PollTick
+                | Event::SystemAlerts(_)
+                | Event::LogAppended { .. }
+                | Event::LogLoaded { .. }
+                | Event::QueueListed(_)
+        );
+        if !quiet {
             self.changes += 1;
         }
         let (was_dirty, was_log_only) = (self.dirty, self.log_only);

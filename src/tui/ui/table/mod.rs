@@ -18,14 +18,18 @@ use cells::{alert_cell, cost_of, status_label};
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
-    for tab in Tab::ALL {
-        let n = app
-            .jobs
-            .values()
-            .filter(|j| {
-                tab.admits(j) && crate::tui::app::table::view::in_projects(j, &app.table.projects)
-            })
-            .count();
+    let counts = memo(&TABS, app, 0, || {
+        Tab::ALL.map(|tab| {
+            app.jobs
+                .values()
+                .filter(|j| {
+                    tab.admits(j)
+                        && crate::tui::app::table::view::in_projects(j, &app.table.projects)
+                })
+                .count()
+        })
+    });
+    for (tab, n) in Tab::ALL.into_iter().zip(counts) {
         let label = format!(" {} {n} ", tab.title());
         let style = if tab == app.table.tab {
             theme.selected().add_modifier(Modifier::BOLD)
@@ -209,41 +213,59 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
     Row::new(cells)
 }
 
-/// What the columns' widths were worked out from: the app, its count of changes, the width,
-/// and (should a field be changed without an update) the sizes of what they are measured over.
-type FitKey = (u64, u64, u16, usize, usize, usize, usize);
+/// What a figure worked out from the whole list was worked out from: the app, its count of
+/// changes, the width, and (should a field be changed without an update) the sizes of what it
+/// is measured over.
+type MemoKey = (u64, u64, u16, usize, usize, usize, usize);
 
-type Fitted = Option<(FitKey, std::rc::Rc<Columns>)>;
-
-thread_local! {
-    /// The columns of the last frame. Measuring every job listed is the one part of a frame
-    /// that grows with the root (100,000 jobs: tens of milliseconds); a frame drawn because
-    /// only elapsed times moved lists the same jobs, the same way.
-    static FITTED: std::cell::RefCell<Fitted> = const { std::cell::RefCell::new(None) };
-}
-
-fn fitted(app: &App, theme: &Theme, inner: u16) -> std::rc::Rc<Columns> {
-    let key = (
+fn memo_key(app: &App, width: u16) -> MemoKey {
+    (
         app.id,
         app.changes,
-        inner,
+        width,
         app.table.view.len(),
         app.jobs.len(),
         app.insight.alarms.len(),
         app.insight.issues.len(),
-    );
-    FITTED.with_borrow_mut(|memo| match memo {
-        Some((k, cols)) if *k == key => cols.clone(),
+    )
+}
+
+pub type Memo<T> = std::cell::RefCell<Option<(MemoKey, T)>>;
+
+/// The figure `slot` holds if it was worked out from the same app state at `width`, else
+/// `compute`'s, kept. What a frame works out from every job (the columns' widths, the tabs' and
+/// the inbox's counts) grows with the root: at 100,000 jobs tens of milliseconds, every second
+/// while elapsed times move. A frame drawn for that alone lists the same jobs the same way.
+pub fn memo<T: Clone>(
+    slot: &'static std::thread::LocalKey<Memo<T>>,
+    app: &App,
+    width: u16,
+    compute: impl FnOnce() -> T,
+) -> T {
+    let key = memo_key(app, width);
+    slot.with_borrow_mut(|held| match held {
+        Some((k, v)) if *k == key => v.clone(),
         _ => {
-            let listed: Vec<&Job> = app
-                .table
-                .view
-                .iter()
-                .filter_map(|id| app.jobs.get(id))
-                .collect();
-            let cols = std::rc::Rc::new(Columns::fit(app, &listed, theme, inner));
-            *memo = Some((key, cols.clone()));
-            cols
+            let v = compute();
+            *held = Some((key, v.clone()));
+            v
         }
+    })
+}
+
+thread_local! {
+    static COLUMNS: Memo<std::rc::Rc<Columns>> = const { std::cell::RefCell::new(None) };
+    static TABS: Memo<[usize; Tab::ALL.len()]> = const { std::cell::RefCell::new(None) };
+}
+
+fn fitted(app: &App, theme: &Theme, inner: u16) -> std::rc::Rc<Columns> {
+    memo(&COLUMNS, app, inner, || {
+        let listed: Vec<&Job> = app
+            .table
+            .view
+            .iter()
+            .filter_map(|id| app.jobs.get(id))
+            .collect();
+        std::rc::Rc::new(Columns::fit(app, &listed, theme, inner))
     })
 }
