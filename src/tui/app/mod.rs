@@ -124,6 +124,8 @@ pub struct App {
     /// frame (the columns' widths) is kept while both stay the same.
     pub id: u64,
     pub changes: u64,
+    /// The queued rows as the queue last listed them, in its order.
+    queue_listed: Vec<JobId>,
 }
 
 impl App {
@@ -132,6 +134,7 @@ impl App {
         App {
             id: APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             changes: 0,
+            queue_listed: Vec::new(),
             table: Table::new(opts.projects.clone()),
             message: None,
             jobs: HashMap::new(),
