@@ -5,7 +5,6 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crate::jobs::JobId;
-use crate::jobs::model::process::Processes;
 
 /// The most events the recent-events feed holds (and reads from the notifications log).
 pub const FEED_EVENTS: usize = 500;
@@ -17,9 +16,9 @@ pub enum Effect {
         skip: HashSet<JobId>,
     },
     ReadJobs(Vec<JobId>),
-    /// Re-read those of these live jobs whose process is gone, or is no longer the job's (or
-    /// which have none yet).
-    CheckAlive(Vec<(JobId, Processes)>),
+    /// Re-read the live jobs whose process is gone, or is no longer the job's (or which have
+    /// none yet), of those whose end is not noticed by event (the reads worker knows which).
+    CheckAlive,
     OpenLog(JobId),
     PollLog(JobId),
     CloseLog,

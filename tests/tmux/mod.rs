@@ -539,6 +539,8 @@ pub struct Opts {
     pub no_jobs_dir: bool,
     /// The subcommand run in the pane (`tui`, or e.g. `status` for `status --watch`).
     pub command: String,
+    /// `ulimit -n` (soft and hard) for the cockpit.
+    pub open_files: Option<u32>,
 }
 
 impl Default for Opts {
@@ -552,6 +554,7 @@ impl Default for Opts {
             term: "xterm-256color".into(),
             no_jobs_dir: false,
             command: "tui".into(),
+            open_files: None,
         }
     }
 }
@@ -570,6 +573,12 @@ impl Opts {
 
     pub fn global_arg(mut self, a: impl Into<String>) -> Opts {
         self.global_args.push(a.into());
+        self
+    }
+
+    /// Limits the open files of the cockpit (soft and hard), as a host may.
+    pub fn open_files(mut self, n: u32) -> Opts {
+        self.open_files = Some(n);
         self
     }
 
@@ -904,6 +913,9 @@ fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
     s += &format!("export LUZIA_PROC={}\n", q(&quiet_proc(sb)));
     for (k, v) in &opts.env {
         s += &format!("export {k}={}\n", sh_quote(v));
+    }
+    if let Some(n) = opts.open_files {
+        s += &format!("ulimit -n {n} || exit 1\n");
     }
     s += "stty -a > stty.before\n";
     s += "echo BEFORE-COCKPIT\n";

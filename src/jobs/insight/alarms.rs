@@ -185,6 +185,39 @@ pub fn budget_alarm(job: &Job, rules: &AlarmRules, now: DateTime<Utc>) -> Option
     })
 }
 
+/// The first instant after `now` at which the alarms of `job` (as read) can come or go by the
+/// passing of time alone: a rule's threshold not crossed yet. `None` when no rule can change
+/// for it until it is read again. What [`job_alarms`] raises is constant between `now` and that
+/// instant, so it needs working out again only then, or when the job is read.
+pub fn next_change(job: &Job, rules: &AlarmRules, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let after = |from: Option<DateTime<Utc>>, wait: chrono::Duration| {
+        from.and_then(|t| t.checked_add_signed(wait))
+            .filter(|&t| t > now)
+    };
+    let mut thresholds = Vec::with_capacity(4);
+    if job.status == Status::Running && job.activity.is_none() {
+        thresholds.push(after(last_activity(job), chrono_of(rules.stall_after)));
+    }
+    // A finished job's elapsed time no longer moves.
+    if matches!(job.status, Status::Running | Status::Waiting)
+        && job.finished.is_none()
+        && let Some(budget) = budget(job, rules)
+    {
+        let warn = budget.mul_f64(f64::from(rules.budget_warn_percent) / 100.0);
+        thresholds.push(after(job.started, chrono_of(warn)));
+        thresholds.push(after(job.started, chrono_of(budget)));
+    }
+    if job.awaits_person() {
+        let asked = match (&job.question, &job.gate) {
+            (Some(q), _) => q.asked_at,
+            (None, Some(g)) => g.awaiting_since,
+            _ => None,
+        };
+        thresholds.push(after(asked, chrono_of(rules.question_after)));
+    }
+    thresholds.into_iter().flatten().min()
+}
+
 /// The worst alarm of a job, for a table cell.
 pub fn worst(alarms: &[Alarm]) -> Option<&Alarm> {
     alarms.iter().min_by_key(|a| a.kind)

@@ -84,17 +84,20 @@ impl App {
     /// The queue as listed: its rows replace the queued rows there were. The same queue as
     /// before changes nothing (it is listed once a second while jobs are live).
     pub(super) fn on_queue_listed(&mut self, queued: Vec<Job>) -> Vec<Effect> {
-        let mut before: Vec<&Job> = self.jobs.values().filter(|j| j.id.is_queued()).collect();
-        // As the queue lists them: by place, those with none (failed to start) first by key.
-        before.sort_by(|a, b| (a.queue_position, &a.id).cmp(&(b.queue_position, &b.id)));
-        let same = before.len() == queued.len()
-            && before.iter().zip(&queued).all(|(a, b)| {
-                a.id == b.id && a.queue_position == b.queue_position && same_on_screen(a, b)
+        // Compared with the last listing, whose rows are the only queued ones (they are put
+        // nowhere else), not with every job: this comes every second.
+        let same = self.queue_listed.len() == queued.len()
+            && self.queue_listed.iter().zip(&queued).all(|(id, b)| {
+                self.jobs.get(id).is_some_and(|a| {
+                    a.id == b.id && a.queue_position == b.queue_position && same_on_screen(a, b)
+                })
             });
         if same {
             self.dirty = false;
             return vec![];
         }
+        self.changes += 1;
+        self.queue_listed = queued.iter().map(|j| j.id.clone()).collect();
         self.jobs.retain(|id, _| !id.is_queued());
         for job in queued {
             self.jobs.insert(job.id.clone(), job);

@@ -119,11 +119,22 @@ pub struct App {
     pub help_top: usize,
     /// Seconds since the wall display last moved on.
     cycle_elapsed: u64,
+    /// Which app this is, and how many updates may have changed what the table lists (every
+    /// one but a tick that only moved the time): what is worked out from the whole list for a
+    /// frame (the columns' widths) is kept while both stay the same.
+    pub id: u64,
+    pub changes: u64,
+    /// The queued rows as the queue last listed them, in its order.
+    queue_listed: Vec<JobId>,
 }
 
 impl App {
     pub fn new(opts: Options, now: DateTime<Utc>) -> App {
+        static APPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         App {
+            id: APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            changes: 0,
+            queue_listed: Vec::new(),
             table: Table::new(opts.projects.clone()),
             message: None,
             jobs: HashMap::new(),
@@ -221,6 +232,20 @@ impl App {
 
     pub fn update(&mut self, event: Event, now: DateTime<Utc>) -> Vec<Effect> {
         let log_event = matches!(event, Event::LogAppended { .. });
+        // What cannot change the jobs, their alarms, issues or the view: the clock, the
+        // server's load, the pane's lines, the queue listed again unchanged (counted there).
+        let quiet = matches!(
+            event,
+            Event::Tick
+                | Event::PollTick
+                | Event::SystemAlerts(_)
+                | Event::LogAppended { .. }
+                | Event::LogLoaded { .. }
+                | Event::QueueListed(_)
+        );
+        if !quiet {
+            self.changes += 1;
+        }
         let (was_dirty, was_log_only) = (self.dirty, self.log_only);
         // Inside `apply`, `dirty` says whether this event changed the screen; a change waiting
         // for the next frame must survive an event that changes nothing.

@@ -590,16 +590,8 @@ fn ticks_check_liveness_and_redraw_only_what_moves() {
         "live jobs: pids may die, elapsed times move"
     );
     let effects = app.update(Event::Tick, now());
-    let Some(Effect::CheckAlive(live)) = effects.first() else {
-        panic!("{effects:?}")
-    };
-    let mut ids: Vec<&str> = live.iter().map(|(id, _)| id.as_str()).collect();
-    ids.sort();
-    assert_eq!(ids, ["155700-gate", "155800-run2", "155900-run1"]);
-    assert!(
-        live.iter()
-            .all(|(_, processes)| processes.pid() == Some(4242))
-    );
+    // Which pids are asked after is the reads worker's: those whose end no pidfd reports.
+    assert_eq!(effects.first(), Some(&Effect::CheckAlive), "{effects:?}");
     assert!(app.dirty, "elapsed times on screen move");
     press(&mut app, [key(KeyCode::Left)]);
     assert_eq!(app.table.tab, Tab::Failed);

@@ -1,24 +1,23 @@
-//! The once-a-second tick: live pids checked, alarms worked out again, the wall display's
-//! rotation.
+//! The once-a-second tick: the pids that are polled checked, the alarms whose time has come
+//! worked out again, the wall display's rotation. At rest it costs what is due, not what is
+//! listed: a process's end is an event (see `effects/exits.rs`), and an alarm is worked out
+//! again when its job is read or its next threshold comes.
 
 use super::{App, Mode};
-use crate::jobs::model::process::Processes;
-use crate::jobs::{JobId, Status};
+use crate::jobs::Status;
 use crate::tui::effect::Effect;
 
 impl App {
     pub(super) fn on_tick(&mut self) -> Vec<Effect> {
-        // A process that dies changes nothing on disk, so no event says so: ask once a second
-        // whether the live jobs' pids are still alive.
-        let live: Vec<(JobId, Processes)> = self
+        let mut effects = Vec::new();
+        // A process that dies changes nothing on disk. Its end is an event where the kernel
+        // gives a pidfd for it; the reads worker asks after the others' once a second.
+        if self
             .jobs
             .values()
-            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
-            .map(|j| (j.id.clone(), j.processes()))
-            .collect();
-        let mut effects = Vec::new();
-        if !live.is_empty() {
-            effects.push(Effect::CheckAlive(live));
+            .any(|j| matches!(j.status, Status::Running | Status::Waiting))
+        {
+            effects.push(Effect::CheckAlive);
         }
         // While agents run a slot may free up or a task be queued from elsewhere; the queue is
         // also watched, but its directory may not have existed when the cockpit started.
@@ -26,8 +25,12 @@ impl App {
             effects.push(Effect::SyncQueue);
         }
         // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.
-        let (alarms_changed, bell) = self.refresh_alarms(self.now);
+        let (alarms_changed, bell) = self.refresh_alarms(self.now, Some(&[]));
         effects.extend(bell);
+        if alarms_changed {
+            // The alert column shows them.
+            self.changes += 1;
+        }
         self.dirty = self.view_has_active() || alarms_changed;
         effects.extend(self.cycle());
         effects

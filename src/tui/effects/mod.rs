@@ -4,7 +4,8 @@
 //!
 //! | worker | threads | effects |
 //! |---|---|---|
-//! | `luzia-reads` (`reads.rs`) | 1, in order | listing, job reads, pid checks, prompt, history, feed, inotify watches |
+//! | `luzia-reads` (`reads.rs`) | 1, in order | listing, job reads, pid checks, prompt, history, feed, inotify watches, pidfd watches (`exits.rs`) |
+//! | `luzia-exits` (`exits.rs`) | 1 | waits for watched processes to end; hands their ends to `luzia-reads` |
 //! | `luzia-log` (`log.rs`) | 1, in order | the output pane's follower: open, poll, close |
 //! | `luzia-issues` (`insight.rs`) | 1, in order | known-issue scans and what the pane's follower read, after the first frame |
 //! | `luzia-writes` (`writes.rs`) | 4, a pool | answers, decisions, dispatch, retry, reply, kill, the queue |
@@ -12,6 +13,7 @@
 //! A worker of one thread keeps order, so a later result never overtakes an earlier one; results
 //! name their job, and the app drops those for a job no longer selected.
 
+mod exits;
 mod insight;
 mod log;
 mod reads;
@@ -20,13 +22,14 @@ mod writes;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
 use crate::jobs::JobId;
 use crate::jobs::insight::known_issues::PatternSet;
+use crate::jobs::os::exits::{self as os_exits, ExitSet};
 
 use super::effect::Effect;
 use super::event::Event;
@@ -66,12 +69,25 @@ impl Executor {
     pub fn new(setup: Setup, tx: UnboundedSender<Event>) -> std::io::Result<Executor> {
         let polling = Arc::new(AtomicBool::new(false));
         let notifications = setup.config.as_ref().map(|c| c.notifications_log.clone());
+        let (exit_set, waiter) = match ExitSet::new(os_exits::raise_fd_limit()) {
+            Ok((set, waiter)) => (Some(set), Some(waiter)),
+            Err(e) => {
+                tracing::info!("no epoll set ({e}): live jobs' ends are polled once a second");
+                (None, None)
+            }
+        };
         let reads = {
             let (root, tx, polling) = (setup.root.clone(), tx.clone(), polling.clone());
+            // Built once, on the worker's one thread.
+            let exit_set = Mutex::new(exit_set);
             Worker::start("luzia-reads", 1, move || {
-                Reads::start(&root, &tx, &polling, notifications.clone())
+                let exits = exit_set.lock().ok().and_then(|mut s| s.take());
+                Reads::start(&root, &tx, &polling, notifications.clone(), exits)
             })?
         };
+        if let Some(waiter) = waiter {
+            exits::start_waiter(waiter, reads.clone())?;
+        }
         let issues = insight::IssueWorker::start(setup.patterns, setup.known_issues, tx.clone())?;
         let (scans_go, go) = mpsc::channel();
         issues.hold_until(go);
@@ -118,7 +134,7 @@ impl Executor {
         match effect {
             Effect::Sync { skip } => self.reads.run(move |r| r.sync(&skip)),
             Effect::ReadJobs(ids) => self.reads.run(move |r| r.read_jobs(ids)),
-            Effect::CheckAlive(jobs) => self.reads.run(move |r| r.check_alive(jobs)),
+            Effect::CheckAlive => self.reads.run(Reads::check_alive),
             Effect::LoadPrompt(id) => self.reads.run(move |r| r.load_prompt(id)),
             Effect::LoadHistory(id) => self.reads.run(move |r| r.load_history(id)),
             Effect::LoadFeed(ids) => self.reads.run(move |r| r.load_feed(ids)),

@@ -1,8 +1,8 @@
 //! The reads worker: listing the root, reading jobs, prompts, histories and the feed, and the
 //! inotify watches. One thread, so results come back in the order they were asked for (a job
 //! read later never arrives before one read earlier), and the watcher lives beside the reads
-//! whose jobs it watches. None of it can block: job files are opened without waiting and
-//! refused unless regular.
+//! whose jobs it watches, as do the pidfds of the live jobs' processes (`exits.rs`). None of it
+//! can block: job files are opened without waiting and refused unless regular.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -15,10 +15,13 @@ use crate::jobs::insight::timeline::{read_history, read_notifications};
 use crate::jobs::model::job::read_prompt;
 use crate::jobs::model::process::Processes;
 use crate::jobs::model::scan::{list_ids, read_all};
-use crate::jobs::{Job, JobId, read_job};
+use crate::jobs::os::exits::ExitSet;
+use crate::jobs::{Job, JobId, Status, read_job};
 use crate::tui::effect::FEED_EVENTS;
 use crate::tui::event::{Event, Synced};
 use crate::watch::{JobWatcher, Signal, WatchChange};
+
+use super::exits::ExitWatch;
 
 pub struct Reads {
     root: PathBuf,
@@ -27,6 +30,7 @@ pub struct Reads {
     /// Whether the watcher polls, for the loop's timer.
     polling: Arc<AtomicBool>,
     notifications: Option<PathBuf>,
+    exits: ExitWatch,
 }
 
 impl Reads {
@@ -37,6 +41,7 @@ impl Reads {
         tx: &UnboundedSender<Event>,
         polling: &Arc<AtomicBool>,
         notifications: Option<PathBuf>,
+        exits: Option<ExitSet>,
     ) -> Reads {
         let sink = tx.clone();
         let watcher = JobWatcher::start(root, move |signal| {
@@ -53,6 +58,7 @@ impl Reads {
             watcher,
             polling: polling.clone(),
             notifications,
+            exits: ExitWatch::new(exits),
         }
     }
 
@@ -62,32 +68,67 @@ impl Reads {
     }
 
     pub fn sync(&mut self, skip: &HashSet<JobId>) {
-        self.send(Event::Synced(sync(&self.root, skip)));
+        let synced = sync(&self.root, skip);
+        let live = live_processes(synced.read.iter().map(|j| (&j.id, Some(j))));
+        let present: HashSet<JobId> = synced.present.iter().cloned().collect();
+        let listed = synced.error.is_none();
+        self.send(Event::Synced(synced));
+        if listed {
+            self.exits.retain(|id| present.contains(id));
+        }
+        self.watch_exits(live);
+        let (watched, polled) = self.exits.counts();
+        tracing::debug!(watched, polled, "live jobs' ends: by event, polled");
     }
 
     pub fn read_jobs(&mut self, ids: Vec<JobId>) {
         let now = chrono::Utc::now();
-        let read = ids
+        let read: Vec<(JobId, Option<Job>)> = ids
             .into_iter()
             .map(|id| {
                 let job = read_job(&self.root, &id, now);
                 (id, job)
             })
             .collect();
+        let live = live_processes(read.iter().map(|(id, j)| (id, j.as_ref())));
         self.send(Event::JobsRead(read));
+        self.watch_exits(live);
     }
 
-    /// Re-reads those of these live jobs whose process is gone or is no longer the job's (or
-    /// which have none yet).
-    pub fn check_alive(&mut self, jobs: Vec<(JobId, Processes)>) {
-        let gone: Vec<JobId> = jobs
+    /// Watches the ends of the live jobs just read (after the screen has them), and forgets the
+    /// others; those whose processes ended meanwhile are read again.
+    fn watch_exits(&mut self, jobs: Vec<(JobId, Option<Processes>)>) {
+        let ended: Vec<JobId> = jobs
             .into_iter()
-            .filter(|(_, processes)| !processes.is_alive())
+            .filter(|(id, live)| self.exits.update(id, live.as_ref()))
             .map(|(id, _)| id)
             .collect();
+        if !ended.is_empty() {
+            self.read_jobs(ended);
+        }
+    }
+
+    /// Watched processes ended: their jobs are read again, as a poll that found them gone did.
+    pub fn exited(&mut self, tokens: &[u64]) {
+        let ended = self.exits.ended(tokens);
+        if !ended.is_empty() {
+            tracing::debug!(jobs = ended.len(), "processes ended, noticed by event");
+            self.read_jobs(ended);
+        }
+    }
+
+    /// Re-reads the polled live jobs whose process is gone or is no longer the job's (or which
+    /// have none yet). Those watched by event are not asked after.
+    pub fn check_alive(&mut self) {
+        let gone = self.exits.polled_gone();
         if !gone.is_empty() {
+            tracing::debug!(jobs = gone.len(), "processes ended, noticed by polling");
             self.read_jobs(gone);
         }
+    }
+
+    pub fn exits_failed(&mut self) {
+        self.exits.poll_all();
     }
 
     pub fn load_prompt(&mut self, id: JobId) {
@@ -156,6 +197,20 @@ impl Reads {
             self.send(Event::JobsChanged(newly_watched));
         }
     }
+}
+
+/// What the cockpit checks the liveness of: the processes of each job read that runs or waits
+/// (`None` for the others, which are not).
+fn live_processes<'a>(
+    read: impl Iterator<Item = (&'a JobId, Option<&'a Job>)>,
+) -> Vec<(JobId, Option<Processes>)> {
+    read.map(|(id, job)| {
+        let live = job
+            .filter(|j| matches!(j.status, Status::Running | Status::Waiting))
+            .map(Job::processes);
+        (id.clone(), live)
+    })
+    .collect()
 }
 
 /// A job whose directory may still change on its own (and so deserves a watch).

@@ -82,7 +82,7 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     let inbox = hints
         .iter()
         .any(|h| h.label == INBOX)
-        .then(|| app.inbox_items().len().to_string());
+        .then(|| inbox_count(app).to_string());
     let reserved = app.message.as_ref().map_or(0, |m| width::width(m) + 3)
         + if app.opts.read_only { 10 } else { 0 }
         + inbox.as_ref().map_or(0, |n| n.len() + 1);
@@ -141,4 +141,13 @@ fn drop_until_fits(hints: &mut Vec<FooterHint>, width: usize) {
         }
         hints.retain(|h| h.drop != drop);
     }
+}
+
+thread_local! {
+    static INBOX_COUNT: super::table::Memo<usize> = const { std::cell::RefCell::new(None) };
+}
+
+/// The inbox's count, worked out from every job only when something changed.
+fn inbox_count(app: &App) -> usize {
+    super::table::memo(&INBOX_COUNT, app, 0, || app.inbox_items().len())
 }

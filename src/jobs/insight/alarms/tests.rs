@@ -244,3 +244,62 @@ fn a_call_in_flight_does_not_hide_the_budget() {
         [AlarmKind::OverBudget]
     );
 }
+
+#[test]
+fn alarms_change_only_at_the_next_change_that_was_announced() {
+    let rules = AlarmRules {
+        stall_after: std::time::Duration::from_secs(900),
+        project_budgets: [("musica".to_string(), std::time::Duration::from_secs(1800))].into(),
+        ..AlarmRules::default()
+    };
+    let gate = Gate {
+        id: "g1".into(),
+        gate: "deploy".into(),
+        description: String::new(),
+        context: String::new(),
+        awaiting_since: Some(t0() + Ch::minutes(3)),
+        auto_approve_after_minutes: None,
+    };
+    let mut cases = Vec::new();
+    let mut silent = job(Status::Running);
+    silent.log_mtime = Some(t0() + Ch::minutes(4));
+    cases.push(silent.clone());
+    silent.meta.as_mut().unwrap().estimated_duration_seconds = Some(1000);
+    cases.push(silent.clone());
+    silent.activity = activity("Bash: make", t0() + Ch::minutes(1)).map(Box::new);
+    cases.push(silent);
+    let mut waiting = job(Status::Waiting);
+    waiting.gate = Some(Box::new(gate.clone()));
+    cases.push(waiting.clone());
+    waiting.status = Status::NeedsInput;
+    cases.push(waiting);
+    let mut done = job(Status::Completed);
+    done.finished = Some(t0() + Ch::minutes(40));
+    cases.push(done);
+    let mut unbudgeted = job(Status::Running);
+    unbudgeted.meta.as_mut().unwrap().project = "other".into();
+    cases.push(unbudgeted);
+    for (i, j) in cases.iter().enumerate() {
+        let at = |s: i64| t0() + Ch::seconds(s);
+        let mut changes = 0;
+        for s in -60..3 * 3600 {
+            let (now, next) = (at(s), at(s + 1));
+            let announced = next_change(j, &rules, now);
+            assert!(announced.is_none_or(|a| a > now), "case {i} at {s} s");
+            let before = kinds(&job_alarms(j, &rules, now));
+            if kinds(&job_alarms(j, &rules, next)) != before {
+                changes += 1;
+                assert!(
+                    announced.is_some_and(|a| a <= next),
+                    "case {i}: alarms changed at {}s, next change said {announced:?}",
+                    s + 1
+                );
+            }
+        }
+        let expected = [3, 3, 2, 3, 1, 0, 1][i];
+        assert_eq!(
+            changes, expected,
+            "case {i}: the walk crosses its thresholds"
+        );
+    }
+}

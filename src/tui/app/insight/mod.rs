@@ -3,7 +3,7 @@
 //! jobs and the time), and the server's alerts. A job's timeline is the detail view's, the
 //! recent events are the events view's.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -48,8 +48,10 @@ pub struct Insight {
     pub issues: HashMap<JobId, Findings>,
     pub alarms: HashMap<JobId, Vec<Alarm>>,
     pub system: Vec<SystemAlert>,
-    /// Alarms the bell has rung for; one that clears may ring again when raised again.
-    pub(super) rung: HashSet<(JobId, AlarmKind)>,
+    /// When each live job's alarms may next change by time alone, soonest first
+    /// (`alarms::next_change`); `due_at` is the same, by job.
+    pub(super) due: BTreeSet<(DateTime<Utc>, JobId)>,
+    pub(super) due_at: HashMap<JobId, DateTime<Utc>>,
     /// The log length each job's scan was last asked for.
     pub(super) scan_asked: HashMap<JobId, u64>,
     /// The first listing has been judged: alarms standing then ring nothing (like questions
@@ -106,41 +108,84 @@ impl App {
             }
             effects.push(Effect::ForgetIssues(gone));
         }
-        let (changed, bell) = self.refresh_alarms(now);
+        let (changed, bell) = self.refresh_alarms(now, read);
         effects.extend(bell);
         (changed, effects)
     }
 
-    /// Works out every live job's alarms at `now`. Returns whether any changed, and a bell for
-    /// alarms newly raised.
-    pub(super) fn refresh_alarms(&mut self, now: DateTime<Utc>) -> (bool, Option<Effect>) {
-        let rules = &self.opts.insight.rules;
-        let fresh: HashMap<JobId, Vec<Alarm>> = self
-            .jobs
-            .values()
-            .filter(|j| {
-                matches!(
-                    j.status,
-                    Status::Running | Status::Waiting | Status::NeedsInput
-                )
-            })
-            .map(|j| (j.id.clone(), alarms::job_alarms(j, rules, now)))
-            .filter(|(_, a)| !a.is_empty())
-            .collect();
-        let kinds = |m: &HashMap<JobId, Vec<Alarm>>| -> HashSet<(JobId, AlarmKind)> {
-            m.iter()
-                .flat_map(|(id, a)| a.iter().map(move |x| (id.clone(), x.kind)))
-                .collect()
+    /// Works out again the alarms that may have changed at `now`: those of the jobs just read
+    /// (`read`, or every job after a full listing) and those whose next threshold has come.
+    /// Returns whether any alarm came or went, and a bell for alarms newly raised (one that
+    /// cleared may ring again when raised again).
+    pub(super) fn refresh_alarms(
+        &mut self,
+        now: DateTime<Utc>,
+        read: Option<&[JobId]>,
+    ) -> (bool, Option<Effect>) {
+        let mut ids: Vec<JobId> = match read {
+            Some(ids) => ids.to_vec(),
+            None => {
+                let mut all: HashSet<JobId> = self.insight.alarms.keys().cloned().collect();
+                all.extend(self.insight.due_at.keys().cloned());
+                all.extend(
+                    self.jobs
+                        .values()
+                        .filter(|j| has_alarms(j.status))
+                        .map(|j| j.id.clone()),
+                );
+                all.into_iter().collect()
+            }
         };
-        let standing = kinds(&fresh);
-        // The details say "for 12m": they move every second, but a frame is due only when an
-        // alarm comes or goes (or when elapsed times are drawn anyway).
-        let changed = standing != kinds(&self.insight.alarms);
-        let raised = self.insight.primed && standing.difference(&self.insight.rung).count() > 0;
-        self.insight.rung = standing;
-        self.insight.alarms = fresh;
+        while let Some((at, _)) = self.insight.due.first()
+            && *at <= now
+        {
+            if let Some((_, id)) = self.insight.due.pop_first() {
+                self.insight.due_at.remove(&id);
+                ids.push(id);
+            }
+        }
+        let (mut changed, mut raised) = (false, false);
+        for id in ids {
+            let (was, is) = self.judge(&id, now);
+            changed |= was != is;
+            raised |= is.difference(&was).next().is_some();
+        }
+        let raised = raised && self.insight.primed;
         let bell = (raised && self.opts.insight.alarm_bell).then_some(Effect::Bell);
         (changed, bell)
+    }
+
+    /// Works out the alarms of one job at `now`, and when they may next change; returns the
+    /// kinds it stood in before and stands in now.
+    fn judge(
+        &mut self,
+        id: &JobId,
+        now: DateTime<Utc>,
+    ) -> (BTreeSet<AlarmKind>, BTreeSet<AlarmKind>) {
+        let kinds = |a: Option<&Vec<Alarm>>| -> BTreeSet<AlarmKind> {
+            a.into_iter().flatten().map(|x| x.kind).collect()
+        };
+        let insight = &mut self.insight;
+        let was = kinds(insight.alarms.get(id));
+        if let Some(at) = insight.due_at.remove(id) {
+            insight.due.remove(&(at, id.clone()));
+        }
+        let rules = &self.opts.insight.rules;
+        let job = self.jobs.get(id).filter(|j| has_alarms(j.status));
+        let fresh = job
+            .map(|j| alarms::job_alarms(j, rules, now))
+            .unwrap_or_default();
+        if let Some(at) = job.and_then(|j| alarms::next_change(j, rules, now)) {
+            insight.due.insert((at, id.clone()));
+            insight.due_at.insert(id.clone(), at);
+        }
+        let is = kinds(Some(&fresh));
+        if fresh.is_empty() {
+            insight.alarms.remove(id);
+        } else {
+            insight.alarms.insert(id.clone(), fresh);
+        }
+        (was, is)
     }
 
     /// What the executor's insight readers report.
@@ -182,6 +227,14 @@ impl App {
         self.dirty = alerts != self.insight.system;
         self.insight.system = alerts;
     }
+}
+
+/// Only jobs that run, wait, or stopped for an answer raise alarms.
+fn has_alarms(status: Status) -> bool {
+    matches!(
+        status,
+        Status::Running | Status::Waiting | Status::NeedsInput
+    )
 }
 
 #[cfg(test)]

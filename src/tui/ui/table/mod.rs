@@ -18,14 +18,18 @@ use cells::{alert_cell, cost_of, status_label};
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
-    for tab in Tab::ALL {
-        let n = app
-            .jobs
-            .values()
-            .filter(|j| {
-                tab.admits(j) && crate::tui::app::table::view::in_projects(j, &app.table.projects)
-            })
-            .count();
+    let counts = memo(&TABS, app, 0, || {
+        Tab::ALL.map(|tab| {
+            app.jobs
+                .values()
+                .filter(|j| {
+                    tab.admits(j)
+                        && crate::tui::app::table::view::in_projects(j, &app.table.projects)
+                })
+                .count()
+        })
+    });
+    for (tab, n) in Tab::ALL.into_iter().zip(counts) {
         let label = format!(" {} {n} ", tab.title());
         let style = if tab == app.table.tab {
             theme.selected().add_modifier(Modifier::BOLD)
@@ -70,13 +74,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .borders(Borders::ALL)
         .border_style(border)
         .title(Span::styled(title, theme.title()));
-    let listed: Vec<&Job> = app
-        .table
-        .view
-        .iter()
-        .filter_map(|id| app.jobs.get(id))
-        .collect();
-    let cols = Columns::fit(app, &listed, theme, area.width.saturating_sub(2));
+    let cols = fitted(app, theme, area.width.saturating_sub(2));
     let rows_fit = area.height.saturating_sub(3) as usize;
     let selected = app.table.selected_index();
     let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
@@ -213,4 +211,61 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
     let task = plain_text(job.task());
     cells.push(Cell::from(cut(&task, w(cols.task), theme)));
     Row::new(cells)
+}
+
+/// What a figure worked out from the whole list was worked out from: the app, its count of
+/// changes, the width, and (should a field be changed without an update) the sizes of what it
+/// is measured over.
+type MemoKey = (u64, u64, u16, usize, usize, usize, usize);
+
+fn memo_key(app: &App, width: u16) -> MemoKey {
+    (
+        app.id,
+        app.changes,
+        width,
+        app.table.view.len(),
+        app.jobs.len(),
+        app.insight.alarms.len(),
+        app.insight.issues.len(),
+    )
+}
+
+pub type Memo<T> = std::cell::RefCell<Option<(MemoKey, T)>>;
+
+/// The figure `slot` holds if it was worked out from the same app state at `width`, else
+/// `compute`'s, kept. What a frame works out from every job (the columns' widths, the tabs' and
+/// the inbox's counts) grows with the root: at 100,000 jobs tens of milliseconds, every second
+/// while elapsed times move. A frame drawn for that alone lists the same jobs the same way.
+pub fn memo<T: Clone>(
+    slot: &'static std::thread::LocalKey<Memo<T>>,
+    app: &App,
+    width: u16,
+    compute: impl FnOnce() -> T,
+) -> T {
+    let key = memo_key(app, width);
+    slot.with_borrow_mut(|held| match held {
+        Some((k, v)) if *k == key => v.clone(),
+        _ => {
+            let v = compute();
+            *held = Some((key, v.clone()));
+            v
+        }
+    })
+}
+
+thread_local! {
+    static COLUMNS: Memo<std::rc::Rc<Columns>> = const { std::cell::RefCell::new(None) };
+    static TABS: Memo<[usize; Tab::ALL.len()]> = const { std::cell::RefCell::new(None) };
+}
+
+fn fitted(app: &App, theme: &Theme, inner: u16) -> std::rc::Rc<Columns> {
+    memo(&COLUMNS, app, inner, || {
+        let listed: Vec<&Job> = app
+            .table
+            .view
+            .iter()
+            .filter_map(|id| app.jobs.get(id))
+            .collect();
+        std::rc::Rc::new(Columns::fit(app, &listed, theme, inner))
+    })
 }
