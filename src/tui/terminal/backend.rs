@@ -63,7 +63,9 @@ impl<W: Write> Backend<W> {
 
     /// Brings the screen from the last frame to `now`: rows that moved up (a followed log's
     /// new lines) are scrolled on the terminal, and then the cells that still differ are sent.
-    pub fn frame(&mut self, now: &Buffer) -> io::Result<()> {
+    pub fn frame(&mut self, mut now: Buffer) -> io::Result<()> {
+        settle_overdrawn(&mut now);
+        let now = &now;
         let hashes = scroll::row_hashes(now);
         let (mut last, before) = match self.last.take() {
             Some((buf, h)) if buf.area == now.area => (buf, h),
@@ -172,6 +174,30 @@ impl<W: Write> Backend<W> {
         runs.push(run);
         runs.retain(|r| !r.is_empty());
         runs
+    }
+}
+
+/// A wide cell with something drawn over the columns it covers (a popup's border over a line
+/// of CJK text) is blanked, so that what was drawn last shows: sent as it is, the wide glyph
+/// would cover the border (ratatui does not send what a wide cell covers), and the border would
+/// be lost, or blanked when the row changes under it.
+pub(super) fn settle_overdrawn(buf: &mut Buffer) {
+    let width = usize::from(buf.area.width);
+    if width == 0 {
+        return;
+    }
+    for row in buf.content.chunks_mut(width) {
+        let mut x = 0;
+        while x < row.len() {
+            let columns = grapheme_width(row[x].symbol()).max(1);
+            let covered = row.iter().skip(x + 1).take(columns - 1);
+            if columns > 1 && covered.into_iter().any(|c| !matches!(c.symbol(), " " | "")) {
+                row[x].set_symbol(" ");
+                x += 1;
+                continue;
+            }
+            x += columns;
+        }
     }
 }
 

@@ -100,7 +100,7 @@ pub fn draw(term: &mut Term, render: impl FnOnce(&mut ratatui::Frame)) -> io::Re
     term.backend_mut().defer(true);
     let drawn = term.draw(render).map(|done| done.buffer.clone());
     term.backend_mut().defer(false);
-    term.backend_mut().frame(&drawn?)?;
+    term.backend_mut().frame(drawn?)?;
     execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
 }
