@@ -220,7 +220,7 @@ impl App {
     }
 
     pub fn update(&mut self, event: Event, now: DateTime<Utc>) -> Vec<Effect> {
-        let log_event = matches!(event, Event::LogAppended { .. });
+        let log_event = matches!(event, Event::LogAppended { .. } | Event::LogPartial { .. });
         let (was_dirty, was_log_only) = (self.dirty, self.log_only);
         // Inside `apply`, `dirty` says whether this event changed the screen; a change waiting
         // for the next frame must survive an event that changes nothing.
@@ -290,6 +290,13 @@ impl App {
             Event::LogAppended { id, reset, lines } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.append(reset, lines);
+                    self.keep_selection_shown();
+                }
+                vec![]
+            }
+            Event::LogPartial { id, line } => {
+                if self.log.job.as_ref() == Some(&id) {
+                    self.log.set_partial(line);
                     self.keep_selection_shown();
                 }
                 vec![]
