@@ -4,9 +4,6 @@
 //! scanner, which then does not read the log on screen a second time.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -26,12 +23,7 @@ const INITIAL_BYTES: u64 = 1024 * 1024;
 /// A log more than this far ahead of the pane is not read up to its end: the pane jumps to its
 /// last [`INITIAL_BYTES`], as when it is first shown (a gigabyte written at once, a log growing
 /// faster than it can be shown). The known-issue scanner reads what the pane skips itself.
-const SKIP_BEHIND: u64 = 2 * 1024 * 1024;
-/// A poll that read this much says the log is fast: the next one waits [`FAST_EVERY`], so that
-/// a log growing at 50 MB/s is read in a few large polls that skip most of it rather than in
-/// hundreds of small ones that read it all.
-const FAST_READ: u64 = 256 * 1024;
-const FAST_EVERY: Duration = Duration::from_millis(100);
+const SKIP_BEHIND: u64 = 4 * 1024 * 1024;
 /// Polls of the follower per `PollLog`: a log growing faster than it is read must not hold the
 /// worker forever.
 const POLLS_PER_ASK: usize = 4;
@@ -41,10 +33,6 @@ pub struct LogPane {
     tx: UnboundedSender<Event>,
     issues: IssueWorker,
     follower: Option<(JobId, Follower)>,
-    /// When the last poll read a fast log's [`FAST_READ`] or more.
-    fast_at: Option<Instant>,
-    /// A poll put off while the log is fast is asked again: set while that is on its way.
-    again: Arc<AtomicBool>,
 }
 
 impl LogPane {
@@ -54,14 +42,11 @@ impl LogPane {
             tx,
             issues,
             follower: None,
-            fast_at: None,
-            again: Arc::new(AtomicBool::new(false)),
         }
     }
 
     pub fn open(&mut self, id: JobId) {
         self.close();
-        self.fast_at = None;
         let path = self.root.join(id.as_str()).join(LOG_FILE);
         let cannot = |e: std::io::Error| Some(format!("cannot read {}: {e}", path.display()));
         let (lines, error, follower) = match open_nofollow(&path) {
@@ -91,13 +76,9 @@ impl LogPane {
     }
 
     pub fn poll(&mut self, id: &JobId) {
-        if self.put_off(id) {
-            return;
-        }
         let Some((fid, follower)) = self.follower.as_mut().filter(|(fid, _)| fid == id) else {
             return;
         };
-        let mut read = 0;
         for _ in 0..POLLS_PER_ASK {
             let skipped = match follower.skip_to_end(SKIP_BEHIND, INITIAL_BYTES) {
                 Ok(n) => n,
@@ -114,7 +95,6 @@ impl LogPane {
                     return;
                 }
             };
-            read += chunk.read;
             if chunk.read > 0 || chunk.reset.is_some() {
                 let handed = follower.handoff(&chunk);
                 self.issues
@@ -140,31 +120,9 @@ impl LogPane {
                 });
             }
             if !chunk.more {
-                break;
+                return;
             }
         }
-        self.fast_at = (read >= FAST_READ).then(Instant::now);
-    }
-
-    /// Whether to skip this poll: the last one, under [`FAST_EVERY`] ago, found the log fast.
-    /// A poll is then asked again when that time is up, so that the end of a burst is shown
-    /// even if nothing more is written.
-    fn put_off(&mut self, id: &JobId) -> bool {
-        let Some(wait) = self
-            .fast_at
-            .and_then(|at| FAST_EVERY.checked_sub(at.elapsed()))
-        else {
-            return false;
-        };
-        if !self.again.swap(true, Ordering::SeqCst) {
-            let (tx, again, id) = (self.tx.clone(), self.again.clone(), id.clone());
-            std::thread::spawn(move || {
-                std::thread::sleep(wait);
-                again.store(false, Ordering::SeqCst);
-                let _ = tx.send(Event::JobsChanged(vec![id]));
-            });
-        }
-        true
     }
 
     /// Stops following: the scanner reads that log itself again.
