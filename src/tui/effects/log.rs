@@ -18,12 +18,13 @@ use crate::tui::event::Event;
 
 /// Lines read from the end of a log when it is first shown.
 pub const INITIAL_LINES: usize = 2000;
-/// Bytes read at most for them: a log of huge lines costs this, not 2000 of them.
+/// Bytes read at most for them (a log of huge lines costs this, not 2000 of them), and at most
+/// per poll of the follower, so that what one poll turns into lines stays small.
 const INITIAL_BYTES: u64 = 1024 * 1024;
 /// A log more than this far ahead of the pane is not read up to its end: the pane jumps to its
 /// last [`INITIAL_BYTES`], as when it is first shown (a gigabyte written at once, a log growing
 /// faster than it can be shown). The known-issue scanner reads what the pane skips itself.
-const SKIP_BEHIND: u64 = 4 * 1024 * 1024;
+const SKIP_BEHIND: u64 = 2 * 1024 * 1024;
 /// Polls of the follower per `PollLog`: a log growing faster than it is read must not hold the
 /// worker forever.
 const POLLS_PER_ASK: usize = 4;
@@ -55,7 +56,11 @@ impl LogPane {
                 Err(e) => (vec![], cannot(e), None),
             },
             // Nothing yet: the pane says so until the first line arrives.
-            Ok(None) => (vec![], None, Some(Follower::from_start(&path))),
+            Ok(None) => (
+                vec![],
+                None,
+                Some(Follower::from_start(&path).read_at_most(INITIAL_BYTES)),
+            ),
             Err(e) => (vec![], cannot(e), None),
         };
         if let Some(f) = &follower {
@@ -147,6 +152,8 @@ fn initial_tail(path: &Path, file: std::fs::File) -> std::io::Result<(Vec<RawLin
     }
     let cut = partial.as_ref().is_some_and(|p| p.cut);
     let bytes = partial.map(|p| p.bytes).unwrap_or_default();
-    let follower = Follower::resume(path, file, len, bytes)?.partial_was_cut(cut);
+    let follower = Follower::resume(path, file, len, bytes)?
+        .partial_was_cut(cut)
+        .read_at_most(INITIAL_BYTES);
     Ok((lines, follower))
 }
