@@ -326,6 +326,7 @@ class Screen:
         self.rows, self.cols = rows, cols
         self.cells = [[" "] * cols for _ in range(rows)]
         self.r = self.c = 0
+        self.top, self.bottom = 0, rows - 1  # the scroll region (DECSTBM)
         self.saved = (0, 0)
         self.pending = ""
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -393,15 +394,17 @@ class Screen:
             self.c = min(self.c + w, self.cols - 1) if self.c + w >= self.cols else self.c + w
 
     def scroll_up(self):
-        del self.cells[0]
-        self.cells.append([" "] * self.cols)
+        del self.cells[self.top]
+        self.cells.insert(self.bottom, [" "] * self.cols)
 
     def control(self, ch):
         if ch == "\r":
             self.c = 0
         elif ch == "\n":
-            if self.r == self.rows - 1:
+            if self.r == self.bottom:
                 self.scroll_up()
+            elif self.r == self.rows - 1:
+                pass
             else:
                 self.r += 1
         elif ch == "\b":
@@ -464,7 +467,12 @@ class Screen:
             self.saved = (self.r, self.c)
         elif final == "u":
             self.r, self.c = self.saved
-        # m (colours), r (scroll region), n, t, q: ignored
+        elif final == "r":
+            top, bottom = arg(0, 1) - 1, arg(1, self.rows) - 1
+            if 0 <= top < bottom < self.rows:
+                self.top, self.bottom = top, bottom
+            self.r = self.c = 0
+        # m (colours), n, t, q: ignored
 
 
 # --------------------------------------------------------------------------------------------

@@ -187,6 +187,7 @@ fn say_reset(reset: Reset) {
     let what = match reset {
         Reset::Truncated => "was truncated",
         Reset::Replaced => "was replaced",
+        Reset::Skipped(_) => "was skipped ahead",
     };
     eprintln!("luzia: output.log {what}; following from its start");
 }

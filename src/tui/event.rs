@@ -41,6 +41,12 @@ pub enum Event {
         reset: Option<Reset>,
         lines: Vec<RawLine>,
     },
+    /// The log's last line so far, still without its newline: shown after the lines, until
+    /// the next `LogAppended` (which takes it away) or `LogPartial` (which replaces it).
+    LogPartial {
+        id: JobId,
+        line: RawLine,
+    },
     PromptLoaded {
         id: JobId,
         text: Result<Option<String>, String>,

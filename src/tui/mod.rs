@@ -81,7 +81,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
             let now = Instant::now();
             if app.dirty && now >= pacer.next_allowed(app.log_only, now) {
                 terminal::draw(&mut term, |f| ui::render(&app, f))?;
-                pacer.drawn(app.log_only, Instant::now());
+                pacer.drawn(Instant::now());
                 app.dirty = false;
                 // The screen first: a thousand inotify watches can wait a frame.
                 exec.apply_watches(std::mem::take(&mut watches));

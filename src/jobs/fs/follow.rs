@@ -22,6 +22,10 @@ const MAX_READ_PER_POLL: u64 = 8 * 1024 * 1024;
 pub enum Reset {
     Truncated,
     Replaced,
+    /// The reader jumped ahead to the end, over this many bytes it will never read (a log
+    /// growing faster than it is shown). Only a reader that asks for it skips
+    /// ([`Follower::skip_to_end`]); a follower's own chunks never say so.
+    Skipped(u64),
 }
 
 #[derive(Debug, Default)]
@@ -104,6 +108,12 @@ impl Follower {
         Ok(f)
     }
 
+    /// The line held from before (see [`Follower::resume`]) had its start dropped.
+    pub fn partial_was_cut(mut self, cut: bool) -> Follower {
+        self.pos.partial_cut = cut;
+        self
+    }
+
     /// Follows `path` from its beginning, whether or not it exists yet.
     pub fn from_start(path: &Path) -> Follower {
         Follower {
@@ -138,6 +148,46 @@ impl Follower {
     /// The last line so far, still waiting for its newline.
     pub fn partial(&self) -> &[u8] {
         &self.pos.partial
+    }
+
+    /// The last line so far, still waiting for its newline, as shown: its end at most
+    /// [`LINE_CAP`] bytes long, `cut` when its start was dropped. `None` when there is none.
+    pub fn partial_line(&self) -> Option<RawLine> {
+        if self.pos.partial.is_empty() || self.pos.skip_line {
+            return None;
+        }
+        Some(RawLine::capped(&self.pos.partial, self.pos.partial_cut))
+    }
+
+    /// When more than `behind` bytes wait to be read, jumps to `keep` bytes before the end
+    /// (the line cut there comes `cut`) and returns how many bytes were jumped over: a reader
+    /// that shows the end of a log need not read a gigabyte to show its last screen.
+    pub fn skip_to_end(&mut self, behind: u64, keep: u64) -> io::Result<u64> {
+        let (Some(identity), Some(_)) = (self.pos.identity, &self.file) else {
+            return Ok(0);
+        };
+        let md = match std::fs::symlink_metadata(&self.path) {
+            Ok(md) => md,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let len = md.len();
+        if (md.dev(), md.ino()) != identity || len < self.pos.offset {
+            // Replaced or truncated: the next poll says so, and reads from the window.
+            return Ok(0);
+        }
+        if len - self.pos.offset <= behind {
+            return Ok(0);
+        }
+        let to = len - keep.min(len);
+        let skipped = to - self.pos.offset;
+        self.pos.offset = to;
+        // The line the jump lands in is kept, cut, rather than dropped: an endless line is
+        // still shown, by its end.
+        self.pos.skip_line = false;
+        self.pos.partial.clear();
+        self.pos.partial_cut = true;
+        Ok(skipped)
     }
 
     pub fn position(&self) -> &Position {
@@ -298,7 +348,7 @@ impl Follower {
             at = nl + 1;
             self.pos.skip_line = false;
         }
-        if self.pos.partial.is_empty() {
+        if self.pos.partial.is_empty() && !self.pos.partial_cut {
             return at;
         }
         let Some(nl) = memchr::memchr(b'\n', &buf[at..]) else {

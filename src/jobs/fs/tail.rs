@@ -50,14 +50,21 @@ impl RawLine {
 /// file of very long lines gives fewer than `n` lines, the first marked `cut`, rather than
 /// costing time proportional to the file.
 pub fn last_lines(file: &File, len: u64, n: usize) -> io::Result<Vec<RawLine>> {
-    if n == 0 || len == 0 {
-        return Ok(Vec::new());
-    }
     // Saturating: `luzia logs -n` takes any count a person types.
     let budget = (n as u64)
         .saturating_add(1)
         .saturating_mul(LINE_CAP as u64)
         .max(256 * 1024);
+    last_lines_within(file, len, n, budget)
+}
+
+/// The last `n` lines of a file of length `len`, reading at most `budget` bytes of its end
+/// (at least one [`LINE_CAP`]): fewer lines when they are long, the first marked `cut`.
+pub fn last_lines_within(file: &File, len: u64, n: usize, budget: u64) -> io::Result<Vec<RawLine>> {
+    if n == 0 || len == 0 {
+        return Ok(Vec::new());
+    }
+    let budget = budget.max(LINE_CAP as u64);
     let mut blocks: Vec<Vec<u8>> = Vec::new();
     let mut pos = len;
     let mut newlines = 0usize;
@@ -208,6 +215,27 @@ mod tests {
                 cut: false
             }
         );
+    }
+
+    #[test]
+    fn a_budget_bounds_what_is_read_whatever_the_lines() {
+        // A 5 MiB line without its newline after one short line.
+        let mut content = b"first\n".to_vec();
+        content.extend(std::iter::repeat_n(b'y', 5 * 1024 * 1024));
+        let (_t, f, len) = file_with(&content);
+        let got = last_lines_within(&f, len, 2000, 1024 * 1024).unwrap();
+        assert_eq!(
+            got.len(),
+            1,
+            "only the end of the long line is within the budget"
+        );
+        assert!(got[0].cut);
+        assert_eq!(got[0].bytes.len(), LINE_CAP);
+        let small: String = (0..100).map(|i| format!("l{i}\n")).collect();
+        let (_t, f, len) = file_with(small.as_bytes());
+        let got = last_lines_within(&f, len, 2000, 1024 * 1024).unwrap();
+        assert_eq!(got.len(), 100);
+        assert!(!got[0].cut);
     }
 
     #[test]

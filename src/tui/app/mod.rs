@@ -231,7 +231,7 @@ impl App {
     }
 
     pub fn update(&mut self, event: Event, now: DateTime<Utc>) -> Vec<Effect> {
-        let log_event = matches!(event, Event::LogAppended { .. });
+        let log_event = matches!(event, Event::LogAppended { .. } | Event::LogPartial { .. });
         // What cannot change the jobs, their alarms, issues or the view: the clock, the
         // server's load, the pane's lines, the queue listed again unchanged (counted there).
         let quiet = matches!(
@@ -240,6 +240,7 @@ impl App {
                 | Event::PollTick
                 | Event::SystemAlerts(_)
                 | Event::LogAppended { .. }
+                | Event::LogPartial { .. }
                 | Event::LogLoaded { .. }
                 | Event::QueueListed(_)
         );
@@ -315,6 +316,13 @@ impl App {
             Event::LogAppended { id, reset, lines } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.append(reset, lines);
+                    self.keep_selection_shown();
+                }
+                vec![]
+            }
+            Event::LogPartial { id, line } => {
+                if self.log.job.as_ref() == Some(&id) {
+                    self.log.set_partial(line);
                     self.keep_selection_shown();
                 }
                 vec![]

@@ -10,13 +10,21 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::insight::IssueWorker;
 use crate::jobs::JobId;
 use crate::jobs::fs::files::open_nofollow;
+use crate::jobs::fs::follow::Reset;
 use crate::jobs::fs::follow::{Follower, Handoff};
 use crate::jobs::fs::names::LOG_FILE;
-use crate::jobs::fs::tail::{RawLine, last_lines};
+use crate::jobs::fs::tail::{RawLine, last_lines_within};
 use crate::tui::event::Event;
 
 /// Lines read from the end of a log when it is first shown.
 pub const INITIAL_LINES: usize = 2000;
+/// Bytes read at most for them (a log of huge lines costs this, not 2000 of them), and at most
+/// per poll of the follower, so that what one poll turns into lines stays small.
+const INITIAL_BYTES: u64 = 1024 * 1024;
+/// A log more than this far ahead of the pane is not read up to its end: the pane jumps to its
+/// last [`INITIAL_BYTES`], as when it is first shown (a gigabyte written at once, a log growing
+/// faster than it can be shown). The known-issue scanner reads what the pane skips itself.
+const SKIP_BEHIND: u64 = 2 * 1024 * 1024;
 /// Polls of the follower per `PollLog`: a log growing faster than it is read must not hold the
 /// worker forever.
 const POLLS_PER_ASK: usize = 4;
@@ -48,7 +56,11 @@ impl LogPane {
                 Err(e) => (vec![], cannot(e), None),
             },
             // Nothing yet: the pane says so until the first line arrives.
-            Ok(None) => (vec![], None, Some(Follower::from_start(&path))),
+            Ok(None) => (
+                vec![],
+                None,
+                Some(Follower::from_start(&path).read_at_most(INITIAL_BYTES)),
+            ),
             Err(e) => (vec![], cannot(e), None),
         };
         if let Some(f) = &follower {
@@ -56,8 +68,16 @@ impl LogPane {
             let here = Handoff::at(f.position());
             self.issues.take(id.clone(), path.clone(), here);
         }
+        let partial = follower.as_ref().and_then(Follower::partial_line);
         self.follower = follower.map(|f| (id.clone(), f));
-        let _ = self.tx.send(Event::LogLoaded { id, lines, error });
+        let _ = self.tx.send(Event::LogLoaded {
+            id: id.clone(),
+            lines,
+            error,
+        });
+        if let Some(line) = partial {
+            let _ = self.tx.send(Event::LogPartial { id, line });
+        }
     }
 
     pub fn poll(&mut self, id: &JobId) {
@@ -65,6 +85,14 @@ impl LogPane {
             return;
         };
         for _ in 0..POLLS_PER_ASK {
+            let skipped = match follower.skip_to_end(SKIP_BEHIND, INITIAL_BYTES) {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!("following {}: {e}", fid);
+                    return;
+                }
+            };
+            let before = follower.partial_line();
             let chunk = match follower.poll() {
                 Ok(chunk) => chunk,
                 Err(e) => {
@@ -77,11 +105,23 @@ impl LogPane {
                 self.issues
                     .take(fid.clone(), follower.path().to_owned(), handed);
             }
-            if chunk.reset.is_some() || !chunk.lines.is_empty() {
+            let reset = chunk
+                .reset
+                .or((skipped > 0).then_some(Reset::Skipped(skipped)));
+            let appended = reset.is_some() || !chunk.lines.is_empty();
+            if appended {
                 let _ = self.tx.send(Event::LogAppended {
                     id: fid.clone(),
-                    reset: chunk.reset,
+                    reset,
                     lines: chunk.lines,
+                });
+            }
+            // The line still being written: shown after the others, replaced as it grows.
+            let partial = follower.partial_line();
+            if let Some(line) = partial.filter(|p| appended || before.as_ref() != Some(p)) {
+                let _ = self.tx.send(Event::LogPartial {
+                    id: fid.clone(),
+                    line,
                 });
             }
             if !chunk.more {
@@ -103,13 +143,17 @@ impl LogPane {
 fn initial_tail(path: &Path, file: std::fs::File) -> std::io::Result<(Vec<RawLine>, Follower)> {
     use std::os::unix::fs::FileExt;
     let len = file.metadata()?.len();
-    let mut lines = last_lines(&file, len, INITIAL_LINES)?;
-    let mut partial = Vec::new();
+    let mut lines = last_lines_within(&file, len, INITIAL_LINES, INITIAL_BYTES)?;
+    let mut partial = None;
     let mut last = [0u8];
     if len > 0 && file.read_exact_at(&mut last, len - 1).is_ok() && last[0] != b'\n' {
         // The last line is still being written: the follower completes it.
-        partial = lines.pop().map(|l| l.bytes).unwrap_or_default();
+        partial = lines.pop();
     }
-    let follower = Follower::resume(path, file, len, partial)?;
+    let cut = partial.as_ref().is_some_and(|p| p.cut);
+    let bytes = partial.map(|p| p.bytes).unwrap_or_default();
+    let follower = Follower::resume(path, file, len, bytes)?
+        .partial_was_cut(cut)
+        .read_at_most(INITIAL_BYTES);
     Ok((lines, follower))
 }

@@ -9,6 +9,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use super::*;
 use crate::config::Overrides;
+use crate::jobs::fs::follow::Reset;
+use crate::jobs::fs::tail::LINE_CAP;
 
 /// Long enough for a loaded machine; only a result that never comes waits this long.
 const WITHIN: Duration = Duration::from_secs(10);
@@ -286,5 +288,112 @@ fn read_only_refuses_writes_where_they_are_performed() {
             .unwrap()
             .flatten()
             .all(|e| e.file_name() != "approved.json")
+    );
+}
+
+/// The resident set of this process, in bytes (Linux).
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+#[test]
+fn a_huge_line_without_its_newline_is_shown_cut_and_costs_little() {
+    let mut r = rig(false);
+    let dir = r.job_dir("100004-long");
+    let log = dir.join("output.log");
+    let mut body = b"first line\n".to_vec();
+    body.extend(std::iter::repeat_n(b'z', 50 * 1024 * 1024));
+    append(&log, &body);
+    drop(body);
+    let before = rss();
+    r.exec.first_frame_drawn();
+    r.exec.perform(Effect::OpenLog(id("100004-long")));
+    let lines = r.next("the log loaded", |ev| match ev {
+        Event::LogLoaded { lines, .. } => Some(lines),
+        _ => None,
+    });
+    let partial = r.next("the line being written", |ev| match ev {
+        Event::LogPartial { line, .. } => Some(line),
+        _ => None,
+    });
+    assert!(
+        lines.len() <= 1,
+        "only what the read budget holds: {}",
+        lines.len()
+    );
+    assert!(partial.cut, "shown cut");
+    assert_eq!(partial.bytes.len(), LINE_CAP);
+    assert!(partial.bytes.iter().all(|&b| b == b'z'));
+    // More of the same line: the pane shows its new end, and holds no more of it.
+    append(&log, &vec![b'w'; 8 * 1024 * 1024]);
+    r.exec.perform(Effect::PollLog(id("100004-long")));
+    let grown = r.next("the line grown", |ev| match ev {
+        Event::LogPartial { line, .. } => Some(line),
+        _ => None,
+    });
+    assert!(grown.cut && grown.bytes.ends_with(b"www"));
+    assert_eq!(grown.bytes.len(), LINE_CAP);
+    let grew = rss().saturating_sub(before);
+    assert!(grew < 24 * 1024 * 1024, "{grew} bytes more resident");
+}
+
+#[test]
+fn a_burst_far_ahead_of_the_pane_lands_on_its_end_and_the_scanner_still_sees_it_all() {
+    let mut r = rig(false);
+    let dir = r.job_dir("100005-burst");
+    let log = dir.join("output.log");
+    append(&log, b"before the burst\n");
+    r.exec.first_frame_drawn();
+    r.exec.perform(Effect::OpenLog(id("100005-burst")));
+    r.next("the log loaded", |ev| match ev {
+        Event::LogLoaded { .. } => Some(()),
+        _ => None,
+    });
+    // 64 MiB of lines, a known issue early in them (in what the pane skips), then the end.
+    let mut burst = b"OSError: [Errno 28] No space left on device\n".to_vec();
+    let line = b"filler line of a burst written at once, far ahead of the pane\n";
+    while burst.len() < 16 * 1024 * 1024 {
+        burst.extend_from_slice(line);
+    }
+    burst.extend_from_slice(b"THE LAST LINE\n");
+    append(&log, &burst);
+    drop(burst);
+    r.exec.perform(Effect::PollLog(id("100005-burst")));
+    let (mut appended, mut findings) = (None, None);
+    while appended.is_none() || findings.is_none() {
+        let ev = r.next(
+            "the burst's end and the scanner's findings",
+            |ev| match ev {
+                Event::LogAppended { .. } | Event::IssuesFound(_) => Some(ev),
+                _ => None,
+            },
+        );
+        match ev {
+            Event::LogAppended { reset, lines, .. } => appended = Some((reset, lines)),
+            Event::IssuesFound(found) => findings = Some(found),
+            _ => {}
+        }
+    }
+    let ((reset, lines), findings) = (appended.unwrap(), findings.unwrap());
+    assert!(
+        matches!(reset, Some(Reset::Skipped(n)) if n > 12 * 1024 * 1024),
+        "{reset:?}"
+    );
+    assert_eq!(lines.last().unwrap().bytes, b"THE LAST LINE");
+    assert!(
+        lines.len() < 20_000,
+        "only the end was read: {}",
+        lines.len()
+    );
+    assert_eq!(
+        findings[0].0,
+        id("100005-burst"),
+        "the scanner read what the pane skipped"
     );
 }

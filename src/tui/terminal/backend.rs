@@ -25,15 +25,23 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use ratatui::backend::{Backend as RatatuiBackend, ClearType, CrosstermBackend, WindowSize};
-use ratatui::buffer::Cell;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Size};
 
+use super::scroll::{self, Scroll};
 use crate::jobs::text::width::grapheme_width;
 
 pub struct Backend<W: Write> {
     inner: CrosstermBackend<W>,
     /// Where the last frame drawn has cells wider than one column, and how wide.
     wide: HashMap<(u16, u16), u16>,
+    /// The last frame drawn through [`Backend::frame`] and its row hashes: what the screen
+    /// shows. `None` after the screen was cleared (it is blank).
+    last: Option<(Buffer, Vec<u64>)>,
+    /// Set while ratatui draws a frame that [`Backend::frame`] will send: its diff is dropped.
+    deferred: bool,
+    /// Where the cursor was put, while it is shown: put back there after a frame is sent.
+    cursor: Option<Position>,
 }
 
 impl<W: Write> Backend<W> {
@@ -41,7 +49,75 @@ impl<W: Write> Backend<W> {
         Backend {
             inner: CrosstermBackend::new(writer),
             wide: HashMap::new(),
+            last: None,
+            deferred: false,
+            cursor: None,
         }
+    }
+
+    /// While set, ratatui's cell diffs are not sent: the frame is sent whole by
+    /// [`Backend::frame`] instead.
+    pub fn defer(&mut self, on: bool) {
+        self.deferred = on;
+    }
+
+    /// Brings the screen from the last frame to `now`: rows that moved up (a followed log's
+    /// new lines) are scrolled on the terminal, and then the cells that still differ are sent.
+    pub fn frame(&mut self, mut now: Buffer) -> io::Result<()> {
+        settle_overdrawn(&mut now);
+        let now = &now;
+        let hashes = scroll::row_hashes(now);
+        let (mut last, before) = match self.last.take() {
+            Some((buf, h)) if buf.area == now.area => (buf, h),
+            // Cleared, or first: the screen is blank, as ratatui assumes too.
+            _ => {
+                let blank = Buffer::empty(now.area);
+                let h = scroll::row_hashes(&blank);
+                (blank, h)
+            }
+        };
+        let blank = scroll::blank_hash(now.area.width);
+        if let Some(s) = scroll::find(&before, &hashes, blank) {
+            self.inner.write_all(&scroll::sequence(s, now.area.y))?;
+            scroll::apply(
+                &mut last.content,
+                usize::from(now.area.width),
+                s,
+                &Cell::EMPTY,
+            );
+            self.scroll_wide(s, now.area.y);
+        }
+        self.send(last.diff(now).into_iter())?;
+        self.last = Some((now.clone(), hashes));
+        if let Some(at) = self.cursor {
+            self.inner.set_cursor_position(at)?;
+        }
+        Ok(())
+    }
+
+    /// Writes cells, the way [`Backend::plan`] orders them.
+    pub(super) fn send<'a>(
+        &mut self,
+        content: impl Iterator<Item = (u16, u16, &'a Cell)>,
+    ) -> io::Result<()> {
+        for run in self.plan(content) {
+            self.inner
+                .draw(run.iter().map(|(x, y, cell)| (*x, *y, cell.as_ref())))?;
+        }
+        Ok(())
+    }
+
+    /// Moves what is known of wide cells with the rows the terminal scrolled.
+    fn scroll_wide(&mut self, s: Scroll, y0: u16) {
+        let (top, bottom) = (y0 + s.top, y0 + s.bottom);
+        self.wide = std::mem::take(&mut self.wide)
+            .into_iter()
+            .filter_map(|((x, y), w)| match y {
+                y if y < top || y > bottom => Some(((x, y), w)),
+                y if y >= top + s.by => Some(((x, y - s.by), w)),
+                _ => None,
+            })
+            .collect();
     }
 
     /// The cells to write, in runs: each run is one `draw` of the crossterm backend, which
@@ -101,6 +177,30 @@ impl<W: Write> Backend<W> {
     }
 }
 
+/// A wide cell with something drawn over the columns it covers (a popup's border over a line
+/// of CJK text) is blanked, so that what was drawn last shows: sent as it is, the wide glyph
+/// would cover the border (ratatui does not send what a wide cell covers), and the border would
+/// be lost, or blanked when the row changes under it.
+pub(super) fn settle_overdrawn(buf: &mut Buffer) {
+    let width = usize::from(buf.area.width);
+    if width == 0 {
+        return;
+    }
+    for row in buf.content.chunks_mut(width) {
+        let mut x = 0;
+        while x < row.len() {
+            let columns = grapheme_width(row[x].symbol()).max(1);
+            let covered = row.iter().skip(x + 1).take(columns - 1);
+            if columns > 1 && covered.into_iter().any(|c| !matches!(c.symbol(), " " | "")) {
+                row[x].set_symbol(" ");
+                x += 1;
+                continue;
+            }
+            x += columns;
+        }
+    }
+}
+
 /// Whether a terminal may give the cell's symbol other columns than the drawing: wide, or
 /// outside the Basic Multilingual Plane.
 fn unsure(symbol: &str) -> bool {
@@ -116,11 +216,12 @@ impl<W: Write> RatatuiBackend for Backend<W> {
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
-        for run in self.plan(content) {
-            self.inner
-                .draw(run.iter().map(|(x, y, cell)| (*x, *y, cell.as_ref())))?;
+        // A frame drawn by `terminal::draw` is sent by `frame`, which needs to know what the
+        // screen shows: every frame goes that way.
+        if self.deferred {
+            return Ok(());
         }
-        Ok(())
+        self.send(content)
     }
 
     fn append_lines(&mut self, n: u16) -> io::Result<()> {
@@ -128,6 +229,7 @@ impl<W: Write> RatatuiBackend for Backend<W> {
     }
 
     fn hide_cursor(&mut self) -> io::Result<()> {
+        self.cursor = None;
         self.inner.hide_cursor()
     }
 
@@ -140,17 +242,21 @@ impl<W: Write> RatatuiBackend for Backend<W> {
     }
 
     fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
-        self.inner.set_cursor_position(position)
+        let at = position.into();
+        self.cursor = Some(at);
+        self.inner.set_cursor_position(at)
     }
 
     fn clear(&mut self) -> io::Result<()> {
         // The drawing forgets the last frame too: the next one is drawn whole.
         self.wide.clear();
+        self.last = None;
         self.inner.clear()
     }
 
     fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
         self.wide.clear();
+        self.last = None;
         self.inner.clear_region(clear_type)
     }
 

@@ -4,6 +4,9 @@
 //! give a character fewer columns than the drawing does.
 
 mod backend;
+#[cfg(test)]
+mod frame_tests;
+mod scroll;
 
 use std::io::{self, BufWriter, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,9 +91,16 @@ fn install_panic_hook() {
 }
 
 /// One frame inside synchronized output (DEC mode 2026), so the terminal shows it whole.
+///
+/// ratatui renders the frame and sets the cursor; the backend is then handed the whole frame
+/// rather than ratatui's cell diff, since it knows what the screen shows and scrolls rows that
+/// moved.
 pub fn draw(term: &mut Term, render: impl FnOnce(&mut ratatui::Frame)) -> io::Result<()> {
     queue!(term.backend_mut(), BeginSynchronizedUpdate)?;
-    term.draw(render)?;
+    term.backend_mut().defer(true);
+    let drawn = term.draw(render).map(|done| done.buffer.clone());
+    term.backend_mut().defer(false);
+    term.backend_mut().frame(drawn?)?;
     execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
 }

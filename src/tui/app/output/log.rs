@@ -47,6 +47,8 @@ pub struct LogView {
     pub unseen: u64,
     /// Columns of each line scrolled off to the left (long lines, not wrapped).
     pub left: usize,
+    /// The last of `lines` is still being written (no newline yet): the next lines replace it.
+    pub open_last: bool,
 }
 
 impl Default for LogView {
@@ -67,6 +69,7 @@ impl Default for LogView {
             pending_jump: None,
             unseen: 0,
             left: 0,
+            open_last: false,
         }
     }
 }
@@ -95,6 +98,7 @@ impl LogView {
         self.loading = false;
         self.note = error;
         self.lines = lines.into();
+        self.open_last = false;
         self.issues.clear();
         self.match_issues(self.first_abs);
         self.trim();
@@ -182,12 +186,17 @@ impl LogView {
     }
 
     pub fn append(&mut self, reset: Option<Reset>, lines: Vec<RawLine>) {
+        self.drop_open_line();
         if let Some(reset) = reset {
             self.note = Some(match reset {
                 Reset::Truncated => "output.log was truncated: showing it from its start".into(),
                 Reset::Replaced => {
                     "output.log was replaced: showing the new file from its start".into()
                 }
+                Reset::Skipped(bytes) => format!(
+                    "output.log grew faster than it can be shown: {} MB skipped, showing its end",
+                    bytes.div_ceil(1_000_000)
+                ),
             });
             self.first_abs = self.end_abs();
             self.lines.clear();
@@ -198,6 +207,35 @@ impl LogView {
         if !self.follow {
             self.unseen += lines.len() as u64;
         }
+        self.push(lines);
+    }
+
+    /// Shows `line`, the log's last line so far (no newline yet), after the others, in place
+    /// of the one shown before.
+    pub fn set_partial(&mut self, line: RawLine) {
+        self.drop_open_line();
+        self.push(vec![line]);
+        self.open_last = true;
+    }
+
+    /// Takes away the line still being written: it is sent again, longer or complete.
+    fn drop_open_line(&mut self) {
+        if !std::mem::take(&mut self.open_last) || self.lines.pop_back().is_none() {
+            return;
+        }
+        let end = self.end_abs();
+        self.issues.retain(|&(a, _)| a < end);
+        if self.issue_at.is_some_and(|a| a >= end) {
+            self.issue_at = None;
+        }
+        if let Some(s) = self.search.as_mut() {
+            s.matches.retain(|&m| m < end);
+            s.current = s.current.filter(|&c| c < s.matches.len());
+        }
+        self.top_abs = self.top_abs.min(end);
+    }
+
+    fn push(&mut self, lines: Vec<RawLine>) {
         let start = self.end_abs();
         if let Some(search) = self.search.as_mut().filter(|s| !s.query.is_empty()) {
             let q = search.query.to_lowercase();

@@ -153,3 +153,56 @@ fn reset_starts_over() {
     assert!(v.note.as_deref().unwrap().contains("truncated"));
     assert_eq!(v.line(v.first_abs).unwrap().bytes, b"fresh");
 }
+
+fn raw(text: &str, cut: bool) -> RawLine {
+    RawLine {
+        bytes: text.as_bytes().to_vec(),
+        cut,
+    }
+}
+
+#[test]
+fn the_line_being_written_shows_last_and_is_replaced_as_it_grows() {
+    let mut v = LogView::default();
+    v.open(JobId::parse("a").unwrap());
+    // A log whose only line so far has no newline: shown, not "no output yet".
+    v.loaded(vec![], None);
+    v.set_partial(raw("zzzz", true));
+    assert_eq!(v.lines.len(), 1);
+    assert!(v.line(v.end_abs() - 1).unwrap().cut, "shown cut");
+    v.set_partial(raw("zzzzzzzz", true));
+    assert_eq!(v.lines.len(), 1, "replaced, not added");
+    assert_eq!(v.line(0).unwrap().bytes, b"zzzzzzzz");
+    // Its newline came: the complete line takes its place, and the next one follows.
+    v.set_search("zz", 10);
+    assert_eq!(v.search.as_ref().unwrap().matches, [0]);
+    v.append(None, vec![raw("zzzzzzzzz!", true), raw("next", false)]);
+    assert_eq!(v.end_abs(), 2);
+    assert_eq!(v.line(0).unwrap().bytes, b"zzzzzzzzz!");
+    assert_eq!(v.line(1).unwrap().bytes, b"next");
+    assert_eq!(
+        v.search.as_ref().unwrap().matches,
+        [0],
+        "the open line's match went with it, the complete line's is there once"
+    );
+    assert!(!v.open_last);
+}
+
+#[test]
+fn skipping_ahead_says_so_and_starts_the_lines_again() {
+    let mut v = LogView::default();
+    v.open(JobId::parse("a").unwrap());
+    v.loaded(numbered(50), None);
+    v.append(Some(Reset::Skipped(1_500_000_000)), numbered(3));
+    assert_eq!(
+        v.lines.len(),
+        3,
+        "the lines before the gap are not shown with those after"
+    );
+    assert!(
+        v.note.as_deref().unwrap().contains("1500 MB skipped"),
+        "{:?}",
+        v.note
+    );
+    assert_eq!(v.top_for(10), v.first_abs);
+}
