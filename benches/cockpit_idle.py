@@ -16,7 +16,7 @@ is kept in the JSON.
 The cockpits' own threads are reported too (`/proc/PID/task/*/stat`), which says where the time
 goes: `luzia` (the event loop: alarms, frames), `luzia-reads` (pid checks, reads), and so on.
 
-Fixtures live under `--work` (default /work/bench/scale-idle/idle) and are removed at the end;
+Fixtures live under `--work` (default target/bench/idle) and are removed at the end;
 every process started here (the sleepers, tmux) is stopped on every way out, Ctrl-C included.
 Python 3 standard library only; tmux must be installed, and htop (else `top -d 1 -b` is used).
 """
@@ -229,7 +229,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=60, help="window (60)")
     ap.add_argument("--settle", type=int, default=10, help="wait after the first frame (10)")
     ap.add_argument("--repeat", type=int, default=1, help="windows per size (1)")
-    ap.add_argument("--work", default="/work/bench/scale-idle/idle")
+    ap.add_argument("--work", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target", "bench", "idle"))
     ap.add_argument("--json", help="also write every figure to this file")
     args = ap.parse_args()
     for b in [args.bin] + ([args.base] if args.base else []):

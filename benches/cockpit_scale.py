@@ -23,7 +23,7 @@ falls on all of them alike; warm page cache, after one untimed round):
 With --cold (and permission to write /proc/sys/vm/drop_caches), one more round per size runs
 each of the floor and the two cockpits after dropping the page cache.
 
-Roots are generated once under --roots (default /work/bench/scale-memory/roots, or
+Roots are generated once under --roots (default target/bench/roots, or
 $LUZIA_BENCH_ROOTS) by benches/cockpit.py's generator, 1 % of the jobs without an exit line,
 and kept for the next run; delete them when done. Python 3 standard library only.
 """
@@ -240,8 +240,8 @@ def main():
     ap.add_argument("--base", required=True, help="the luzia binary to compare with")
     ap.add_argument("--floor", default=os.path.join(cockpit.REPO, "target", "release",
                                                     "examples", "read_metas"))
-    ap.add_argument("--roots", default=os.environ.get("LUZIA_BENCH_ROOTS",
-                                                      "/work/bench/scale-memory/roots"))
+    ap.add_argument("--roots", default=os.environ.get(
+        "LUZIA_BENCH_ROOTS", os.path.join(cockpit.REPO, "target", "bench", "roots")))
     ap.add_argument("--sizes", default="1k,10k,100k")
     ap.add_argument("--runs", type=int, default=5,
                     help="rounds per size (5); 0: the listings only")

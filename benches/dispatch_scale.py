@@ -23,7 +23,7 @@ With --gc, after the largest size: `luzia gc --older-than 30d --dry-run`, then `
 --older-than 30d` (every fixture job is 60 days old), timed, while `luzia status` runs in a loop
 beside it; every status must exit 0. Its latencies are printed too.
 
-Python 3 standard library only. Fixtures go under DIR (default /work/bench/scale-dispatch) and are
+Python 3 standard library only. Fixtures go under DIR (default target/bench/dispatch) and are
 removed on the way out, also on Ctrl-C; every process the script started is stopped.
 """
 
@@ -238,7 +238,7 @@ def main():
     ap.add_argument("--base-bin", required=True)
     ap.add_argument("--sizes", default="0,1000,10000,100000")
     ap.add_argument("--count", type=int, default=30)
-    ap.add_argument("--dir", default="/work/bench/scale-dispatch")
+    ap.add_argument("--dir", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "target", "bench", "dispatch"))
     ap.add_argument("--gc", action="store_true")
     args = ap.parse_args()
     signal.signal(signal.SIGINT, on_signal)

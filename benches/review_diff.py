@@ -16,7 +16,7 @@ and reports the median and the spread of each over --rounds rounds. Also reports
 job's after-snapshot took (the supervisor's work when the job ends), measured as the time
 between the agent's last write and the exit line.
 
-Usage: benches/review_diff.py --luzia target/release/luzia --work /work/bench/review-core/diff
+Usage: benches/review_diff.py --luzia target/release/luzia --work target/bench/diff
 """
 
 import argparse
