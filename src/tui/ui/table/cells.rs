@@ -6,6 +6,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::jobs::insight::alarms::AlarmKind;
+use crate::jobs::model::review::ChangeStat;
 use crate::jobs::model::time::format_duration_coarse;
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
 use crate::jobs::text::width::{self, width as text_width};
@@ -117,6 +118,43 @@ pub fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
         ]);
     }
     Line::default()
+}
+
+/// What the job changed in its project, as meta.json recorded it when it ended (no git is run
+/// for the table).
+pub fn changes_of(job: &Job) -> Option<ChangeStat> {
+    job.meta.as_ref()?.review.as_ref()?.changes
+}
+
+/// `+120 -8 · 5 files`, or `+120-8` where narrow; `none` when nothing changed.
+pub fn changes_label(stat: ChangeStat, short: bool) -> String {
+    match (stat.files, short) {
+        (0, true) => "none".to_string(),
+        (_, true) => format!("+{}-{}", stat.added, stat.removed),
+        (_, false) => stat.summary(),
+    }
+}
+
+/// The CHANGES cell: additions green, removals red, the files dimmed.
+pub fn changes_cell<'a>(job: &Job, short: bool, theme: &Theme) -> Line<'a> {
+    let Some(stat) = changes_of(job) else {
+        return Line::default();
+    };
+    if stat.files == 0 {
+        return Line::from(Span::styled(changes_label(stat, short), theme.dim()));
+    }
+    let sep = if short { "" } else { " " };
+    let mut spans = vec![
+        Span::styled(format!("+{}", stat.added), theme.added()),
+        Span::raw(sep),
+        Span::styled(format!("-{}", stat.removed), theme.removed()),
+    ];
+    if !short {
+        let label = changes_label(stat, false);
+        let files = label.split_once(" · ").map_or("", |(_, f)| f);
+        spans.push(Span::styled(format!(" · {files}"), theme.dim()));
+    }
+    Line::from(spans)
 }
 
 /// What the job's run cost, when its figures say.
