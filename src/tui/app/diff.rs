@@ -122,7 +122,7 @@ impl DiffView {
         self.scroll = row.min(self.rows().saturating_sub(page));
     }
 
-    fn scroll_by(&mut self, delta: i64, page: usize) {
+    pub(super) fn scroll_by(&mut self, delta: i64, page: usize) {
         let row = if delta < 0 {
             self.scroll.saturating_sub(delta.unsigned_abs() as usize)
         } else {

@@ -111,6 +111,21 @@ fn the_diff_scrolls_jumps_file_to_file_and_sideways() {
     assert_eq!(view(&app).scroll, 0);
     press(&mut app, [ch('p')]);
     assert_eq!(view(&app).scroll, 0, "before the first file: the list");
+    // The wheel scrolls the page, not the table under it.
+    let selected = app.table.selected.clone();
+    let wheel = |kind| {
+        Event::Mouse(crossterm::event::MouseEvent {
+            kind,
+            column: 10,
+            row: 8,
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        })
+    };
+    app.update(wheel(crossterm::event::MouseEventKind::ScrollDown), now());
+    assert_eq!(view(&app).scroll, 3);
+    app.update(wheel(crossterm::event::MouseEventKind::ScrollUp), now());
+    assert_eq!(view(&app).scroll, 0);
+    assert_eq!(app.table.selected, selected);
     press(&mut app, [ch('l'), ch('l')]);
     assert_eq!(view(&app).left, 16);
     press(&mut app, [ch('h'), ch('h'), ch('h')]);
