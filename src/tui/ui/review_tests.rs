@@ -30,8 +30,8 @@ fn draw(app: &App) -> String {
     term.backend().to_string()
 }
 
-/// The fixtures, two finished jobs with their change recorded (one a worktree, one a
-/// snapshot that changed nothing), the first selected.
+/// The fixtures, three finished jobs with their change recorded (a worktree, a snapshot that
+/// changed nothing, a worktree whose change was discarded), the first selected.
 fn reviewing(w: u16, h: u16) -> App {
     let mut app = app(w, h);
     let job = reviewed("142315-a1b2", Isolation::Worktree);
@@ -39,10 +39,15 @@ fn reviewing(w: u16, h: u16) -> App {
     if let Some(r) = none.meta.as_mut().and_then(|m| m.review.as_mut()) {
         r.changes = Some(Default::default());
     }
+    let mut gone = reviewed("152000-f00d", Isolation::Worktree);
+    if let Some(r) = gone.meta.as_mut().and_then(|m| m.review.as_mut()) {
+        r.outcome = "discarded".into();
+    }
     app.update(
         Event::JobsRead(vec![
             (job.id.clone(), Some(job)),
             (none.id.clone(), Some(none)),
+            (gone.id.clone(), Some(gone)),
         ]),
         now(),
     );

@@ -137,7 +137,7 @@ impl Columns {
             cost: 0,
             alert: sized(c.alert, 5, if wide { 26 } else { 12 }),
             changes: if wide {
-                sized(c.changes, 7, 24)
+                sized(c.changes, 7, 30)
             } else {
                 sized(c.changes_short, 7, 12)
             },
