@@ -226,6 +226,7 @@ fn m_merges_a_worktree_jobs_branch_into_the_project() {
     ck.key("y");
     let s = ck.wait_text(&format!("merged {branch}"));
     assert!(s.contains("into main"), "{}", s.text());
+    ck.wait_row(&id, "its row read again", |r| r.contains("· merged"));
     assert_eq!(
         git(&project, &["show", "main:feature.txt"]),
         "the feature",
@@ -260,9 +261,7 @@ fn x_discards_a_worktree_job_its_branch_and_its_worktree() {
         s.text()
     );
     ck.key("y");
-    ck.wait_for("the discard done", |s| {
-        !s.contains("y discard") && !s.contains("discarding the change")
-    });
+    ck.wait_row(&id, "discarded", |r| r.contains("· discarded"));
     let branches = git(&project, &["branch", "--list", &branch]);
     assert!(branches.is_empty(), "the branch is gone: {branches}");
     assert!(
@@ -270,5 +269,57 @@ fn x_discards_a_worktree_job_its_branch_and_its_worktree() {
         "the worktree is gone: {}",
         worktree.display()
     );
+    assert_eq!(git(&project, &["ls-tree", "--name-only", "main"]), "a.txt");
+}
+
+#[test]
+fn read_only_shows_the_diff_and_never_merges_or_discards() {
+    require_tmux!();
+    if !git_or_skip() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let (cfg, project) = world(&sb, "worktree");
+    let id = luzia(
+        &sb,
+        &cfg,
+        &["run", "musica", "--", "echo 'kept' > kept.txt"],
+    );
+    let ck = Cockpit::start(
+        &sb,
+        Opts::default()
+            .size(160, 40)
+            .global_arg("--config")
+            .global_arg(cfg.to_str().unwrap())
+            .arg("--read-only"),
+    );
+    wait_recorded(&ck, &id);
+    let branch = format!("luzia/{id}");
+    ck.key("d");
+    let s = ck.wait_text("diff --git a/kept.txt b/kept.txt");
+    assert!(s.contains(&format!("branch {branch}")), "{}", s.text());
+    // Not from the view, not from the table.
+    ck.key("M");
+    ck.wait_text("read-only: this cockpit cannot merge changes");
+    ck.key("X");
+    ck.wait_text("read-only: this cockpit cannot discard changes");
+    let s = ck.screen();
+    assert!(
+        !s.contains("y merge") && !s.contains("y discard"),
+        "{}",
+        s.text()
+    );
+    // The branch and its worktree are still there.
+    git(
+        &project,
+        &[
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/heads/{branch}"),
+        ],
+    );
+    let worktree = review(&sb, &id)["worktree"].as_str().unwrap().to_owned();
+    assert!(Path::new(&worktree).is_dir(), "{worktree}");
     assert_eq!(git(&project, &["ls-tree", "--name-only", "main"]), "a.txt");
 }

@@ -341,3 +341,24 @@ fn a_live_job_or_one_without_a_record_is_refused_at_once() {
         app.message
     );
 }
+
+#[test]
+fn a_change_merged_or_discarded_is_drawn_when_its_job_is_read_again() {
+    let mut app = reviewing(false);
+    app.dirty = false;
+    let job = reviewed("142315-a1b2", Isolation::Worktree);
+    app.update(
+        Event::JobsRead(vec![(job.id.clone(), Some(job.clone()))]),
+        now(),
+    );
+    assert!(!app.dirty, "read again unchanged: no frame");
+    let mut merged = job;
+    if let Some(r) = merged.meta.as_mut().and_then(|m| m.review.as_mut()) {
+        r.outcome = "merged into main at 4f1c2a9".into();
+    }
+    app.update(
+        Event::JobsRead(vec![(merged.id.clone(), Some(merged))]),
+        now(),
+    );
+    assert!(app.dirty, "the CHANGES column says merged now");
+}
