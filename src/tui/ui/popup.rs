@@ -219,19 +219,10 @@ pub fn confirm(app: &App, what: &Confirm, theme: &Theme, f: &mut Frame, area: Re
         lines.push(Line::from(super::table::cut(&about, room, theme)));
     }
     lines.push(Line::default());
-    // What git will be made to do, as the domain said it (paths from the repository: shown as
-    // any text from disk). A long preview keeps its first lines and says so.
-    let said: Vec<&str> = preview.lines().collect();
     let fit = (area.height as usize)
         .saturating_sub(lines.len() + 5)
         .max(1);
-    for l in said.iter().take(fit) {
-        lines.push(Line::from(super::table::cut(&plain_text(l), room, theme)));
-    }
-    if said.len() > fit {
-        let more = format!("… {} more lines", said.len() - fit);
-        lines.push(Line::from(Span::styled(more, theme.dim())));
-    }
+    lines.extend(preview_lines(preview, fit, room, theme));
     lines.extend([
         Line::default(),
         Line::from(Span::styled(
@@ -244,7 +235,8 @@ pub fn confirm(app: &App, what: &Confirm, theme: &Theme, f: &mut Frame, area: Re
         )),
     ]);
     let widest = lines.iter().map(Line::width).max().unwrap_or(0);
-    let w = u16::try_from(widest.clamp(60, room) + 4).unwrap_or(u16::MAX);
+    // At least 60 columns wide where the screen has them (the narrowest is 60).
+    let w = u16::try_from(widest.max(60).min(room) + 4).unwrap_or(u16::MAX);
     let rect = centered(area, w, lines.len() as u16 + 2);
     f.render_widget(Clear, rect);
     let block = Block::default()
@@ -252,6 +244,22 @@ pub fn confirm(app: &App, what: &Confirm, theme: &Theme, f: &mut Frame, area: Re
         .border_style(border)
         .title(Span::styled(format!(" {} ", op.verb()), theme.title()));
     f.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+/// What git will be made to do, as the domain said it (paths from the repository: shown as any
+/// text from disk), in at most `fit` lines: a longer preview keeps its first and says so.
+fn preview_lines<'a>(preview: &str, fit: usize, room: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let said: Vec<&str> = preview.lines().collect();
+    let mut lines: Vec<Line> = said
+        .iter()
+        .take(fit)
+        .map(|l| Line::from(super::table::cut(&plain_text(l), room, theme)))
+        .collect();
+    if said.len() > fit {
+        let more = format!("… {} more lines", said.len() - fit);
+        lines.push(Line::from(Span::styled(more, theme.dim())));
+    }
+    lines
 }
 
 fn confirm_kill(app: &App, id: &JobId, theme: &Theme, f: &mut Frame, area: Rect) {

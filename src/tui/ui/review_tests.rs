@@ -158,4 +158,20 @@ fn the_merge_confirmation() {
         insta::assert_snapshot!(format!("merge_confirm_{w}x{h}"), draw(&app));
         press(&mut app, [key(KeyCode::Esc)]);
     }
+    // The narrowest cockpit: the popup fits inside, its lines cut, nothing fails.
+    let mut app = reviewing(60, 15);
+    press(&mut app, [ch('X')]);
+    let preview = "remove the worktree /srv/api.luzia/142315-a1b2 and delete the branch \
+                   luzia/142315-a1b2 (1 commit not merged: lost)\n2\n3\n4\n5\n6\n7\n8";
+    app.update(
+        Event::ReviewPreviewed {
+            job: id("142315-a1b2"),
+            op: ReviewOp::Discard,
+            preview: Ok(preview.into()),
+        },
+        now(),
+    );
+    let screen = draw(&app);
+    assert!(screen.contains("y discard"), "{screen}");
+    assert!(screen.contains("more lines"), "{screen}");
 }
