@@ -2,6 +2,8 @@
 //! simulated agents (`luzia demo-agent`, real processes writing real job directories), so the
 //! cockpit can be seen working with nothing installed but Rust.
 
+mod review;
+
 use std::fs;
 use std::path::Path;
 
@@ -72,6 +74,8 @@ pub fn create() -> Result<Config> {
         jobs_dir: None,
     })?;
     write_finished(&jobs)?;
+    // Best effort: the demo works without git, only without this job.
+    let _ = review::write(&base, &jobs);
     let dispatcher = Dispatcher::new(&cfg)?;
     for (project, task) in LIVE {
         dispatcher.dispatch(&Request::new(project, task))?;

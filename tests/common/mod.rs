@@ -533,6 +533,25 @@ pub fn root_or_skip(why: &str) -> bool {
     false
 }
 
+/// Whether `git` can be run; when not, says so loudly and the test skips, except where CI asks
+/// for it (`LUZIA_REQUIRE_GIT=1`, set by `.ci/run`), which fails instead.
+#[allow(dead_code)]
+pub fn git_or_skip() -> bool {
+    let ok = Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return true;
+    }
+    let why = "git is not installed: the review tests need real repositories";
+    if std::env::var("LUZIA_REQUIRE_GIT").is_ok_and(|v| v == "1") {
+        panic!("LUZIA_REQUIRE_GIT=1 but this test cannot run: {why}");
+    }
+    eprintln!("\n{0}\nSKIPPED: {why}\n{0}\n", "*".repeat(72));
+    false
+}
+
 /// The variables through which the environment running the tests could reach the luzia under
 /// test: each test's command removes them and says what it means instead.
 #[allow(dead_code)]

@@ -116,6 +116,20 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
     out.push(fact("progress", progress(job)));
     figures(job, now, &mut out);
     pending(job, now, &mut out);
+    if let Some(r) = job.meta.as_ref().and_then(|m| m.review.as_deref()) {
+        out.extend(
+            r.described()
+                .into_iter()
+                .map(|(label, value, problem)| Fact {
+                    label,
+                    value: plain_text(&value),
+                    emphasis: match problem {
+                        true => Emphasis::Problem,
+                        false => Emphasis::Normal,
+                    },
+                }),
+        );
+    }
     out.push(fact("path", job.dir.display().to_string()));
     out.extend(job.problems.iter().map(|p| Fact {
         label: "problem",

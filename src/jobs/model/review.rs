@@ -164,6 +164,35 @@ impl Change {
 }
 
 impl Review {
+    /// What `luzia jobs ID` says of it, as `(label, value, is_a_problem)`; values are raw text
+    /// for the caller to sanitize.
+    pub fn described(&self) -> Vec<(&'static str, String, bool)> {
+        let mut out = Vec::new();
+        let isolation = match self.isolation {
+            Isolation::Worktree => format!("worktree {}", self.worktree),
+            i if self.repo.is_empty() => i.as_str().to_owned(),
+            i => format!("{} of {}", i.as_str(), self.repo),
+        };
+        out.push(("isolation", isolation, false));
+        if !self.branch.is_empty() {
+            let outcome = match self.outcome.as_str() {
+                "" => String::new(),
+                o => format!(" ({o})"),
+            };
+            out.push(("branch", format!("{}{outcome}", self.branch), false));
+        }
+        if let Some(c) = &self.changes {
+            out.push(("changes", c.summary(), false));
+        }
+        for note in self.note.lines().filter(|l| !l.trim().is_empty()) {
+            out.push(("change note", note.to_owned(), false));
+        }
+        if !self.error.is_empty() {
+            out.push(("isolation error", self.error.clone(), true));
+        }
+        out
+    }
+
     /// meta.json's `review`, if it is an object; `None` for anything else.
     pub fn from_meta(v: Option<&serde_json::Value>) -> Option<Box<Review>> {
         v.filter(|v| v.is_object())

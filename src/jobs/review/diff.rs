@@ -55,19 +55,26 @@ pub fn change(job: &Job) -> Result<Change, ReviewError> {
     between(&git, &review.base, &target, notes)
 }
 
-/// The change between two commits of `git`'s repository.
+/// The change between two commits of `git`'s repository: one `git diff` for the records and
+/// the patch together (one walk of the two trees, one process).
 pub fn between(git: &Git, from: &str, to: &str, notes: Vec<String>) -> Result<Change, ReviewError> {
-    let mut args: Vec<&str> = vec!["diff", "--raw", "--numstat", "-z"];
+    let mut args: Vec<&str> = vec!["diff", "--raw", "--numstat", "-p", "-z"];
     args.extend(DIFF_OPTIONS);
     args.extend([from, to, "--"]);
-    let files = parse::files(&git.run(&args)?);
-    let mut args: Vec<&str> = vec!["diff", "-p"];
-    args.extend(DIFF_OPTIONS);
-    args.extend([from, to, "--"]);
-    let (patch, truncated) = git.run_capped(&args, PATCH_CAP)?;
+    // Enough once the patch, after the records, has passed the cap.
+    let enough = |out: &[u8]| {
+        let (records, patch) = parse::split(out);
+        (patch.len() > PATCH_CAP).then(|| records.len() + 1 + PATCH_CAP)
+    };
+    let (out, truncated) = git.run_until(&args, enough)?;
+    let (records, patch) = parse::split(&out);
+    let patch = match truncated {
+        true => &patch[..patch.len().min(PATCH_CAP)],
+        false => patch,
+    };
     Ok(Change {
-        files,
-        patch: String::from_utf8_lossy(&patch).into_owned(),
+        files: parse::files(records),
+        patch: String::from_utf8_lossy(patch).into_owned(),
         truncated,
         notes,
     })
@@ -84,12 +91,17 @@ pub(super) fn tree_dir(review: &Review) -> PathBuf {
 /// What happened since the job ended that its change does not show: found cheaply (refs only,
 /// never a scan of the working tree).
 fn since_end(git: &Git, review: &Review) -> Result<Vec<String>, ReviewError> {
-    let after_parent = git.commit(&format!("{}^", review.after))?;
+    let parent = format!("{}^", review.after);
+    let other = match review.isolation {
+        Isolation::Worktree => format!("refs/heads/{}", review.branch),
+        _ => "HEAD".to_owned(),
+    };
+    let mut found = git.commits(&[&parent, &other])?.into_iter();
+    let (after_parent, other) = (found.next().flatten(), found.next().flatten());
     let mut notes = Vec::new();
     match review.isolation {
         Isolation::Worktree => {
-            let branch = format!("refs/heads/{}", review.branch);
-            match git.commit(&branch)? {
+            match other {
                 None => notes.push(format!(
                     "the branch {} no longer exists: this change can be read, not merged",
                     review.branch
@@ -110,7 +122,7 @@ fn since_end(git: &Git, review: &Review) -> Result<Vec<String>, ReviewError> {
             }
         }
         _ => {
-            let head = git.commit("HEAD")?;
+            let head = other;
             if head.is_some() && head != after_parent {
                 notes.push(format!(
                     "the project's HEAD has moved since the job ended (now {}): the change \

@@ -108,9 +108,14 @@ impl Git {
         Err(self.failed(args, &out))
     }
 
-    /// Runs git; at most `cap` bytes of its stdout, and whether there was more (git is then
-    /// stopped rather than left to compute the rest).
-    pub fn run_capped<I, S>(&self, args: I, cap: usize) -> Result<(Vec<u8>, bool), ReviewError>
+    /// Runs git and reads its stdout until `enough` says how much of what was read is wanted
+    /// (given all read so far); git is then stopped rather than left to compute the rest.
+    /// Returns what was wanted and whether more was cut off.
+    pub fn run_until<I, S>(
+        &self,
+        args: I,
+        enough: impl Fn(&[u8]) -> Option<usize>,
+    ) -> Result<(Vec<u8>, bool), ReviewError>
     where
         I: IntoIterator<Item = S> + Clone,
         S: AsRef<OsStr>,
@@ -130,22 +135,30 @@ impl Git {
                 _ => io(e),
             })?;
         let mut out = Vec::new();
-        if let Some(stdout) = child.stdout.take() {
-            stdout
-                .take(cap as u64 + 1)
-                .read_to_end(&mut out)
-                .map_err(io)?;
+        let mut cut = None;
+        if let Some(mut stdout) = child.stdout.take() {
+            let mut chunk = vec![0u8; 256 * 1024];
+            loop {
+                let n = stdout.read(&mut chunk).map_err(io)?;
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&chunk[..n]);
+                if let Some(keep) = enough(&out) {
+                    cut = Some(keep);
+                    break;
+                }
+            }
         }
-        let truncated = out.len() > cap;
-        if truncated {
-            out.truncate(cap);
+        if let Some(keep) = cut {
+            out.truncate(keep);
             let _ = child.kill();
         }
         let done = child.wait_with_output().map_err(io)?;
-        if !truncated && !done.status.success() {
+        if cut.is_none() && !done.status.success() {
             return Err(self.failed(args, &done));
         }
-        Ok((out, truncated))
+        Ok((out, cut.is_some()))
     }
 
     /// Runs git and returns its whole output, whatever its exit status.
@@ -204,6 +217,21 @@ impl Git {
             .status
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned()))
+    }
+
+    /// The commits `revs` name, in one git process when all exist (the common case), else one
+    /// by one.
+    pub fn commits(&self, revs: &[&str]) -> Result<Vec<Option<String>>, ReviewError> {
+        let specs: Vec<String> = revs.iter().map(|r| format!("{r}^{{commit}}")).collect();
+        let mut args = vec!["rev-parse".to_owned()];
+        args.extend(specs.iter().cloned());
+        let out = self.output(&args)?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        if out.status.success() && lines.len() == revs.len() {
+            return Ok(lines.into_iter().map(|l| Some(l.to_owned())).collect());
+        }
+        revs.iter().map(|r| self.commit(r)).collect()
     }
 
     /// The branch HEAD is on (`main`), or `None` for a detached HEAD.

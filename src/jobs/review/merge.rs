@@ -61,28 +61,13 @@ fn count(git: &Git, args: &[&str]) -> Result<usize, ReviewError> {
 fn plan(job: &Job, git: &Git, review: &Review) -> Result<MergePlan, ReviewError> {
     let repo = PathBuf::from(&review.repo);
     let branch = review.branch.clone();
-    let mut tip = git
+    let tip = git
         .commit(&format!("refs/heads/{branch}"))?
         .ok_or_else(|| ReviewError::NoBranch {
             branch: branch.clone(),
             repo: repo.clone(),
         })?;
-    let mut leftover = 0;
-    let tree = Path::new(&review.worktree);
-    if tree.is_dir() {
-        let wt = Git::new(tree, git.user.as_ref());
-        let snap = snapshot::take(
-            &wt,
-            job.id.as_str(),
-            &format!("luzia: work job {} left uncommitted", job.id),
-        )?;
-        if snap.head.as_deref() == Some(tip.as_str()) {
-            let changed = diff::stat(git, &tip, &snap.commit)?.files as usize;
-            if changed > 0 {
-                (tip, leftover) = (snap.commit, changed);
-            }
-        }
-    }
+    let (tip, leftover) = with_leftover(job, git, review, tip)?;
     let into = git
         .branch()?
         .ok_or_else(|| ReviewError::Detached(repo.clone()))?;
@@ -92,43 +77,7 @@ fn plan(job: &Job, git: &Git, review: &Review) -> Result<MergePlan, ReviewError>
     let range = format!("{head}..{tip}");
     let commits = count(git, &["rev-list", "--count", &range])?;
     let files = diff::stat(git, &head, &tip)?.files as usize;
-    let ancestor = |a: &str, b: &str| -> Result<bool, ReviewError> {
-        Ok(git
-            .output(["merge-base", "--is-ancestor", a, b])?
-            .status
-            .success())
-    };
-    let how = if ancestor(&tip, &head)? {
-        How::AlreadyIn
-    } else if ancestor(&head, &tip)? {
-        How::FastForward
-    } else {
-        let out = git.output([
-            "merge-tree",
-            "--write-tree",
-            "--name-only",
-            "--no-messages",
-            head.as_str(),
-            tip.as_str(),
-        ])?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut lines = text.lines();
-        let tree = lines.next().unwrap_or_default().to_owned();
-        match out.status.code() {
-            Some(0) => How::Commit(tree),
-            Some(1) => {
-                let files: Vec<&str> = lines.filter(|l| !l.is_empty()).collect();
-                return Err(ReviewError::Conflict {
-                    repo,
-                    branch,
-                    into,
-                    files: files.join(", "),
-                });
-            }
-            _ => return Err(git.failed(["merge-tree", "--write-tree"], &out)),
-        }
-    };
-    Ok(MergePlan {
+    let mut p = MergePlan {
         repo,
         branch,
         into,
@@ -137,8 +86,80 @@ fn plan(job: &Job, git: &Git, review: &Review) -> Result<MergePlan, ReviewError>
         leftover,
         commits,
         files,
-        how,
+        how: How::AlreadyIn,
+    };
+    p.how = how(git, &p)?;
+    Ok(p)
+}
+
+/// The branch's tip with the work the agent left uncommitted in its worktree on top, as a
+/// snapshot commit (written as an object only), and how many files that work holds.
+fn with_leftover(
+    job: &Job,
+    git: &Git,
+    review: &Review,
+    tip: String,
+) -> Result<(String, usize), ReviewError> {
+    let tree = Path::new(&review.worktree);
+    if !tree.is_dir() {
+        return Ok((tip, 0));
+    }
+    let wt = Git::new(tree, git.user.as_ref());
+    let snap = snapshot::take(
+        &wt,
+        job.id.as_str(),
+        &format!("luzia: work job {} left uncommitted", job.id),
+    )?;
+    // A worktree moved to another branch by hand: its state is not this branch's to commit.
+    if snap.head.as_deref() != Some(tip.as_str()) {
+        return Ok((tip, 0));
+    }
+    let changed = diff::stat(git, &tip, &snap.commit)?.files as usize;
+    Ok(match changed {
+        0 => (tip, 0),
+        n => (snap.commit, n),
     })
+}
+
+/// How the branch's tip goes into the project's HEAD: already in, a fast-forward, or a merge
+/// commit whose tree `git merge-tree` computed; a conflict is refused here.
+fn how(git: &Git, p: &MergePlan) -> Result<How, ReviewError> {
+    let ancestor = |a: &str, b: &str| -> Result<bool, ReviewError> {
+        Ok(git
+            .output(["merge-base", "--is-ancestor", a, b])?
+            .status
+            .success())
+    };
+    if ancestor(&p.tip, &p.head)? {
+        return Ok(How::AlreadyIn);
+    }
+    if ancestor(&p.head, &p.tip)? {
+        return Ok(How::FastForward);
+    }
+    let out = git.output([
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        p.head.as_str(),
+        p.tip.as_str(),
+    ])?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines();
+    let tree = lines.next().unwrap_or_default().to_owned();
+    match out.status.code() {
+        Some(0) => Ok(How::Commit(tree)),
+        Some(1) => Err(ReviewError::Conflict {
+            repo: p.repo.clone(),
+            branch: p.branch.clone(),
+            into: p.into.clone(),
+            files: lines
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+        _ => Err(git.failed(["merge-tree", "--write-tree"], &out)),
+    }
 }
 
 /// The project's uncommitted changes to tracked files, named; a merge refuses them.

@@ -72,6 +72,16 @@ pub fn files(out: &[u8]) -> Vec<FileChange> {
     raw
 }
 
+/// Splits what `git diff --raw --numstat -p -z` prints into its records (raw, then numstat)
+/// and its patch: the records end with an empty field, a NUL after the last record's own, which
+/// no record holds (no field of one is empty).
+pub fn split(out: &[u8]) -> (&[u8], &[u8]) {
+    match out.windows(2).position(|w| w == b"\0\0") {
+        Some(at) => (&out[..at + 1], &out[at + 2..]),
+        None => (out, &[]),
+    }
+}
+
 fn number(b: &[u8]) -> Option<u64> {
     std::str::from_utf8(b).ok()?.parse().ok()
 }
@@ -125,6 +135,15 @@ mod tests {
         assert_eq!((f[3].kind, f[3].added), (ChangeKind::Renamed, 2));
         assert!(f[4].binary && f[4].added == 0);
         assert!(!f[0].binary);
+    }
+
+    #[test]
+    fn records_and_patch_are_told_apart() {
+        let out = format!("{}3\t1\ta\0\0diff --git a/a b/a\n", raw("M", &["a"]));
+        let (records, patch) = split(out.as_bytes());
+        assert_eq!(files(records).len(), 1);
+        assert_eq!(patch, b"diff --git a/a b/a\n");
+        assert_eq!(split(b""), (&b""[..], &b""[..]));
     }
 
     #[test]

@@ -342,8 +342,10 @@ mod running {
         out
     }
 
-    /// Marks the job as running, with the others running now.
+    /// Marks the job as running, with the others running now; and tells each of them of this
+    /// one. Every overlap is then known to both jobs: whichever started second saw the other.
     pub(super) fn enter(git: &Git, dir: &Path, id: &str, user: Option<&Account>) {
+        use std::io::Write;
         let Some(marks) = marks(git) else {
             return;
         };
@@ -357,10 +359,16 @@ mod running {
             let _ = rustix::fs::chown(&marks, Some(a.uid()), None);
             let _ = rustix::fs::chown(&mark, Some(a.uid()), None);
         }
+        for other in &others {
+            let appended = std::fs::OpenOptions::new()
+                .append(true)
+                .open(marks.join(other))
+                .and_then(|mut f| f.write_all(format!("{id}\n").as_bytes()));
+            drop(appended);
+        }
     }
 
-    /// Removes the job's mark; returns the others that ran at some time with it (those seen
-    /// when it started, and those running now).
+    /// Removes the job's mark; returns the other jobs that ran at some time with it.
     pub(super) fn leave(git: &Git, id: &str) -> Vec<String> {
         let Some(marks) = marks(git) else {
             return Vec::new();
@@ -370,12 +378,11 @@ mod running {
         let _ = std::fs::remove_file(&mark);
         let mut all: Vec<String> = body
             .lines()
-            .nth(1)
-            .unwrap_or_default()
-            .split_whitespace()
+            .skip(1)
+            .flat_map(str::split_whitespace)
+            .filter(|o| *o != id)
             .map(str::to_owned)
             .collect();
-        all.extend(live_others(&marks, id));
         all.sort();
         all.dedup();
         all

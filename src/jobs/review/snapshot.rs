@@ -36,7 +36,12 @@ pub fn take(git: &Git, tag: &str, message: &str) -> Result<Snapshot, ReviewError
         let private = git.with_index(&index);
         private.run(["add", "-A", "--", "."])?;
         let tree = private.text(["write-tree"])?;
-        let mut args = vec!["commit-tree".to_owned(), tree.clone()];
+        // Never signed: a snapshot must not wait for a passphrase or a key agent.
+        let mut args = vec![
+            "commit-tree".to_owned(),
+            "--no-gpg-sign".to_owned(),
+            tree.clone(),
+        ];
         if let Some(h) = &head {
             args.extend(["-p".to_owned(), h.clone()]);
         }
