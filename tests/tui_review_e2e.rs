@@ -2,7 +2,8 @@
 //! repository and real jobs started with `luzia run` (the agent is `sh` reading the task as its
 //! script). `d` shows the diff of a finished snapshot job, coloured and with an escape sequence
 //! of the changed file never reaching the terminal; `M` on a worktree job merges its branch
-//! (the project's branch then has the file); `X` discards one (its branch and its worktree gone).
+//! (the project's branch then has the file); `X` discards one (its branch and its worktree gone);
+//! a read-only cockpit shows diffs and never merges; the demo has a job whose diff opens.
 //!
 //! Without tmux or git these tests print a loud SKIPPED message and pass, unless CI asks for
 //! them (`LUZIA_REQUIRE_TMUX=1`, `LUZIA_REQUIRE_GIT=1`), where a missing one fails them.
@@ -16,28 +17,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tmux::{BIN, Cockpit, Opts, Sandbox};
-
-/// Whether `git` can be run; when not, says so loudly and the test skips, unless CI asks for it
-/// (`LUZIA_REQUIRE_GIT=1`), which fails instead.
-fn git_or_skip() -> bool {
-    let ok = Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return true;
-    }
-    let why = "git is not installed: the review tests need real repositories";
-    if std::env::var("LUZIA_REQUIRE_GIT").is_ok_and(|v| v == "1") {
-        panic!("LUZIA_REQUIRE_GIT=1 but this test cannot run: {why}");
-    }
-    let _ = std::io::Write::write_all(
-        &mut std::io::stderr(),
-        format!("\n*** SKIPPED: {why} ***\n\n").as_bytes(),
-    );
-    false
-}
+use tmux::{BIN, Cockpit, DemoAgents, Opts, Sandbox};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -129,7 +109,7 @@ fn review(sb: &Sandbox, id: &str) -> serde_json::Value {
 #[test]
 fn d_shows_the_diff_of_a_finished_snapshot_job() {
     require_tmux!();
-    if !git_or_skip() {
+    if !common::git_or_skip() {
         return;
     }
     let sb = Sandbox::new();
@@ -193,7 +173,7 @@ fn d_shows_the_diff_of_a_finished_snapshot_job() {
 #[test]
 fn m_merges_a_worktree_jobs_branch_into_the_project() {
     require_tmux!();
-    if !git_or_skip() {
+    if !common::git_or_skip() {
         return;
     }
     let sb = Sandbox::new();
@@ -237,7 +217,7 @@ fn m_merges_a_worktree_jobs_branch_into_the_project() {
 #[test]
 fn x_discards_a_worktree_job_its_branch_and_its_worktree() {
     require_tmux!();
-    if !git_or_skip() {
+    if !common::git_or_skip() {
         return;
     }
     let sb = Sandbox::new();
@@ -275,7 +255,7 @@ fn x_discards_a_worktree_job_its_branch_and_its_worktree() {
 #[test]
 fn read_only_shows_the_diff_and_never_merges_or_discards() {
     require_tmux!();
-    if !git_or_skip() {
+    if !common::git_or_skip() {
         return;
     }
     let sb = Sandbox::new();
@@ -322,4 +302,41 @@ fn read_only_shows_the_diff_and_never_merges_or_discards() {
     let worktree = review(&sb, &id)["worktree"].as_str().unwrap().to_owned();
     assert!(Path::new(&worktree).is_dir(), "{worktree}");
     assert_eq!(git(&project, &["ls-tree", "--name-only", "main"]), "a.txt");
+}
+
+/// `luzia tui --demo`: its job with a change to review opens a real diff.
+#[test]
+fn the_demo_has_a_job_whose_diff_opens() {
+    require_tmux!();
+    if !common::git_or_skip() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let tmp = sb.tmp.path().join("tmp");
+    fs::create_dir_all(&tmp).unwrap();
+    let _agents = DemoAgents(tmp.clone());
+    let opts = Opts {
+        no_jobs_dir: true,
+        ..Opts::default()
+    }
+    .size(160, 40)
+    .arg("--demo")
+    .env("TMPDIR", tmp.to_str().unwrap());
+    let ck = Cockpit::start(&sb, opts);
+    let id = "091500-diff";
+    ck.wait_row(id, "its change in CHANGES", |r| r.contains(" file"));
+    // Select it with the filter, then open its diff.
+    ck.key("/");
+    ck.type_text(id);
+    ck.key("Enter");
+    ck.wait_for("the demo's diff job alone", |s| s.job_rows().len() == 1);
+    ck.key("d");
+    let s = ck.wait_text("diff --git");
+    assert!(
+        s.contains("files changed") || s.contains("1 file changed"),
+        "{}",
+        s.text()
+    );
+    assert!(s.contains("webshop"), "{}", s.text());
+    assert!(!s.contains("reading the change"), "{}", s.text());
 }
