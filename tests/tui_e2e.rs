@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 
 use tmux::{
-    Cockpit, Opts, POLL, Sandbox, Screen, TIMEOUT, now_rfc3339, process_alive, send_signal,
-    sh_quote, snapshot, snapshot_diff,
+    Cockpit, DemoAgents, Opts, POLL, Sandbox, Screen, TIMEOUT, now_rfc3339, process_alive,
+    send_signal, sh_quote, snapshot, snapshot_diff,
 };
 
 // ----------------------------------------------------------------------------------------------
@@ -1056,55 +1056,6 @@ fn read_only_shows_questions_but_cannot_answer() {
 // ----------------------------------------------------------------------------------------------
 // Dispatch, in the demo
 // ----------------------------------------------------------------------------------------------
-
-/// Stops every supervisor the demo started under `tmp` (each passes SIGTERM on to its agent).
-struct DemoAgents(std::path::PathBuf);
-
-impl DemoAgents {
-    fn pids(&self) -> Vec<u32> {
-        let mut pids = Vec::new();
-        for demo in fs::read_dir(&self.0).into_iter().flatten().flatten() {
-            for job in fs::read_dir(demo.path().join("jobs"))
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                if let Ok(p) = fs::read_to_string(job.path().join("pid"))
-                    && let Ok(pid) = p.trim().parse::<u32>()
-                    && pid < 4_000_000
-                {
-                    pids.push(pid);
-                }
-            }
-        }
-        pids
-    }
-
-    fn jobs_dir(&self) -> std::path::PathBuf {
-        let demo = fs::read_dir(&self.0)
-            .unwrap()
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with("luzia-demo-"));
-        demo.expect("the demo directory").path().join("jobs")
-    }
-}
-
-impl Drop for DemoAgents {
-    fn drop(&mut self) {
-        let pids = self.pids();
-        for &pid in &pids {
-            if tmux::process_alive(pid) {
-                tmux::send_signal(pid, Signal::TERM);
-            }
-        }
-        // Their last writes (the exit line, meta.json) must land before the sandbox goes, or
-        // they recreate pieces of it.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while pids.iter().any(|&p| tmux::process_alive(p)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
 
 /// In `luzia tui --demo`: a task typed into the input bar starts and is selected; it is killed
 /// (with a confirmation); it is retried; the demo's question and gate are answered; and the

@@ -64,6 +64,18 @@ pub enum Effect {
     LoadHistory(JobId),
     /// Read what the recent-events feed needs: these jobs' histories and the notifications log.
     LoadFeed(Vec<JobId>),
+    /// Read the job's change from git (the diff view).
+    LoadChange(JobId),
+    /// Work out what merging or discarding the job's change would do, for the confirmation.
+    PreviewReview {
+        job: JobId,
+        op: ReviewOp,
+    },
+    /// Merge or discard the job's change, as the confirmation said.
+    Review {
+        job: JobId,
+        op: ReviewOp,
+    },
     /// Ring the terminal bell (performed by the loop, which owns the terminal).
     Bell,
     Quit,
@@ -82,6 +94,26 @@ impl Effect {
                 | Effect::Reply { .. }
                 | Effect::Attach(_)
                 | Effect::Kill(_)
+                | Effect::Review { .. }
         )
+    }
+}
+
+/// What can be done with a job's change once it is reviewed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewOp {
+    /// Bring it into the project: a worktree job's branch merged (a snapshot job's change is
+    /// in the project already, which the domain says).
+    Merge,
+    /// Throw it away: a worktree job's worktree and branch removed.
+    Discard,
+}
+
+impl ReviewOp {
+    pub fn verb(self) -> &'static str {
+        match self {
+            ReviewOp::Merge => "merge",
+            ReviewOp::Discard => "discard",
+        }
     }
 }

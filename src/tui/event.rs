@@ -7,8 +7,10 @@ use crate::jobs::fs::follow::Reset;
 use crate::jobs::fs::tail::RawLine;
 use crate::jobs::insight::known_issues::Findings;
 use crate::jobs::insight::timeline::TimelineEvent;
+use crate::jobs::model::review::Change;
 use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{Job, JobId};
+use crate::tui::effect::ReviewOp;
 use crate::watch::WatchMode;
 
 #[derive(Debug)]
@@ -84,6 +86,23 @@ pub enum Event {
         histories: Vec<(JobId, Vec<serde_json::Value>)>,
         notifications: Vec<TimelineEvent>,
         problems: Vec<String>,
+    },
+    /// A job's change as git computes it, or why it could not be read (for the diff view).
+    ChangeLoaded {
+        id: JobId,
+        change: Result<Change, String>,
+    },
+    /// What merging or discarding a job's change would do, or why it cannot be done.
+    ReviewPreviewed {
+        job: JobId,
+        op: ReviewOp,
+        preview: Result<String, String>,
+    },
+    /// What came of a merge or discard: what was done, or why it was refused.
+    Reviewed {
+        job: JobId,
+        op: ReviewOp,
+        result: Result<String, String>,
     },
     /// SIGTERM, SIGHUP, SIGINT, or the terminal went away: leave now.
     Signal(Stop),

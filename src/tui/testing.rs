@@ -11,6 +11,7 @@ use super::app::{App, Options};
 use super::effect::Effect;
 use super::event::{Event, Synced};
 use crate::jobs::fs::tail::RawLine;
+use crate::jobs::model::review::{Change, ChangeKind, FileChange, Isolation, Review};
 use crate::jobs::model::session::{Activity, Usage};
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::{Job, JobId, Progress, Status, read_job, scan};
@@ -242,6 +243,80 @@ pub fn ids_of(app: &App) -> Vec<&str> {
 
 pub fn no_skip() -> HashSet<JobId> {
     HashSet::new()
+}
+
+/// `from` as a job whose change was recorded (`isolation`: how), the sample change's size.
+pub fn reviewed(from: &str, isolation: Isolation) -> Job {
+    let mut job = read_job(&PathBuf::from(SAMPLES), &id(from), now()).expect("sample exists");
+    if let Some(m) = job.meta.as_mut() {
+        m.review = Some(Box::new(Review {
+            isolation,
+            repo: "/srv/api".into(),
+            base: "4f1c2a9".into(),
+            after: "9e8d7c6".into(),
+            branch: match isolation {
+                Isolation::Worktree => format!("luzia/{from}"),
+                _ => String::new(),
+            },
+            changes: Some(change().stat()),
+            ..Review::default()
+        }));
+    }
+    job
+}
+
+/// A change of three files: one edited, one added, one deleted; a line of it carries escape
+/// sequences (a title change, a screen clear), which must never reach the terminal.
+pub fn change() -> Change {
+    let file = |path: &str, kind, added, removed| FileChange {
+        path: path.into(),
+        kind,
+        added,
+        removed,
+        ..FileChange::default()
+    };
+    let patch = "\
+diff --git a/src/retry.rs b/src/retry.rs
+index 4f1c2a9..9e8d7c6 100644
+--- a/src/retry.rs
++++ b/src/retry.rs
+@@ -10,7 +10,9 @@ pub fn backoff(attempt: u32) -> Duration {
+     let base = Duration::from_millis(100);
+-    base * 2u32.pow(attempt)
++    // Capped: a long outage must not mean hour-long sleeps.
++    let wait = base * 2u32.pow(attempt.min(10));
++    wait.min(Duration::from_secs(30))
+ }
+ 
+ #[cfg(test)]
+diff --git a/src/jitter.rs b/src/jitter.rs
+new file mode 100644
+index 0000000..1a2b3c4
+--- /dev/null
++++ b/src/jitter.rs
+@@ -0,0 +1,3 @@
++//! Spreads retries out \x1b]0;pwned\x07\x1b[2Jso clients do not retry in step.
++pub fn jitter(d: Duration) -> Duration {
++    d.mul_f64(0.5 + fastrand::f64() / 2.0) }
+diff --git a/docs/old-retry.md b/docs/old-retry.md
+deleted file mode 100644
+index 5d6e7f8..0000000
+--- a/docs/old-retry.md
++++ /dev/null
+@@ -1,2 +0,0 @@
+-# Retries
+--- retried forever, without a cap
+";
+    Change {
+        files: vec![
+            file("src/retry.rs", ChangeKind::Modified, 3, 1),
+            file("src/jitter.rs", ChangeKind::Added, 3, 0),
+            file("docs/old-retry.md", ChangeKind::Deleted, 0, 2),
+        ],
+        patch: patch.to_string(),
+        truncated: false,
+        notes: vec!["the project also changed outside the job while it ran".into()],
+    }
 }
 
 #[cfg(test)]

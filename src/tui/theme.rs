@@ -128,6 +128,21 @@ impl Theme {
         }
     }
 
+    /// A diff's added lines and counts.
+    pub fn added(&self) -> Style {
+        self.fg(Color::Green)
+    }
+
+    /// A diff's removed lines and counts.
+    pub fn removed(&self) -> Style {
+        self.fg(Color::Red)
+    }
+
+    /// A diff's hunk headers (`@@ -1,4 +1,6 @@`).
+    pub fn hunk(&self) -> Style {
+        self.fg(Color::Cyan)
+    }
+
     pub fn focus_border(&self) -> Style {
         self.fg(Color::Blue)
     }

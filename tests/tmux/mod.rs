@@ -1119,3 +1119,52 @@ impl Drop for DemoRun {
         }
     }
 }
+
+/// Stops every supervisor the demo started under `tmp` (each passes SIGTERM on to its agent).
+pub struct DemoAgents(pub PathBuf);
+
+impl DemoAgents {
+    pub fn pids(&self) -> Vec<u32> {
+        let mut pids = Vec::new();
+        for demo in fs::read_dir(&self.0).into_iter().flatten().flatten() {
+            for job in fs::read_dir(demo.path().join("jobs"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if let Ok(p) = fs::read_to_string(job.path().join("pid"))
+                    && let Ok(pid) = p.trim().parse::<u32>()
+                    && pid < 4_000_000
+                {
+                    pids.push(pid);
+                }
+            }
+        }
+        pids
+    }
+
+    pub fn jobs_dir(&self) -> PathBuf {
+        let demo = fs::read_dir(&self.0)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("luzia-demo-"));
+        demo.expect("the demo directory").path().join("jobs")
+    }
+}
+
+impl Drop for DemoAgents {
+    fn drop(&mut self) {
+        let pids = self.pids();
+        for &pid in &pids {
+            if process_alive(pid) {
+                send_signal(pid, Signal::TERM);
+            }
+        }
+        // Their last writes (the exit line, meta.json) must land before the sandbox goes, or
+        // they recreate pieces of it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pids.iter().any(|&p| process_alive(p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}

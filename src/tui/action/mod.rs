@@ -56,6 +56,15 @@ sections! {
         Attach "attach" keys(&["a"]),
             "open the selected job's Claude Code session in this terminal (the cockpit steps aside)",
             JOIN, [];
+        Diff "diff" keys(&["d"]),
+            "the selected job's change: the files it changed and the diff (a snapshot or worktree job)",
+            line("the job's change: diff / merge it / discard it"), [];
+        Merge "merge" keys(&["M"]),
+            "merge the selected job's branch into the project (asks first, saying what it will do)",
+            JOIN, [];
+        Discard "discard" keys(&["X"]),
+            "discard the selected job's change: its worktree and its branch (asks first)",
+            JOIN, [];
         Filter "filter" keys(&["/"]), "filter the jobs by text (in the table)",
             line("filter jobs (table) / search output (output)"), [table(8, 12, "filter")];
         Search "search" keys(&["/"]), "search the output (in the output pane)", JOIN,
@@ -108,6 +117,32 @@ sections! {
         Quit "quit" MAIN, "quit", HIDDEN, [both(3, 0, "quit")];
     }
 
+    /// The diff view of one job's change.
+    Diff: DiffAction, "diff", "the diff view of a job's change" {
+        Close "close" keys(&["esc", "q"]), "back to the main screen", HIDDEN,
+            [both(1, 0, "close")];
+        Up "up" MAIN, "scroll up", HIDDEN, [both(2, 0, "scroll")];
+        Down "down" MAIN, "scroll down", HIDDEN, [both(2, 0, "scroll")];
+        PageUp "page_up" keys(&["pageup", "ctrl-b", "ctrl-u"]), "scroll a page up", HIDDEN, [];
+        PageDown "page_down" keys(&["pagedown", "ctrl-f", "ctrl-d", "space"]), "scroll a page down",
+            HIDDEN, [];
+        Top "top" keys(&["home", "g"]), "the top: the list of files", HIDDEN, [];
+        Bottom "bottom" keys(&["end", "G"]), "the end of the diff", HIDDEN, [];
+        NextFile "next_file" keys(&["n", "tab"]), "the next file's diff", HIDDEN,
+            [both(3, 1, "file")];
+        PrevFile "prev_file" keys(&["p", "shift-tab"]), "the previous file's diff", HIDDEN,
+            [both(3, 1, "file")];
+        Left "left" keys(&["left", "h"]), "scroll long lines back to the left", HIDDEN,
+            [both(4, 2, "sideways")];
+        Right "right" keys(&["right", "l"]), "scroll long lines to the right", HIDDEN,
+            [both(4, 2, "sideways")];
+        Merge "merge" MAIN, "merge this change into the project (asks first)", HIDDEN,
+            [both(5, 3, "merge").writes()];
+        Discard "discard" MAIN, "discard this change (asks first)", HIDDEN,
+            [both(6, 4, "discard").writes()];
+        Help "help" MAIN, "the help", HIDDEN, [];
+    }
+
     /// The recent-events view.
     Events: EventsAction, "events", "the recent events" {
         Up "up" MAIN, "the newer event", HIDDEN, [both(1, 0, "move")];
@@ -158,8 +193,8 @@ sections! {
         Close "close" any("any key"), "close the help", HIDDEN, [both(1, 0, "close")];
     }
 
-    /// The popup that asks before killing a job.
-    Confirm: ConfirmAction, "confirm", "the kill confirmation" {
+    /// The popup that asks before killing a job, or merging or discarding its change.
+    Confirm: ConfirmAction, "confirm", "the confirmation of a kill, a merge or a discard" {
         Yes "yes" keys(&["y", "Y"]), "yes: do it", HIDDEN, [both(1, 0, "yes")];
         No "no" any("any"), "no: close and do nothing", HIDDEN, [both(2, 0, "no")];
     }

@@ -156,4 +156,7 @@ fn same_on_screen(a: &Job, b: &Job) -> bool {
         && a.retried_by == b.retried_by
         && a.project() == b.project()
         && a.task() == b.task()
+        // The CHANGES column: the change recorded when the job ended, and once merged or
+        // discarded, that.
+        && a.meta.as_ref().map(|m| &m.review) == b.meta.as_ref().map(|m| &m.review)
 }

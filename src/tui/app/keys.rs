@@ -6,7 +6,7 @@ use crossterm::event::KeyEvent;
 
 use super::{App, Focus, Mode};
 use crate::tui::action::{HelpAction, Key, ModeAction, NormalAction};
-use crate::tui::effect::Effect;
+use crate::tui::effect::{Effect, ReviewOp};
 use crate::tui::input::TextInput;
 
 /// What a key means while a text input has the keyboard.
@@ -27,6 +27,7 @@ impl App {
             Mode::Normal => self.on_normal_key(&key),
             Mode::Help => self.on_help_key(&key),
             Mode::Detail(_) => self.on_detail_key(&key),
+            Mode::Diff(_) => self.on_diff_key(&key),
             Mode::Events(_) => self.on_events_key(&key),
             Mode::Picker(_) => self.on_picker_key(&key),
             Mode::Confirm(_) => self.on_confirm_key(&key),
@@ -153,6 +154,9 @@ impl App {
             A::Inbox => self.open_inbox(None),
             A::NewTask => self.open_input_bar(),
             A::Kill => self.ask_kill(),
+            A::Diff => self.open_diff(),
+            A::Merge => self.ask_review_selected(ReviewOp::Merge),
+            A::Discard => self.ask_review_selected(ReviewOp::Discard),
             A::Retry => self.retry_selected(),
             A::Reply => self.open_reply(),
             A::Attach => self.attach_selected(),

@@ -11,6 +11,7 @@
 mod confirm;
 mod data;
 pub mod detail;
+pub mod diff;
 pub mod events;
 pub mod inbox;
 pub mod input_bar;
@@ -35,7 +36,7 @@ use crate::jobs::{Job, JobId};
 use crate::watch::WatchMode;
 
 use super::action::KeyMap;
-use super::effect::Effect;
+use super::effect::{self, Effect};
 use super::event::Event;
 use super::input::TextInput;
 use super::layout::{self, Areas, Fill, Zoom};
@@ -56,6 +57,8 @@ pub enum Mode {
     Normal,
     Help,
     Detail(detail::Detail),
+    /// The diff view of a job's change.
+    Diff(diff::DiffView),
     Inbox(inbox::Inbox),
     /// The input bar; its draft is `App::draft`, kept while the bar is hidden.
     InputBar,
@@ -117,6 +120,8 @@ pub struct App {
     pub zoomed: bool,
     /// The first line of the help shown, where it is taller than the screen.
     pub help_top: usize,
+    /// The merge or discard whose preview is awaited: its answer opens the confirmation.
+    pub review_asked: Option<(JobId, effect::ReviewOp)>,
     /// Seconds since the wall display last moved on.
     cycle_elapsed: u64,
     /// Which app this is, and how many updates may have changed what the table lists (every
@@ -161,6 +166,7 @@ impl App {
             log_only: false,
             zoomed: false,
             help_top: 0,
+            review_asked: None,
             cycle_elapsed: 0,
             opts,
         }
@@ -341,6 +347,15 @@ impl App {
                 self.on_history_loaded(id, history);
                 vec![]
             }
+            Event::ChangeLoaded { id, change } => {
+                self.on_change_loaded(id, change);
+                vec![]
+            }
+            Event::ReviewPreviewed { job, op, preview } => {
+                self.on_review_previewed(job, op, preview);
+                vec![]
+            }
+            Event::Reviewed { job, result, .. } => self.on_reviewed(job, result),
             Event::FeedLoaded {
                 histories,
                 notifications,
@@ -381,6 +396,12 @@ impl App {
         {
             // The page was about that job: do not show another one under its title.
             self.message = Some(format!("job {} is gone", detail.job));
+            self.mode = Mode::Normal;
+        }
+        if let Mode::Diff(view) = &self.mode
+            && !self.jobs.contains_key(&view.job)
+        {
+            self.message = Some(format!("job {} is gone", view.job));
             self.mode = Mode::Normal;
         }
         self.sync_log()
@@ -434,6 +455,8 @@ mod layout_tests;
 mod lifecycle_tests;
 #[cfg(test)]
 mod paste_tests;
+#[cfg(test)]
+mod review_tests;
 #[cfg(test)]
 mod session_tests;
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Mouse: a click selects a job or focuses the output, the wheel scrolls what is under it.
+//! Mouse: a click selects a job or focuses the output, the wheel scrolls what is under it (the
+//! page of the detail or diff view, where one is open).
 
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
@@ -36,7 +37,14 @@ impl App {
             }
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let down = m.kind == MouseEventKind::ScrollDown;
-                if let Mode::Detail(detail) = &mut self.mode {
+                let diff_page = match &self.mode {
+                    Mode::Diff(view) => self.diff_page(view),
+                    _ => 0,
+                };
+                if let Mode::Diff(view) = &mut self.mode {
+                    view.scroll_by(if down { 3 } else { -3 }, diff_page);
+                    vec![]
+                } else if let Mode::Detail(detail) = &mut self.mode {
                     detail.scroll = if down {
                         detail.scroll.saturating_add(3)
                     } else {

@@ -669,6 +669,7 @@ fn read_only_keys_lead_only_to_reads() {
                     | Effect::LoadPrompt(_)
                     | Effect::LoadHistory(_)
                     | Effect::LoadFeed(_)
+                    | Effect::LoadChange(_)
                     | Effect::ScanIssues(_)
                     | Effect::ForgetIssues(_)
                     | Effect::ReadJobs(_)

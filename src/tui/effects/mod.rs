@@ -9,6 +9,7 @@
 //! | `luzia-log` (`log.rs`) | 1, in order | the output pane's follower: open, poll, close |
 //! | `luzia-issues` (`insight.rs`) | 1, in order | known-issue scans and what the pane's follower read, after the first frame |
 //! | `luzia-writes` (`writes.rs`) | 4, a pool | answers, decisions, dispatch, retry, reply, kill, the queue |
+//! | `luzia-review` (`review.rs`) | 1, in order | a job's change from git; what a merge or discard would do, and doing it |
 //!
 //! A worker of one thread keeps order, so a later result never overtakes an earlier one; results
 //! name their job, and the app drops those for a job no longer selected.
@@ -17,6 +18,7 @@ mod exits;
 mod insight;
 mod log;
 mod reads;
+mod review;
 mod worker;
 mod writes;
 
@@ -34,6 +36,7 @@ use crate::jobs::os::exits::{self as os_exits, ExitSet};
 use super::effect::Effect;
 use super::event::Event;
 use reads::Reads;
+use review::Reviews;
 use worker::Worker;
 use writes::Writes;
 
@@ -55,6 +58,7 @@ pub struct Executor {
     reads: Worker<Reads>,
     log: Worker<log::LogPane>,
     writes: Worker<Writes>,
+    review: Worker<Reviews>,
     issues: insight::IssueWorker,
     /// Whether the watcher polls (set by the reads worker), for the loop's timer.
     polling: Arc<AtomicBool>,
@@ -97,6 +101,12 @@ impl Executor {
                 log::LogPane::new(root.clone(), tx.clone(), issues.clone())
             })?
         };
+        let review = {
+            let (root, tx) = (setup.root.clone(), tx.clone());
+            Worker::start("luzia-review", 1, move || {
+                Reviews::new(root.clone(), tx.clone())
+            })?
+        };
         let writes = {
             let w = Writes::new(setup.root, tx.clone(), setup.config, setup.read_only);
             Worker::start("luzia-writes", writes::WRITERS, move || w.clone())?
@@ -108,6 +118,7 @@ impl Executor {
             reads,
             log,
             writes,
+            review,
             issues,
             polling,
             scans_go: Some(scans_go),
@@ -144,6 +155,11 @@ impl Executor {
             Effect::ScanIssues(logs) => self.issues.scan(logs),
             Effect::ForgetIssues(gone) => self.issues.forget(gone),
             Effect::SyncQueue => self.writes.run(Writes::sync_queue),
+            Effect::LoadChange(id) => self.review.run(move |r| r.load_change(id)),
+            Effect::PreviewReview { job, op } => self.review.run(move |r| r.preview(job, op)),
+            // Writes (read-only has already refused it above), on the review worker: one at a
+            // time, after the reads of the change it was asked about.
+            Effect::Review { job, op } => self.review.run(move |r| r.perform(job, op)),
             // Everything that writes (read-only has already refused it above).
             writes @ (Effect::Answer { .. }
             | Effect::Decide { .. }

@@ -61,6 +61,7 @@ fn section(app: &App) -> (Section, Pane) {
         }
         Mode::Help => Section::Help,
         Mode::Detail(_) => Section::Detail,
+        Mode::Diff(_) => Section::Diff,
         Mode::Events(_) => Section::Events,
         Mode::Inbox(_) => Section::Inbox,
         Mode::InputBar => Section::InputBar,

@@ -1,6 +1,7 @@
 //! Rendering: a function of the state. It reads `App` and draws; it changes nothing.
 
 pub mod detail;
+pub mod diff;
 pub mod events;
 pub mod footer;
 pub mod header;
@@ -11,6 +12,8 @@ pub mod table;
 
 #[cfg(test)]
 mod lifecycle_tests;
+#[cfg(test)]
+mod review_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -42,6 +45,7 @@ pub fn render_with(app: &App, theme: &Theme, f: &mut Frame) {
     let keys = &app.opts.keymap;
     match &app.mode {
         Mode::Detail(d) => detail::render(app, d, theme, f, a.table.union(a.output)),
+        Mode::Diff(view) => diff::render(app, view, theme, f, a.table.union(a.output)),
         Mode::Events(feed) => events::render(app, feed, theme, f, a.table.union(a.output)),
         _ => {
             // A zoomed pane leaves the other no rows.

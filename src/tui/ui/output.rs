@@ -240,7 +240,7 @@ fn highlight<'a>(text: &str, query: &str, theme: &Theme, current: bool) -> Vec<S
 
 /// The line without its first `n` columns (scrolled sideways), keeping each span's style; a
 /// wide character cut in two leaves a space.
-fn skip_columns(line: Line<'_>, n: usize) -> Line<'_> {
+pub(super) fn skip_columns(line: Line<'_>, n: usize) -> Line<'_> {
     if n == 0 {
         return line;
     }

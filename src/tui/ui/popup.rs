@@ -6,13 +6,14 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
 
-use crate::jobs::Status;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::width;
+use crate::jobs::{JobId, Status};
 use crate::tui::action::{ConfirmAction, HelpAction, InputBarAction as A, KeyMap};
 use crate::tui::app::input_bar::Draft;
 use crate::tui::app::picker::Picker;
 use crate::tui::app::{App, Confirm};
+use crate::tui::effect::ReviewOp;
 use crate::tui::theme::Theme;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -191,8 +192,78 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
 
 /// The job's task, project and elapsed time say which job it is better than its id.
 pub fn confirm(app: &App, what: &Confirm, theme: &Theme, f: &mut Frame, area: Rect) {
+    let (id, op, preview) = match what {
+        Confirm::Kill(id) => return confirm_kill(app, id, theme, f, area),
+        Confirm::Review { job, op, preview } => (job, *op, preview),
+    };
     let km = &app.opts.keymap;
-    let Confirm::Kill(id) = what;
+    let room = (area.width as usize).saturating_sub(4).min(96);
+    let (verb, border) = match op {
+        ReviewOp::Merge => ("Merge", theme.accent()),
+        ReviewOp::Discard => ("Discard", theme.error()),
+    };
+    let mut lines = vec![Line::from(vec![
+        Span::raw(format!("{verb} the change of job ")),
+        Span::styled(id.to_string(), theme.title()),
+        Span::raw("?"),
+    ])];
+    if let Some(job) = app.jobs.get(id) {
+        lines.push(Line::from(Span::styled(
+            super::table::cut(&plain_text(job.task()), room, theme),
+            theme.accent(),
+        )));
+        let mut about = format!("project {}", plain_text(job.project()));
+        if let Some(c) = job.meta.as_ref().and_then(|m| m.review.as_ref()?.changes) {
+            about.push_str(&format!(" · {}", c.summary()));
+        }
+        lines.push(Line::from(super::table::cut(&about, room, theme)));
+    }
+    lines.push(Line::default());
+    let fit = (area.height as usize)
+        .saturating_sub(lines.len() + 5)
+        .max(1);
+    lines.extend(preview_lines(preview, fit, room, theme));
+    lines.extend([
+        Line::default(),
+        Line::from(Span::styled(
+            format!(
+                "{} {} · any other key: no",
+                km.first_key(ConfirmAction::Yes),
+                op.verb()
+            ),
+            theme.accent(),
+        )),
+    ]);
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0);
+    // At least 60 columns wide where the screen has them (the narrowest is 60).
+    let w = u16::try_from(widest.max(60).min(room) + 4).unwrap_or(u16::MAX);
+    let rect = centered(area, w, lines.len() as u16 + 2);
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(format!(" {} ", op.verb()), theme.title()));
+    f.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+/// What git will be made to do, as the domain said it (paths from the repository: shown as any
+/// text from disk), in at most `fit` lines: a longer preview keeps its first and says so.
+fn preview_lines<'a>(preview: &str, fit: usize, room: usize, theme: &Theme) -> Vec<Line<'a>> {
+    let said: Vec<&str> = preview.lines().collect();
+    let mut lines: Vec<Line> = said
+        .iter()
+        .take(fit)
+        .map(|l| Line::from(super::table::cut(&plain_text(l), room, theme)))
+        .collect();
+    if said.len() > fit {
+        let more = format!("… {} more lines", said.len() - fit);
+        lines.push(Line::from(Span::styled(more, theme.dim())));
+    }
+    lines
+}
+
+fn confirm_kill(app: &App, id: &JobId, theme: &Theme, f: &mut Frame, area: Rect) {
+    let km = &app.opts.keymap;
     let room = 60;
     let mut lines = vec![Line::from(vec![
         Span::raw("Kill job "),

@@ -6,6 +6,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::jobs::insight::alarms::AlarmKind;
+use crate::jobs::model::review::ChangeStat;
 use crate::jobs::model::time::format_duration_coarse;
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
 use crate::jobs::text::width::{self, width as text_width};
@@ -117,6 +118,51 @@ pub fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
         ]);
     }
     Line::default()
+}
+
+/// What the job changed in its project, as meta.json recorded it when it ended (no git is run
+/// for the table), and what became of it (`merged`, `discarded`; empty until decided).
+pub fn changes_of(job: &Job) -> Option<(ChangeStat, &str)> {
+    let review = job.meta.as_ref()?.review.as_ref()?;
+    let outcome = review.outcome.split_whitespace().next().unwrap_or("");
+    Some((review.changes?, outcome))
+}
+
+/// `+120 -8 · 5 files` (`· merged` once merged), or `+120-8` where narrow (`merged` alone once
+/// decided); `none` when nothing changed.
+pub fn changes_label((stat, outcome): (ChangeStat, &str), short: bool) -> String {
+    match (stat.files, short, outcome.is_empty()) {
+        (_, true, false) => plain_text(outcome),
+        (0, true, true) => "none".to_string(),
+        (_, true, true) => format!("+{}-{}", stat.added, stat.removed),
+        (_, false, true) => stat.summary(),
+        (_, false, false) => format!("{} · {}", stat.summary(), plain_text(outcome)),
+    }
+}
+
+/// The CHANGES cell: additions green, removals red, the files and the outcome dimmed.
+pub fn changes_cell<'a>(job: &Job, short: bool, theme: &Theme) -> Line<'a> {
+    let Some((stat, outcome)) = changes_of(job) else {
+        return Line::default();
+    };
+    if stat.files == 0 || (short && !outcome.is_empty()) {
+        return Line::from(Span::styled(
+            changes_label((stat, outcome), short),
+            theme.dim(),
+        ));
+    }
+    let sep = if short { "" } else { " " };
+    let mut spans = vec![
+        Span::styled(format!("+{}", stat.added), theme.added()),
+        Span::raw(sep),
+        Span::styled(format!("-{}", stat.removed), theme.removed()),
+    ];
+    if !short {
+        let label = changes_label((stat, outcome), false);
+        let rest = label.split_once(" · ").map_or("", |(_, r)| r);
+        spans.push(Span::styled(format!(" · {rest}"), theme.dim()));
+    }
+    Line::from(spans)
 }
 
 /// What the job's run cost, when its figures say.

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::cells::{alert_width, cost_of, status_label};
+use super::cells::{alert_width, changes_label, changes_of, cost_of, status_label};
 use crate::jobs::model::session::format_cost;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::width;
@@ -30,6 +30,9 @@ pub struct Columns {
     pub elapsed: u16,
     pub cost: u16,
     pub alert: u16,
+    /// What the job changed in its project (`+120 -8 · 5 files`, `+120-8` where narrow).
+    pub changes: u16,
+    pub changes_short: bool,
     pub task: u16,
     /// How many characters of each id are shown (its shortest unique prefix), by full id.
     pub id_len: HashMap<String, usize>,
@@ -46,6 +49,8 @@ struct Content {
     busy: bool,
     cost: u16,
     alert: u16,
+    changes: u16,
+    changes_short: u16,
 }
 
 /// Columns `s` takes; ASCII (ids, most projects) without segmenting it.
@@ -82,6 +87,10 @@ impl Content {
                 || job.retry_of().is_some();
             if let Some(usd) = cost_of(job) {
                 c.cost = c.cost.max(cols(&format_cost(usd)));
+            }
+            if let Some(stat) = changes_of(job) {
+                c.changes = c.changes.max(cols(&changes_label(stat, false)));
+                c.changes_short = c.changes_short.max(cols(&changes_label(stat, true)));
             }
             let alert = alert_width(app, job, theme);
             c.alert = c.alert.max(u16::try_from(alert).unwrap_or(u16::MAX));
@@ -127,6 +136,12 @@ impl Columns {
             elapsed: 7,
             cost: 0,
             alert: sized(c.alert, 5, if wide { 26 } else { 12 }),
+            changes: if wide {
+                sized(c.changes, 7, 30)
+            } else {
+                sized(c.changes_short, 7, 12)
+            },
+            changes_short: !wide,
             task: 0,
             id_len: if wide { HashMap::new() } else { id_len },
         };
@@ -149,6 +164,7 @@ impl Columns {
             self.elapsed,
             self.cost,
             self.alert,
+            self.changes,
         ];
         let n = shown.iter().filter(|w| **w > 0).count() as u16;
         shown.iter().sum::<u16>() + n

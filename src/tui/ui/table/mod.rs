@@ -14,7 +14,7 @@ use crate::tui::action::NormalAction;
 use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
 use crate::tui::theme::Theme;
-use cells::{alert_cell, cost_of, status_label};
+use cells::{alert_cell, changes_cell, cost_of, status_label};
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
@@ -114,7 +114,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 
 fn constraints(c: &Columns) -> Vec<Constraint> {
     [
-        c.status, c.id, c.project, c.progress, c.elapsed, c.cost, c.alert, c.task,
+        c.status, c.id, c.project, c.progress, c.elapsed, c.changes, c.cost, c.alert, c.task,
     ]
     .into_iter()
     .filter(|w| *w > 0)
@@ -132,6 +132,7 @@ fn titles(c: &Columns, theme: &Theme) -> Vec<Line<'static>> {
         (c.project, "PROJECT"),
         (c.progress, "PROGRESS"),
         (c.elapsed, "ELAPSED"),
+        (c.changes, "CHANGES"),
         (c.cost, "COST"),
         (c.alert, "ALERT"),
         (c.task, "TASK"),
@@ -199,6 +200,10 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
     let progress = progress_cell(job, &note, theme, app.now, w(cols.progress));
     cells.push(Cell::from(cut_line(progress, w(cols.progress), theme)));
     cells.push(Cell::from(cut(&elapsed, w(cols.elapsed), theme)));
+    if cols.changes > 0 {
+        let changes = changes_cell(job, cols.changes_short, theme);
+        cells.push(Cell::from(cut_line(changes, w(cols.changes), theme)));
+    }
     if cols.cost > 0 {
         // Blank without figures: the costs that exist stand out.
         let text = cost_of(job).map_or(String::new(), format_cost);
