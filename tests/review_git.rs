@@ -29,25 +29,6 @@ struct World {
     _tmp: TempDir,
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "op")
-        .env("GIT_AUTHOR_EMAIL", "op@example.com")
-        .env("GIT_COMMITTER_NAME", "op")
-        .env("GIT_COMMITTER_EMAIL", "op@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
-}
-
 impl World {
     /// A git project with two commits' worth of files, and `isolation` in its config (or none).
     fn new(isolation: Option<&str>) -> World {

@@ -34,6 +34,10 @@ fn wait_log(sb: &Sandbox, what: &str) -> String {
 const BY_EVENT: &str = "processes ended, noticed by event";
 const BY_POLLING: &str = "processes ended, noticed by polling";
 const REFUSED: &str = "no pidfd left under the limit of open files";
+/// The file watches are added after the first frame, and the jobs they cover read once more: a
+/// process killed before that read is seen dead by the read, not by its pidfd. The tests kill
+/// only after it.
+const WATCHED: &str = "jobs watched, read once more";
 
 #[test]
 fn a_killed_agent_is_noticed_by_its_pidfd() {
@@ -43,6 +47,7 @@ fn a_killed_agent_is_noticed_by_its_pidfd() {
     let pid = sb.running_job(id, "musica", "Be killed", Some(&now_rfc3339()));
     let ck = Cockpit::start(&sb, Opts::default().env("LUZIA_LOG", "debug"));
     ck.wait_row(id, "running", |r| r.contains("running"));
+    wait_log(&sb, WATCHED);
     sb.kill_child(pid); // SIGKILL, and reaped
     ck.wait_row(id, "died", |r| r.contains("died"));
     let log = wait_log(&sb, BY_EVENT);
@@ -71,6 +76,7 @@ fn another_users_agent_is_noticed_by_its_pidfd() {
     sb.write(id, "pid", format!("{}\n", child.id()));
     let ck = Cockpit::start(&sb, Opts::default().env("LUZIA_LOG", "debug"));
     ck.wait_row(id, "running", |r| r.contains("running"));
+    wait_log(&sb, WATCHED);
     child.kill().unwrap();
     child.wait().unwrap();
     ck.wait_row(id, "died", |r| r.contains("died"));
@@ -97,6 +103,7 @@ fn past_the_open_files_limit_the_rest_are_polled_and_seen_to_die_too() {
         ck.wait_row(id, "running", |r| r.contains("running"));
     }
     wait_log(&sb, REFUSED);
+    wait_log(&sb, WATCHED);
     for pid in pids {
         sb.kill_child(pid);
     }

@@ -17,26 +17,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::git;
 use tmux::{BIN, Cockpit, DemoAgents, Opts, Sandbox};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "op")
-        .env("GIT_AUTHOR_EMAIL", "op@example.com")
-        .env("GIT_COMMITTER_NAME", "op")
-        .env("GIT_COMMITTER_EMAIL", "op@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
-}
 
 /// A project `musica` that is a git repository on `main` with one commit, whose jobs are kept
 /// apart by `isolation`; returns the config and the project's directory.

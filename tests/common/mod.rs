@@ -552,6 +552,28 @@ pub fn git_or_skip() -> bool {
     false
 }
 
+/// Runs `git -C dir ARGS` as a fixed author and committer (so commits need no user config) and
+/// returns its standard output, trimmed; a failure fails the test with git's message.
+#[allow(dead_code)]
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "op")
+        .env("GIT_AUTHOR_EMAIL", "op@example.com")
+        .env("GIT_COMMITTER_NAME", "op")
+        .env("GIT_COMMITTER_EMAIL", "op@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim_end().to_owned()
+}
+
 /// The variables through which the environment running the tests could reach the luzia under
 /// test: each test's command removes them and says what it means instead.
 #[allow(dead_code)]

@@ -201,7 +201,9 @@ pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Jo
     // The directory itself is looked at only when its files cannot say the job exists (or
     // when it started): a stat per job is a tenth of a scan.
     let dir_stat = || std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir());
-    if meta.is_none() && !log.exists {
+    // Without a log, make sure the directory is still there: `luzia gc` may have moved it
+    // between the two reads, and a job read half before and half after would show as died.
+    if !log.exists {
         dir_stat()?;
     }
     let mut job = Job {

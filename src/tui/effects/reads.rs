@@ -194,6 +194,7 @@ impl Reads {
         // Whatever was written between reading a job and watching it brought no event: read
         // those jobs once more (a directory created and filled at once is the usual case).
         if !newly_watched.is_empty() {
+            tracing::debug!(jobs = newly_watched.len(), "jobs watched, read once more");
             self.send(Event::JobsChanged(newly_watched));
         }
     }
