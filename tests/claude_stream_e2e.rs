@@ -10,7 +10,7 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use common::claude::{FakeApi, Reply, claude_or_skip};
 use serde_json::{Value, json};
@@ -21,15 +21,8 @@ const GUARD: Duration = Duration::from_secs(90);
 /// `stall_after` in the config: short, so that a long call would be stalled without activity.
 const STALL_AFTER_SECS: u64 = 2;
 
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + GUARD;
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "waited {GUARD:?} for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    common::wait_for(what, GUARD, probe)
 }
 
 /// A jobs root, a project, a throwaway HOME for the CLI, and a config whose agent is the real

@@ -358,18 +358,8 @@ impl Ran {
 }
 
 /// Polls `probe` until it returns something; past the hang guard the test fails.
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + GUARD;
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "hang guard: waited {GUARD:?} for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    common::wait_for(what, GUARD, probe)
 }
 
 /// The ids dispatch makes: `HHMMSS-xxxx` (and so a valid protocol id).

@@ -10,7 +10,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
@@ -19,15 +19,8 @@ use tempfile::TempDir;
 /// How long anything may take before the test calls it hung.
 const GUARD: Duration = Duration::from_secs(30);
 
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + GUARD;
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "waited {GUARD:?} for {what}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    common::wait_for(what, GUARD, probe)
 }
 
 /// A project, a jobs root (optionally on a small tmpfs of its own), a notifications log and a

@@ -20,18 +20,8 @@ use tempfile::TempDir;
 const LUZIA: &str = env!("CARGO_BIN_EXE_luzia");
 const GUARD: Duration = Duration::from_secs(40);
 
-fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + GUARD;
-    loop {
-        if let Some(v) = probe() {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "hang guard: waited {GUARD:?} for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(25));
-    }
+fn wait_for<T>(what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    common::wait_for(what, GUARD, probe)
 }
 
 /// A temporary directory with a jobs root, a project, a config home, a state home, and a

@@ -552,6 +552,23 @@ pub fn git_or_skip() -> bool {
     false
 }
 
+/// Polls `probe` every 25 ms until it gives a value, and returns it; a test that waits longer
+/// than `within` for `what` fails (a hang guard, never a timing assertion).
+#[allow(dead_code)]
+pub fn wait_for<T>(what: &str, within: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hang guard: waited {within:?} for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
 /// Runs `git -C dir ARGS` as a fixed author and committer (so commits need no user config) and
 /// returns its standard output, trimmed; a failure fails the test with git's message.
 #[allow(dead_code)]
