@@ -154,3 +154,31 @@ fn a_mark_separates_what_arrived_since_the_view_was_last_closed() {
     open(&mut app, now());
     assert_eq!(feed(&app).new.map(|(n, _)| n), Some(0), "nothing new since");
 }
+
+#[test]
+fn the_wheel_moves_through_the_events_not_the_table_under_them() {
+    use crossterm::event::{KeyModifiers, MouseEvent, MouseEventKind};
+    let mut app = app(160, 45);
+    let table_before = app.table.selected_index();
+    open(&mut app, now());
+    press(&mut app, [ch('p')]); // progress too: enough events to move through
+    assert!(feed(&app).shown.len() > 2);
+    let start = feed(&app).selected;
+    let table = app.areas().table;
+    let wheel = |kind| {
+        Event::Mouse(MouseEvent {
+            kind,
+            column: 10,
+            row: table.y + 3,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    let down = if start == 0 {
+        MouseEventKind::ScrollDown
+    } else {
+        MouseEventKind::ScrollUp
+    };
+    press(&mut app, [wheel(down)]);
+    assert_ne!(feed(&app).selected, start, "the wheel moved the events");
+    assert_eq!(app.table.selected_index(), table_before, "not the table");
+}

@@ -1,5 +1,5 @@
 //! Mouse: a click selects a job or focuses the output, the wheel scrolls what is under it (the
-//! page of the detail or diff view, where one is open).
+//! page of the detail or diff view, or the recent events, where one is open).
 
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
@@ -43,6 +43,15 @@ impl App {
                 };
                 if let Mode::Diff(view) = &mut self.mode {
                     view.scroll_by(if down { 3 } else { -3 }, diff_page);
+                    vec![]
+                } else if let Mode::Events(feed) = &mut self.mode {
+                    // The feed covers the table: the wheel moves through the events, as j/k do.
+                    let last = feed.shown.len().saturating_sub(1);
+                    feed.selected = if down {
+                        (feed.selected + 1).min(last)
+                    } else {
+                        feed.selected.saturating_sub(1)
+                    };
                     vec![]
                 } else if let Mode::Detail(detail) = &mut self.mode {
                     detail.scroll = if down {
