@@ -15,9 +15,8 @@ mod tmux;
 
 use std::fs;
 use std::path::PathBuf;
-use std::process::Command;
 
-use tmux::{BIN, Cockpit, Opts, Sandbox};
+use tmux::{Cockpit, Opts, Sandbox};
 
 /// The agent: with an answer in its prompt it goes on; without one it asks (written atomically,
 /// as `luzia ask` would) and stops for the answer.
@@ -49,38 +48,12 @@ fn config(sb: &Sandbox) -> PathBuf {
     )
 }
 
-fn luzia(sb: &Sandbox, config: &PathBuf, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("XDG_STATE_HOME", &sb.state)
-        .env("LANG", "C.UTF-8")
-        .arg("--config")
-        .arg(config)
-        .arg("--jobs-dir")
-        .arg(&sb.root)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "luzia {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 #[test]
 fn a_job_answered_in_the_cockpit_and_retried_leaves_waiting_and_links_its_retry() {
     require_tmux!();
     let sb = Sandbox::new();
     let cfg = config(&sb);
-    let first = luzia(
-        &sb,
-        &cfg,
-        &["run", "musica", "--", "Clean the stale tables"],
-    );
+    let first = sb.luzia(&cfg, &["run", "musica", "--", "Clean the stale tables"]);
     let first = first.trim().to_string();
     let ck = Cockpit::start(
         &sb,
@@ -154,7 +127,7 @@ fn a_job_answered_in_the_cockpit_and_retried_leaves_waiting_and_links_its_retry(
     );
 
     // `luzia jobs ID` says the same, and `--json` carries it.
-    let text = luzia(&sb, &cfg, &["jobs", &first]);
+    let text = sb.luzia(&cfg, &["jobs", &first]);
     assert!(
         text.contains(&format!("retried as  {retry}")) || text.contains(&retry),
         "{text}"
@@ -164,11 +137,11 @@ fn a_job_answered_in_the_cockpit_and_retried_leaves_waiting_and_links_its_retry(
         "{text}"
     );
     let json: serde_json::Value =
-        serde_json::from_str(&luzia(&sb, &cfg, &["jobs", &first, "--json"])).unwrap();
+        serde_json::from_str(&sb.luzia(&cfg, &["jobs", &first, "--json"])).unwrap();
     assert_eq!(json["stage"], "retried");
     assert_eq!(json["exchange"]["answer"], "none");
     assert_eq!(json["retried_by"][0], retry.as_str());
     let json: serde_json::Value =
-        serde_json::from_str(&luzia(&sb, &cfg, &["jobs", &retry, "--json"])).unwrap();
+        serde_json::from_str(&sb.luzia(&cfg, &["jobs", &retry, "--json"])).unwrap();
     assert_eq!(json["retry_of"], first.as_str());
 }

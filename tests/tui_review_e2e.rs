@@ -15,10 +15,9 @@ mod tmux;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::git;
-use tmux::{BIN, Cockpit, DemoAgents, Opts, Sandbox};
+use tmux::{Cockpit, DemoAgents, Opts, Sandbox};
 
 /// A project `musica` that is a git repository on `main` with one commit, whose jobs are kept
 /// apart by `isolation`; returns the config and the project's directory.
@@ -43,25 +42,7 @@ fn world(sb: &Sandbox, isolation: &str) -> (PathBuf, PathBuf) {
 }
 
 fn luzia(sb: &Sandbox, config: &Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &sb.home)
-        .env("XDG_STATE_HOME", &sb.state)
-        .env("LANG", "C.UTF-8")
-        .arg("--config")
-        .arg(config)
-        .arg("--jobs-dir")
-        .arg(&sb.root)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "luzia {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    sb.luzia(config, args).trim().to_owned()
 }
 
 fn cockpit<'a>(sb: &'a Sandbox, config: &Path) -> Cockpit<'a> {

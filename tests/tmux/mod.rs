@@ -236,6 +236,30 @@ impl Sandbox {
         crate::common::copy_tree(from, &self.root);
     }
 
+    /// Runs `luzia --config CONFIG --jobs-dir ROOT ARGS` in the sandbox's clean environment and
+    /// returns its standard output; a failure fails the test with luzia's message.
+    pub fn luzia(&self, config: &Path, args: &[&str]) -> String {
+        let out = Command::new(BIN)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_STATE_HOME", &self.state)
+            .env("LANG", "C.UTF-8")
+            .arg("--config")
+            .arg(config)
+            .arg("--jobs-dir")
+            .arg(&self.root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "luzia {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// Writes a config file in the sandbox and returns its path.
     pub fn config_file(&self, name: &str, body: &str) -> PathBuf {
         let p = self.tmp.path().join(name);
