@@ -49,16 +49,17 @@ pub fn run(cfg: &Config, args: &WatchArgs) -> Result<u8> {
     });
     watch_stdin(tx.clone()).context("cannot start the thread that reads stdin")?;
     watch_stdout(tx).context("cannot start the thread that watches stdout")?;
-    let mut stream = Stream::new(root, watcher, BufWriter::new(io::stdout()));
+    let mut stream = Stream::new(root.clone(), watcher, BufWriter::new(io::stdout()));
     let heartbeat = Duration::from_secs(args.heartbeat);
-    match serve(&mut stream, &rx, hello(cfg, args.heartbeat), heartbeat) {
+    let hello = hello(cfg, &root, args.heartbeat);
+    match serve(&mut stream, &rx, hello, heartbeat) {
         Ok(()) => Ok(0),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
         Err(e) => Err(anyhow::Error::new(e).context("cannot write the stream to stdout")),
     }
 }
 
-fn hello(cfg: &Config, heartbeat_secs: u64) -> Line {
+fn hello(cfg: &Config, root: &std::path::Path, heartbeat_secs: u64) -> Line {
     Line::Hello(Hello {
         protocol: PROTOCOL,
         luzia: env!("CARGO_PKG_VERSION").to_owned(),
@@ -66,7 +67,7 @@ fn hello(cfg: &Config, heartbeat_secs: u64) -> Line {
             .nodename()
             .to_string_lossy()
             .into_owned(),
-        root: cfg.jobs_dir.to_string_lossy().into_owned(),
+        root: root.to_string_lossy().into_owned(),
         projects: cfg.projects.keys().cloned().collect(),
         heartbeat_secs,
     })
