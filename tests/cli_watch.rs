@@ -28,8 +28,13 @@ struct Watching {
 
 impl Watching {
     fn start(sb: &Sandbox, heartbeat: u64) -> Watching {
+        Watching::start_with_env(sb, heartbeat, &[])
+    }
+
+    fn start_with_env(sb: &Sandbox, heartbeat: u64, env: &[(&str, &str)]) -> Watching {
         let mut child = sb
             .luzia_std()
+            .envs(env.iter().copied())
             .args(["watch", "--json", "--heartbeat", &heartbeat.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -318,9 +323,9 @@ fn a_log_that_grows_is_sent_at_most_once_per_gap_and_its_end_always() {
     });
     let log = sb.job_dir("200000-busy").join("output.log");
     let started = Instant::now();
-    // A real process writes 200 lines, as fast as it can.
+    // A real process writes 100 lines, 20 ms apart: each would be a line of its own.
     let mut writer = shell(
-        r#"i=0; while [ $i -lt 200 ]; do echo "line $i" >> "$LOG"; i=$((i+1)); done"#,
+        r#"i=0; while [ $i -lt 100 ]; do echo "line $i" >> "$LOG"; i=$((i+1)); sleep 0.02; done"#,
         &[("LOG", &log)],
     );
     writer.wait_within(HANG_GUARD, "the writer");
@@ -334,12 +339,30 @@ fn a_log_that_grows_is_sent_at_most_once_per_gap_and_its_end_always() {
         .iter()
         .filter(|l| l.contains("200000-busy"))
         .count();
-    // At most one line per 100 ms while it wrote, plus the last one: far fewer than 200.
-    let bound = 2 + (started.elapsed().as_millis() / 100) as usize + 20;
+    // At most one line per 100 ms while it wrote, plus the last one: far fewer than 100.
+    let bound = 2 + (started.elapsed().as_millis() / 100) as usize + 10;
     assert!(
-        changes < 200 && changes <= bound,
-        "{changes} lines: {:#?}",
-        watch.raw
+        changes < 100 && changes <= bound,
+        "{changes} lines in {:?}",
+        started.elapsed()
     );
     drop(sleeper);
+}
+
+#[test]
+fn where_the_watcher_polls_changes_are_still_seen() {
+    let sb = Sandbox::new();
+    finished_job(&sb, "100000-old");
+    let mut watch = Watching::start_with_env(&sb, 3600, &[("LUZIA_WATCH", "poll")]);
+    watch.until("synced", |l| {
+        matches!(l, Line::Synced { jobs: 1 }).then_some(())
+    });
+    finished_job(&sb, "100001-new");
+    let added = watch.job("100001-new", Change::Added);
+    assert_eq!(added.exit_code, Some(0));
+    fs::remove_dir_all(sb.job_dir("100000-old")).unwrap();
+    watch.until("gone", |l| match l {
+        Line::Gone { id } if id.as_str() == "100000-old" => Some(()),
+        _ => None,
+    });
 }
