@@ -109,6 +109,13 @@ impl App {
             .filter(move |h| h.trouble().is_some() && h.name.to_lowercase().contains(&needle))
     }
 
+    /// Some host is in trouble or has stale jobs: the screen says for how long.
+    pub fn hosts_aging(&self) -> bool {
+        self.hosts
+            .iter()
+            .any(|h| h.trouble().is_some() || h.stale_since.is_some())
+    }
+
     /// The rows of troubled hosts the table shows above its jobs: each one while they take at
     /// most half its rows, else as many as do (the last saying how many more there are).
     pub fn host_rows(&self) -> usize {

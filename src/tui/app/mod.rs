@@ -232,7 +232,9 @@ impl App {
     /// Tick once a second while any job is live (elapsed times move, pids may die) or the
     /// wall display rotates; with nothing live, nothing wakes the cockpit.
     pub fn wants_tick(&self) -> bool {
-        self.opts.cycle_secs.is_some() || self.jobs.values().any(|j| j.status.is_active())
+        self.opts.cycle_secs.is_some()
+            || self.jobs.values().any(|j| j.status.is_active())
+            || self.hosts_aging()
     }
 
     /// Ids of this machine's jobs whose status can still change on their own (for polling).

@@ -240,3 +240,75 @@ fn no_status_is_lost_in_the_fleet_header_at_80_columns() {
             > 0
     );
 }
+
+#[test]
+fn the_host_column_is_narrow_cut_and_the_first_to_go() {
+    use crate::tui::ui::table::Columns;
+    let theme = Theme::default();
+    let mut app = fleet(160, 45, &["gpu2", "a-very-long-host-name"], true);
+    host_up(&mut app, "gpu2", &[], gpu2_jobs());
+    let long: Vec<Job> = gpu3_jobs()
+        .into_iter()
+        .map(|mut j| {
+            j.id = crate::jobs::JobId::on_host("a-very-long-host-name", &j.id.local_id());
+            j
+        })
+        .collect();
+    host_up(&mut app, "a-very-long-host-name", &[], long);
+    let listed: Vec<&Job> = app
+        .table
+        .view
+        .iter()
+        .filter_map(|k| app.jobs.get(k))
+        .collect();
+    let wide = Columns::fit(&app, &listed, &theme, 158);
+    assert_eq!(wide.host, 12, "cut: {wide:?}");
+    let narrow = Columns::fit(&app, &listed, &theme, 78);
+    assert_eq!(narrow.host, 6, "{narrow:?}");
+    assert!(narrow.task >= 12, "{narrow:?}");
+    // Where room is short the host column goes before the task is squeezed.
+    let fits: Vec<Columns> = (40..=78)
+        .map(|inner| Columns::fit(&app, &listed, &theme, inner))
+        .collect();
+    assert!(fits.iter().all(|c| c.host == 0 || c.task >= 12), "{fits:?}");
+    assert!(
+        fits.first().is_some_and(|c| c.host == 0),
+        "{:?}",
+        fits.first()
+    );
+    assert!(fits.last().is_some_and(|c| c.host > 0));
+    drop(listed);
+    app.update(Event::Resize(80, 24), now());
+    let screen = draw(&app);
+    assert!(screen.contains("│● a-ver… 153000"), "{screen}");
+    // Without remote hosts there is no host column at all.
+    let local = fleet(160, 45, &[], false);
+    let listed: Vec<&Job> = local
+        .table
+        .view
+        .iter()
+        .filter_map(|k| local.jobs.get(k))
+        .collect();
+    assert_eq!(Columns::fit(&local, &listed, &theme, 158).host, 0);
+}
+
+#[test]
+fn every_fleet_row_fills_the_terminal_at_every_size() {
+    for (w, h) in [(60, 15), (80, 24), (120, 35), (160, 45), (250, 70)] {
+        let mut app = two_hosts_up(w, h);
+        app.update(
+            host_news(
+                "gpu3",
+                HostNews::Down {
+                    error: "é".repeat(300),
+                },
+            ),
+            now(),
+        );
+        let screen = draw(&app);
+        for line in screen.lines() {
+            let cols = crate::jobs::text::width::width(line.trim_matches('"'));
+            assert_eq!(cols, usize::from(w), "{w}x{h}: {line}");
+        }
+    }
+}
