@@ -55,6 +55,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
             rules: cfg.alarms.clone(),
             alarm_bell: cfg.alarm_bell,
         },
+        hosts: Vec::new(),
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
     let result = crate::tui::run(opts, Some(cfg.clone()));

@@ -6,13 +6,15 @@
 //! `input_bar`, the recent `events`, the project `picker`, the `detail` view and the `confirm`
 //! popup, and a job's `session` replied to or opened. What is on top of the main screen is the `Mode`, which owns that popup's state, and
 //! gets the keys first (`keys`). `insight` is what the cockpit works out beyond each job's
-//! status; `data`, `tick` and `mouse` are the other events coming in.
+//! status; `data`, `tick` and `mouse` are the other events coming in; `fleet` is the remote
+//! hosts (each link's state, and their jobs under `"<id>@<host>"` keys, kept stale while down).
 
 mod confirm;
 mod data;
 pub mod detail;
 pub mod diff;
 pub mod events;
+pub mod fleet;
 pub mod inbox;
 pub mod input_bar;
 pub mod insight;
@@ -37,7 +39,7 @@ use crate::watch::WatchMode;
 
 use super::action::KeyMap;
 use super::effect::{self, Effect};
-use super::event::Event;
+use super::event::{Event, HostNews};
 use super::input::TextInput;
 use super::layout::{self, Areas, Fill, Zoom};
 use super::theme::Theme;
@@ -87,6 +89,9 @@ pub struct Options {
     /// Projects the input bar can dispatch to (from the config).
     pub dispatch_projects: Vec<String>,
     pub insight: insight::InsightOptions,
+    /// The remote hosts shown, in order (see `crate::fleet`); empty: this machine's jobs only,
+    /// with no HOST column.
+    pub hosts: Vec<String>,
 }
 
 pub struct App {
@@ -131,6 +136,8 @@ pub struct App {
     pub changes: u64,
     /// The queued rows as the queue last listed them, in its order.
     queue_listed: Vec<JobId>,
+    /// The remote hosts shown (`Options::hosts`, in order), and how each stands.
+    pub hosts: Vec<fleet::Host>,
 }
 
 impl App {
@@ -168,6 +175,7 @@ impl App {
             help_top: 0,
             review_asked: None,
             cycle_elapsed: 0,
+            hosts: opts.hosts.iter().cloned().map(fleet::Host::new).collect(),
             opts,
         }
     }
@@ -202,7 +210,8 @@ impl App {
             log.lines.len() + usize::from(log.note.is_some())
         };
         Fill {
-            jobs: self.table.view.len(),
+            // A host that cannot be reached is a row too.
+            jobs: self.table.view.len() + self.troubled_hosts().count(),
             lines,
             zoom,
         }
@@ -224,14 +233,16 @@ impl App {
     /// Tick once a second while any job is live (elapsed times move, pids may die) or the
     /// wall display rotates; with nothing live, nothing wakes the cockpit.
     pub fn wants_tick(&self) -> bool {
-        self.opts.cycle_secs.is_some() || self.jobs.values().any(|j| j.status.is_active())
+        self.opts.cycle_secs.is_some()
+            || self.jobs.values().any(|j| j.status.is_active())
+            || self.hosts_aging()
     }
 
-    /// Ids of jobs whose status can still change on their own (for polling).
+    /// Ids of this machine's jobs whose status can still change on their own (for polling).
     pub fn settled_ids(&self) -> HashSet<JobId> {
         self.jobs
             .values()
-            .filter(|j| j.is_settled())
+            .filter(|j| j.is_settled() && j.id.host().is_none())
             .map(|j| j.id.clone())
             .collect()
     }
@@ -249,6 +260,10 @@ impl App {
                 | Event::LogPartial { .. }
                 | Event::LogLoaded { .. }
                 | Event::QueueListed(_)
+                | Event::Host {
+                    news: HostNews::Heartbeat,
+                    ..
+                }
         );
         if !quiet {
             self.changes += 1;
@@ -256,7 +271,7 @@ impl App {
         let (was_dirty, was_log_only) = (self.dirty, self.log_only);
         // Inside `apply`, `dirty` says whether this event changed the screen; a change waiting
         // for the next frame must survive an event that changes nothing.
-        let effects = self.apply(event, now);
+        let effects = fleet::local_reads_only(self.apply(event, now));
         let changed = self.dirty;
         self.dirty = was_dirty || changed;
         if changed {
@@ -279,7 +294,7 @@ impl App {
             Event::Paste(text) => self.on_paste(&text),
             Event::Resize(w, h) => {
                 self.size = Rect::new(0, 0, w, h);
-                self.table.keep_visible(self.areas().table_rows());
+                self.table.keep_visible(self.job_rows());
                 vec![]
             }
             Event::Tick => self.on_tick(),
@@ -310,6 +325,7 @@ impl App {
                 skip: HashSet::new(),
             }],
             Event::Synced(s) => self.on_synced(s),
+            Event::Host { host, news } => self.on_host(host, news),
             Event::JobsRead(read) => self.on_jobs_read(read),
             Event::QueueListed(queued) => self.on_queue_listed(queued),
             Event::LogLoaded { id, lines, error } => {
@@ -375,7 +391,7 @@ impl App {
     /// the selected row stays on screen. Past half the screen's height the log asks no more.
     fn keep_selection_shown(&mut self) {
         if self.log.lines.len() <= usize::from(self.size.height) {
-            self.table.keep_visible(self.areas().table_rows());
+            self.table.keep_visible(self.job_rows());
         }
     }
 
@@ -387,10 +403,10 @@ impl App {
     /// Rebuilds the rows after data or filters changed (see `Table::rebuild`), and opens the
     /// log of the job selected if that changed.
     fn refresh_view(&mut self) -> Vec<Effect> {
-        let rows = self.areas().table_rows();
+        let rows = self.job_rows();
         self.table.rebuild(&self.jobs, self.now, rows);
         // The table's height follows what it lists: keep the selection on screen in the new one.
-        self.table.keep_visible(self.areas().table_rows());
+        self.table.keep_visible(self.job_rows());
         if let Mode::Detail(detail) = &self.mode
             && !self.table.shows(&detail.job)
         {
@@ -429,7 +445,7 @@ impl App {
     }
 
     fn select_index(&mut self, i: usize) -> Vec<Effect> {
-        if self.table.select_index(i, self.areas().table_rows()) {
+        if self.table.select_index(i, self.job_rows()) {
             self.sync_log()
         } else {
             vec![]
@@ -437,7 +453,7 @@ impl App {
     }
 
     fn move_selection(&mut self, delta: i64) -> Vec<Effect> {
-        if self.table.move_by(delta, self.areas().table_rows()) {
+        if self.table.move_by(delta, self.job_rows()) {
             self.sync_log()
         } else {
             vec![]
@@ -447,6 +463,8 @@ impl App {
 
 #[cfg(test)]
 mod events_tests;
+#[cfg(test)]
+mod fleet_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]

@@ -76,7 +76,11 @@ impl App {
         };
         let mut wanted: Vec<(bool, JobId, PathBuf)> = Vec::new();
         for job in looked_at.filter_map(|id| jobs.get(id)) {
-            if job.log_len == 0 || asked.get(&job.id) == Some(&job.log_len) {
+            // Another host's log is not a file here.
+            if job.log_len == 0
+                || job.id.host().is_some()
+                || asked.get(&job.id) == Some(&job.log_len)
+            {
                 continue;
             }
             asked.insert(job.id.clone(), job.log_len);
@@ -165,10 +169,17 @@ impl App {
         let kinds = |a: Option<&Vec<Alarm>>| -> BTreeSet<AlarmKind> {
             a.into_iter().flatten().map(|x| x.kind).collect()
         };
+        let stale = self.stale_since(id).is_some();
         let insight = &mut self.insight;
         let was = kinds(insight.alarms.get(id));
         if let Some(at) = insight.due_at.remove(id) {
             insight.due.remove(&(at, id.clone()));
+        }
+        if stale {
+            // Its host dropped: what it shows is as old as that, and its clock-based alarms
+            // (silence, time waiting) would be about the link, not the job. They stand as they
+            // were until the host sends it again.
+            return (was.clone(), was);
         }
         let rules = &self.opts.insight.rules;
         let job = self.jobs.get(id).filter(|j| has_alarms(j.status));
