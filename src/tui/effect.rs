@@ -36,8 +36,10 @@ pub enum Effect {
         approved: bool,
         reason: String,
     },
-    /// Start a job (or queue it): from the input bar, or a retry (`retry_of`).
+    /// Start a job (or queue it): from the input bar, or a retry (`retry_of`); on `host`, or
+    /// on this machine (`None`).
     Dispatch {
+        host: Option<String>,
         project: String,
         task: String,
         retry_of: Option<JobId>,

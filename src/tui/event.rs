@@ -106,6 +106,36 @@ pub enum Event {
     },
     /// SIGTERM, SIGHUP, SIGINT, or the terminal went away: leave now.
     Signal(Stop),
+    /// What a remote host's link reported.
+    Host {
+        host: String,
+        news: HostNews,
+    },
+}
+
+/// What a host's link reported (`fleet::link::LinkEvent` turned into the app's terms: jobs already keyed with
+/// `JobId::on_host` and converted with `Record::into_job`; many job lines arriving together come as one `Jobs`).
+#[derive(Debug)]
+pub enum HostNews {
+    /// Connecting (first time or again).
+    Connecting,
+    /// `hello` arrived: the remote luzia's version and its configured projects.
+    Up {
+        luzia: String,
+        projects: Vec<String>,
+    },
+    /// Jobs added or changed (a question or gate raised or settled is a change).
+    Jobs(Vec<Job>),
+    /// Jobs gone from the host's root.
+    Gone(Vec<JobId>),
+    /// The host's whole state has been sent since `Up`: its jobs not sent since then are gone.
+    Synced,
+    /// The host is alive (a heartbeat), nothing changed.
+    Heartbeat,
+    /// Unreachable, or the connection dropped: its jobs stay, marked stale from now.
+    Down { error: String },
+    /// The remote luzia cannot talk to this one: what to install.
+    Incompatible { message: String },
 }
 
 /// Why the cockpit was told to stop from outside.

@@ -604,4 +604,5 @@ pub const LUZIA_VARS: [&str; 6] = [
 ];
 
 pub mod claude;
+pub mod sshd;
 pub mod user;

@@ -59,7 +59,36 @@ impl JobId {
     pub fn is_queued(&self) -> bool {
         self.0.starts_with(QUEUED)
     }
+
+    /// The cockpit's key of job `id` on host `host`: `"<id>@<host>"`.
+    ///
+    /// '@' is outside the id pattern, so the key never names a local directory (no path is
+    /// ever built from it) and splits back unambiguously: host names follow the id pattern
+    /// (the config refuses others), so neither half holds an '@'.
+    pub fn on_host(host: &str, id: &JobId) -> JobId {
+        debug_assert!(
+            is_valid(host),
+            "host name {host:?} passed the config's check"
+        );
+        JobId(format!("{id}{AT}{host}").into())
+    }
+
+    /// The host of a remote key, `None` for a local job (no '@').
+    pub fn host(&self) -> Option<&str> {
+        self.0.split_once(AT).map(|(_, host)| host)
+    }
+
+    /// The job's own id on its host (itself for a local job).
+    pub fn local_id(&self) -> JobId {
+        match self.0.split_once(AT) {
+            Some((id, _)) => JobId(id.into()),
+            None => self.clone(),
+        }
+    }
 }
+
+/// What separates a remote job's id from its host in the cockpit's key.
+const AT: char = '@';
 
 /// What a queued task's row key starts with.
 const QUEUED: &str = "queued:";
@@ -138,6 +167,37 @@ mod tests {
         let at = JobId::queued_at(3);
         assert!(at.is_queued() && !at.as_str().contains('/'));
         assert_ne!(at, JobId::queued("3").unwrap());
+    }
+
+    #[test]
+    fn a_remote_key_splits_back_into_its_id_and_host() {
+        let id = JobId::parse("142315-a1b2").unwrap();
+        let key = JobId::on_host("gpu2", &id);
+        assert_eq!(key.as_str(), "142315-a1b2@gpu2");
+        assert_eq!(key.host(), Some("gpu2"));
+        assert_eq!(key.local_id(), id);
+        assert_ne!(key, id, "the same id on two hosts is two jobs");
+        assert_ne!(key, JobId::on_host("gpu3", &id));
+        assert!(!is_valid(key.as_str()), "no job directory has this name");
+        assert!(JobId::parse(key.as_str()).is_err(), "nor can one be typed");
+        // Host names follow the id pattern, dots and all.
+        let dotted = JobId::on_host("gpu-2.lab_a", &id);
+        assert_eq!(dotted.host(), Some("gpu-2.lab_a"));
+        assert_eq!(dotted.local_id(), id);
+    }
+
+    #[test]
+    fn a_local_key_has_no_host_and_is_its_own_id() {
+        let id = JobId::parse("142315-a1b2").unwrap();
+        assert_eq!(id.host(), None);
+        assert_eq!(id.local_id(), id);
+        let queued = JobId::queued("00c885a0").unwrap();
+        assert_eq!(queued.host(), None);
+        assert_eq!(queued.local_id(), queued);
+        let remote_queued = JobId::on_host("gpu2", &queued);
+        assert_eq!(remote_queued.host(), Some("gpu2"));
+        assert_eq!(remote_queued.local_id(), queued);
+        assert!(remote_queued.is_queued());
     }
 
     #[test]

@@ -15,9 +15,10 @@ impl App {
         let newly_waiting = !first && s.read.iter().any(|j| self.starts_waiting(j));
         self.scan_error = s.error;
         let present: HashSet<&JobId> = s.present.iter().collect();
-        // Queued tasks are not in the root: the queue's own listing keeps their rows.
+        // Queued tasks are not in the root: the queue's own listing keeps their rows; nor
+        // are other hosts' jobs, which their links keep.
         self.jobs
-            .retain(|id, _| id.is_queued() || present.contains(id));
+            .retain(|id, _| id.is_queued() || id.host().is_some() || present.contains(id));
         self.jobs
             .reserve(s.read.len().saturating_sub(self.jobs.len()));
         for job in s.read {
@@ -98,7 +99,8 @@ impl App {
         }
         self.changes += 1;
         self.queue_listed = queued.iter().map(|j| j.id.clone()).collect();
-        self.jobs.retain(|id, _| !id.is_queued());
+        self.jobs
+            .retain(|id, _| !id.is_queued() || id.host().is_some());
         for job in queued {
             self.jobs.insert(job.id.clone(), job);
         }
@@ -127,7 +129,11 @@ impl App {
     }
 
     /// `read`: the jobs just read, or `None` after a full listing.
-    fn after_read(&mut self, newly_waiting: bool, read: Option<&[JobId]>) -> Vec<Effect> {
+    pub(super) fn after_read(
+        &mut self,
+        newly_waiting: bool,
+        read: Option<&[JobId]>,
+    ) -> Vec<Effect> {
         self.answered.forget_gone(&self.jobs);
         let mut effects = self.refresh_view();
         let (_, insight) = self.insight_after_read(self.now, read);

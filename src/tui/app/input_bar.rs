@@ -62,6 +62,7 @@ impl Draft {
         self.sending = true;
         self.error = None;
         Some(Effect::Dispatch {
+            host: None,
             project,
             task,
             retry_of: None,

@@ -144,6 +144,7 @@ fn input_bar() {
     assert_eq!(
         press(&mut app, [ctrl('s')]),
         [Effect::Dispatch {
+            host: None,
             project: "librec".into(),
             task: "a\nb".into(),
             retry_of: None

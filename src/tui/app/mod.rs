@@ -13,6 +13,7 @@ mod data;
 pub mod detail;
 pub mod diff;
 pub mod events;
+mod fleet;
 pub mod inbox;
 pub mod input_bar;
 pub mod insight;
@@ -87,6 +88,9 @@ pub struct Options {
     /// Projects the input bar can dispatch to (from the config).
     pub dispatch_projects: Vec<String>,
     pub insight: insight::InsightOptions,
+    /// The remote hosts shown, in order (see `crate::fleet`); empty: this machine's jobs only,
+    /// with no HOST column.
+    pub hosts: Vec<String>,
 }
 
 pub struct App {
@@ -310,6 +314,7 @@ impl App {
                 skip: HashSet::new(),
             }],
             Event::Synced(s) => self.on_synced(s),
+            Event::Host { host, news } => self.on_host(host, news),
             Event::JobsRead(read) => self.on_jobs_read(read),
             Event::QueueListed(queued) => self.on_queue_listed(queued),
             Event::LogLoaded { id, lines, error } => {

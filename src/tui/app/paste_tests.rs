@@ -30,6 +30,7 @@ fn into_the_input_bar_with_its_lines() {
     assert_eq!(
         press(&mut app, [key(KeyCode::Enter)]),
         [Effect::Dispatch {
+            host: None,
             project: "librec".into(),
             task: "Task: Fix the flaky test\n\tthen run the suite\nand report\ndone".into(),
             retry_of: None,

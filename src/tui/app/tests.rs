@@ -1024,6 +1024,7 @@ fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
     assert_eq!(
         effects,
         [Effect::Dispatch {
+            host: None,
             project: "musica".into(),
             task: "run the tests\nthen report".into(),
             retry_of: None

@@ -144,6 +144,7 @@ fn a_dispatch_blocked_on_the_slot_lock_holds_up_neither_perform_nor_other_effect
 
     let start = Instant::now();
     r.exec.perform(Effect::Dispatch {
+        host: None,
         project: "p".into(),
         task: "waits for a slot".into(),
         retry_of: None,

@@ -90,7 +90,9 @@ impl Writes {
                 let outcome = self.decide(&job, &gate_id, approved, &reason);
                 self.answered(job, outcome);
             }
+            // A remote host's dispatch is routed to that host before it comes here.
             Effect::Dispatch {
+                host: _,
                 project,
                 task,
                 retry_of,

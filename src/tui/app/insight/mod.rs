@@ -76,7 +76,11 @@ impl App {
         };
         let mut wanted: Vec<(bool, JobId, PathBuf)> = Vec::new();
         for job in looked_at.filter_map(|id| jobs.get(id)) {
-            if job.log_len == 0 || asked.get(&job.id) == Some(&job.log_len) {
+            // Another host's log is not a file here.
+            if job.log_len == 0
+                || job.id.host().is_some()
+                || asked.get(&job.id) == Some(&job.log_len)
+            {
                 continue;
             }
             asked.insert(job.id.clone(), job.log_len);
