@@ -80,6 +80,9 @@ pub enum Command {
     Gc(GcArgs),
     /// Run the [notify] command for each new question, gate, failure, stall or overrun
     Notify(NotifyArgs),
+    /// The jobs root as JSON lines: every job, then each change as it happens, and a heartbeat
+    /// (what another machine's cockpit reads over ssh); ends when its stdin or stdout closes
+    Watch(WatchArgs),
     /// Run a job's agent to the end (started by `run`; not for people)
     #[command(hide = true)]
     Supervise(SuperviseArgs),
@@ -450,6 +453,17 @@ pub struct NotifyArgs {
     /// Send one sample event, to check the [notify] command
     #[arg(long)]
     pub test: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// One JSON object a line (the only form for now; docs/protocol.md describes each line)
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds between heartbeat lines
+    #[arg(long, value_name = "SECS", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub heartbeat: u64,
 }
 
 #[derive(Debug, Args)]

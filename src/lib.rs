@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod demo;
 pub mod dispatcher;
+pub mod fleet;
 pub mod jobs;
 pub mod notifier;
 pub mod tui;

@@ -68,6 +68,11 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                     drop(out);
                     return commands::tui::run(&cfg, args);
                 }
+                // It writes and flushes stdout itself, line by line, as changes come.
+                Command::Watch(args) => {
+                    drop(out);
+                    return commands::watch::run(&cfg, args);
+                }
                 Command::Ask(_)
                 | Command::Gate(_)
                 | Command::Progress(_)

@@ -8,8 +8,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The domain's rooms, lowest first: a room may use the rooms before it in this list.
-const ROOMS: [&str; 8] = [
-    "text", "os", "fs", "model", "hitl", "review", "run", "insight",
+const ROOMS: [&str; 9] = [
+    "text", "os", "fs", "model", "wire", "hitl", "review", "run", "insight",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -19,6 +19,7 @@ pub mod signals;
 pub mod status;
 pub mod table;
 pub mod tui;
+pub mod watch;
 
 use std::io::IsTerminal;
 use std::path::Path;

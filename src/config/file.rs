@@ -36,6 +36,8 @@ pub(super) struct FileConfig {
     pub(super) agent: Option<AgentConfig>,
     #[serde(default)]
     pub(super) projects: BTreeMap<String, Project>,
+    #[serde(default)]
+    pub(super) hosts: BTreeMap<String, super::hosts::HostConfig>,
     pub(super) theme: Option<Theme>,
     pub(super) notify: Option<super::notify::NotifyFile>,
     /// Shape checked by `KeyBindings::from_table`, which says what is wrong better than serde.

@@ -5,6 +5,7 @@
 
 mod alarms;
 mod file;
+mod hosts;
 mod keys;
 mod notify;
 
@@ -19,6 +20,7 @@ use crate::jobs::run::claude::{PERMISSION_MODES, Permissions};
 pub use file::{
     AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
 };
+pub use hosts::{DEFAULT_REMOTE_LUZIA, HostConfig, LOCAL_HOST};
 pub use keys::{Binding, KeyBindings};
 pub use notify::NotifyConfig;
 
@@ -59,6 +61,8 @@ pub struct Config {
     pub bell: bool,
     pub agent: AgentConfig,
     pub projects: BTreeMap<String, Project>,
+    /// `[hosts.NAME]`: other machines reached over ssh (`crate::fleet`).
+    pub hosts: BTreeMap<String, HostConfig>,
     pub theme: Theme,
     /// `[keys]`, its shape checked; the cockpit checks the actions and keys it names.
     pub keys: KeyBindings,
@@ -156,6 +160,7 @@ impl Config {
             bell: file.bell.unwrap_or(true),
             agent: file.agent.unwrap_or_default(),
             projects: file.projects,
+            hosts: file.hosts,
             theme: file.theme.unwrap_or_default(),
             keys,
             known_issues,
@@ -202,6 +207,7 @@ impl Config {
             return Err(invalid("[agent] max_concurrent must be at least 1".into()));
         }
         check_env("[agent]", &self.agent.env_pass, &self.agent.env).map_err(invalid)?;
+        hosts::check_hosts(&self.hosts).map_err(invalid)?;
         check_permissions(
             "[agent]",
             self.agent.permission_mode.as_deref(),

@@ -176,6 +176,9 @@ fn the_example_config_is_valid_and_complete() {
     assert!(parsed.agent.is_some() && parsed.theme.is_some() && !parsed.projects.is_empty());
     assert!(parsed.read_only.is_some());
     assert!(parsed.notify.is_some());
+    let gpu2 = &parsed.hosts["gpu2"];
+    assert!(!gpu2.ssh_options.is_empty() && gpu2.luzia != DEFAULT_REMOTE_LUZIA);
+    assert!(gpu2.jobs_dir.is_some());
 }
 
 #[test]
@@ -312,5 +315,71 @@ fn claude_permission_settings_merge_agent_then_project_and_unknown_modes_are_ref
             .unwrap_err()
             .to_string();
         assert!(err.contains(says) && err.contains("c.toml"), "{err}");
+    }
+}
+
+#[test]
+fn hosts_are_read_with_their_defaults() {
+    let ov = Overrides {
+        config: Some("c.toml".into()),
+        ..Overrides::default()
+    };
+    let body = "[hosts.gpu2]\nssh = \"ops@gpu2.example\"\nssh_options = [\"-p\", \"2222\"]\n\
+                luzia = \"/usr/local/bin/luzia\"\njobs_dir = \"/srv/jobs\"\n\
+                [hosts.\"build-1.eu\"]\nssh = \"build1\"\n";
+    let cfg = load(&[("c.toml", body)], &[], ov).unwrap();
+    assert_eq!(cfg.hosts.keys().collect::<Vec<_>>(), ["build-1.eu", "gpu2"]);
+    assert_eq!(
+        cfg.hosts["gpu2"],
+        HostConfig {
+            ssh: "ops@gpu2.example".into(),
+            ssh_options: vec!["-p".into(), "2222".into()],
+            luzia: "/usr/local/bin/luzia".into(),
+            jobs_dir: Some("/srv/jobs".into()),
+        }
+    );
+    assert_eq!(cfg.hosts["build-1.eu"], HostConfig::new("build1"));
+    assert_eq!(cfg.hosts["build-1.eu"].luzia, "luzia");
+    assert!(
+        load(&[], &[], Overrides::default())
+            .unwrap()
+            .hosts
+            .is_empty()
+    );
+}
+
+#[test]
+fn bad_hosts_name_the_table_the_key_and_the_file() {
+    for (body, says) in [
+        ("[hosts.gpu2]\nssh = \"a\"\nport = 22", "port"),
+        ("[hosts.gpu2]\nssh_options = [\"-p\", \"22\"]", "ssh"),
+        ("[hosts.gpu2]\nssh = \"  \"", "[hosts.gpu2] ssh is empty"),
+        ("[hosts.gpu2]\nssh = \"-oProxyCommand=x\"", "ssh_options"),
+        (
+            "[hosts.gpu2]\nssh = \"a\"\nluzia = \"\"",
+            "[hosts.gpu2] luzia is empty",
+        ),
+        (
+            "[hosts.gpu2]\nssh = \"a\"\njobs_dir = \"\"",
+            "[hosts.gpu2] jobs_dir is empty",
+        ),
+        (
+            "[hosts.gpu2]\nssh = \"a\"\nssh_options = [\"a\\u0000b\"]",
+            "ssh_options holds a NUL",
+        ),
+        ("[hosts.local]\nssh = \"a\"", "[hosts.local]"),
+        ("[hosts.\"a@b\"]\nssh = \"a\"", "host name"),
+        ("[hosts.\".x\"]\nssh = \"a\"", "host name"),
+        ("[hosts.gpu2]\nssh = 22", "ssh"),
+    ] {
+        let ov = Overrides {
+            config: Some("c.toml".into()),
+            ..Overrides::default()
+        };
+        let err = load(&[("c.toml", body)], &[], ov).unwrap_err().to_string();
+        assert!(
+            err.contains(says) && err.contains("c.toml"),
+            "{body}: {err}"
+        );
     }
 }

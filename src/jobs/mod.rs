@@ -5,7 +5,8 @@
 //! `text` and `os` (no domain knowledge), `fs` (how job files are read and written), `model`
 //! (what a job directory means), `hitl` (questions and gates, both sides), `review` (what a
 //! job changed in its project: snapshots, worktrees, diff, merge), `run` (starting and
-//! stopping agents), `insight` (known issues, alarms, timelines, the status report).
+//! stopping agents), `insight` (known issues, alarms, timelines, the status report), `wire`
+//! (a jobs root as JSON lines, for another machine's cockpit).
 
 pub mod fs;
 pub mod hitl;
@@ -15,6 +16,7 @@ pub mod os;
 pub mod review;
 pub mod run;
 pub mod text;
+pub mod wire;
 
 pub use model::id::JobId;
 pub use model::job::{Job, Problem, read_job};

@@ -319,6 +319,39 @@ index 5d6e7f8..0000000
     }
 }
 
+/// `job` as host `host` reports it: keyed `"<id>@<host>"`, with a directory that is not here.
+pub fn remote(host: &str, mut job: Job) -> Job {
+    job.id = JobId::on_host(host, &job.id);
+    job.dir = PathBuf::from("/nonexistent/remote").join(job.id.as_str());
+    job
+}
+
+/// What host `host`'s link reports.
+pub fn host_news(host: &str, news: super::event::HostNews) -> Event {
+    Event::Host {
+        host: host.into(),
+        news,
+    }
+}
+
+/// Host `host` up, with these projects, its `jobs` sent, and synced.
+pub fn host_up(app: &mut App, host: &str, projects: &[&str], jobs: Vec<Job>) -> Vec<Effect> {
+    use super::event::HostNews;
+    let mut effects = app.update(
+        host_news(
+            host,
+            HostNews::Up {
+                luzia: "0.1.0".into(),
+                projects: projects.iter().map(|p| p.to_string()).collect(),
+            },
+        ),
+        now(),
+    );
+    effects.extend(app.update(host_news(host, HostNews::Jobs(jobs)), now()));
+    effects.extend(app.update(host_news(host, HostNews::Synced), now()));
+    effects
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};

@@ -362,7 +362,8 @@ impl Follow {
     }
 }
 
-fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<String>) {
+/// Sends each line of `stdout` (without its `\n`) until it ends or nobody listens.
+pub fn read_lines(stdout: ChildStdout, tx: mpsc::Sender<String>) {
     let mut reader = BufReader::new(stdout);
     let mut buf = Vec::new();
     loop {

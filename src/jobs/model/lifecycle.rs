@@ -158,6 +158,11 @@ pub fn retries<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> HashMap<JobId, Ve
     let mut found: HashMap<JobId, Vec<(Option<DateTime<Utc>>, JobId)>> = HashMap::new();
     for job in jobs {
         if let Some(of) = job.retry_of() {
+            // A remote job's retry_of names a job of its own host.
+            let of = match job.id.host() {
+                Some(host) => JobId::on_host(host, &of),
+                None => of,
+            };
             found
                 .entry(of)
                 .or_default()

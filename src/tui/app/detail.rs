@@ -34,6 +34,15 @@ impl App {
         if queued {
             return vec![];
         }
+        if let Some(host) = id.host() {
+            // Its files are on that host: nothing here to read.
+            let elsewhere = format!("on {host}: not read from here (`luzia` there shows it)");
+            if let Mode::Detail(d) = &mut self.mode {
+                d.prompt = Some(Err(format!("prompt.txt is {elsewhere}")));
+                d.history = Some(Err(format!("history.jsonl is {elsewhere}")));
+            }
+            return vec![];
+        }
         vec![Effect::LoadPrompt(id.clone()), Effect::LoadHistory(id)]
     }
 

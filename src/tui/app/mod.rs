@@ -13,7 +13,7 @@ mod data;
 pub mod detail;
 pub mod diff;
 pub mod events;
-mod fleet;
+pub mod fleet;
 pub mod inbox;
 pub mod input_bar;
 pub mod insight;
@@ -38,7 +38,7 @@ use crate::watch::WatchMode;
 
 use super::action::KeyMap;
 use super::effect::{self, Effect};
-use super::event::Event;
+use super::event::{Event, HostNews};
 use super::input::TextInput;
 use super::layout::{self, Areas, Fill, Zoom};
 use super::theme::Theme;
@@ -135,6 +135,8 @@ pub struct App {
     pub changes: u64,
     /// The queued rows as the queue last listed them, in its order.
     queue_listed: Vec<JobId>,
+    /// The remote hosts shown (`Options::hosts`, in order), and how each stands.
+    pub hosts: Vec<fleet::Host>,
 }
 
 impl App {
@@ -172,6 +174,7 @@ impl App {
             help_top: 0,
             review_asked: None,
             cycle_elapsed: 0,
+            hosts: opts.hosts.iter().cloned().map(fleet::Host::new).collect(),
             opts,
         }
     }
@@ -231,11 +234,11 @@ impl App {
         self.opts.cycle_secs.is_some() || self.jobs.values().any(|j| j.status.is_active())
     }
 
-    /// Ids of jobs whose status can still change on their own (for polling).
+    /// Ids of this machine's jobs whose status can still change on their own (for polling).
     pub fn settled_ids(&self) -> HashSet<JobId> {
         self.jobs
             .values()
-            .filter(|j| j.is_settled())
+            .filter(|j| j.is_settled() && j.id.host().is_none())
             .map(|j| j.id.clone())
             .collect()
     }
@@ -253,6 +256,10 @@ impl App {
                 | Event::LogPartial { .. }
                 | Event::LogLoaded { .. }
                 | Event::QueueListed(_)
+                | Event::Host {
+                    news: HostNews::Heartbeat,
+                    ..
+                }
         );
         if !quiet {
             self.changes += 1;
@@ -260,7 +267,7 @@ impl App {
         let (was_dirty, was_log_only) = (self.dirty, self.log_only);
         // Inside `apply`, `dirty` says whether this event changed the screen; a change waiting
         // for the next frame must survive an event that changes nothing.
-        let effects = self.apply(event, now);
+        let effects = fleet::local_reads_only(self.apply(event, now));
         let changed = self.dirty;
         self.dirty = was_dirty || changed;
         if changed {
@@ -452,6 +459,8 @@ impl App {
 
 #[cfg(test)]
 mod events_tests;
+#[cfg(test)]
+mod fleet_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]

@@ -45,6 +45,14 @@ impl App {
     /// Opens the selected job's session in this terminal.
     pub(super) fn attach_selected(&mut self) -> Vec<Effect> {
         match self.session_job("open") {
+            Some(job) if job.id.host().is_some() => {
+                // The session's files are on that host, and so is `claude --resume`.
+                let (id, host) = (job.id.local_id(), job.id.host().unwrap_or_default());
+                self.message = Some(format!(
+                    "the session of {id} is on {host}: open it there (ssh, then `luzia attach {id}`)"
+                ));
+                vec![]
+            }
             Some(job) => {
                 let id = job.id.clone();
                 self.message = Some(format!("opening the session of {id}…"));

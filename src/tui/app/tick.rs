@@ -12,16 +12,17 @@ impl App {
         let mut effects = Vec::new();
         // A process that dies changes nothing on disk. Its end is an event where the kernel
         // gives a pidfd for it; the reads worker asks after the others' once a second.
-        if self
-            .jobs
-            .values()
+        // Another host's processes are its own to check.
+        let local = self.jobs.values().filter(|j| j.id.host().is_none());
+        if local
+            .clone()
             .any(|j| matches!(j.status, Status::Running | Status::Waiting))
         {
             effects.push(Effect::CheckAlive);
         }
         // While agents run a slot may free up or a task be queued from elsewhere; the queue is
         // also watched, but its directory may not have existed when the cockpit started.
-        if self.jobs.values().any(|j| j.status.is_active()) {
+        if local.clone().any(|j| j.status.is_active()) {
             effects.push(Effect::SyncQueue);
         }
         // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.

@@ -169,10 +169,17 @@ impl App {
         let kinds = |a: Option<&Vec<Alarm>>| -> BTreeSet<AlarmKind> {
             a.into_iter().flatten().map(|x| x.kind).collect()
         };
+        let stale = self.stale_since(id).is_some();
         let insight = &mut self.insight;
         let was = kinds(insight.alarms.get(id));
         if let Some(at) = insight.due_at.remove(id) {
             insight.due.remove(&(at, id.clone()));
+        }
+        if stale {
+            // Its host dropped: what it shows is as old as that, and its clock-based alarms
+            // (silence, time waiting) would be about the link, not the job. They stand as they
+            // were until the host sends it again.
+            return (was.clone(), was);
         }
         let rules = &self.opts.insight.rules;
         let job = self.jobs.get(id).filter(|j| has_alarms(j.status));
