@@ -10,7 +10,8 @@
 //! (`"<id>@<host>"`).
 
 use std::collections::HashMap;
-use std::process::Output;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Output};
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -18,6 +19,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::remote_text;
 use super::worker::Worker;
 use crate::config::HostConfig;
+use crate::fleet::RemoteError;
 use crate::jobs::JobId;
 use crate::tui::effect::{Effect, ReviewOp};
 use crate::tui::event::Event;
@@ -26,9 +28,21 @@ use crate::tui::event::Event;
 /// the remote command printed and its status, or why it could not be run at all.
 pub type Runner = Arc<dyn Fn(&str, &HostConfig, &[String]) -> Result<Output, String> + Send + Sync>;
 
-/// The runner of the cockpit: the system's ssh, sharing the host's connection.
+/// The runner of the cockpit: the system's ssh, sharing the host's connection. A remote luzia
+/// that ran and refused comes back as its output, so that its refusal is said as a local one
+/// is ("already answered by ..."); ssh failing, or no luzia there, is said as `fleet` says it.
 pub fn ssh_runner() -> Runner {
-    Arc::new(|name, host, args| crate::fleet::run(name, host, args).map_err(|e| e.to_string()))
+    Arc::new(
+        |name, host, args| match crate::fleet::run(name, host, args) {
+            Ok(out) => Ok(out),
+            Err(RemoteError::Failed { code, stderr, .. }) => Ok(Output {
+                status: ExitStatus::from_raw((code & 0xff) << 8),
+                stdout: Vec::new(),
+                stderr: stderr.into_bytes(),
+            }),
+            Err(e) => Err(e.to_string()),
+        },
+    )
 }
 
 /// One host's lanes.
