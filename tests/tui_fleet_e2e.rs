@@ -341,6 +341,25 @@ fn the_output_pane_follows_a_remote_log() {
             .iter()
             .any(|l| l.contains("second remote line"))
     });
+    assert!(following(&id), "`luzia logs -f {id}` runs on beta");
+
+    // The job goes on, quietly; the follower there ends with the cockpit.
+    ck.key("q");
+    assert_eq!(ck.wait_exit(), 0);
+    common::wait_for(
+        "the remote follower to end with the pane",
+        Duration::from_secs(20),
+        || (!following(&id)).then_some(()),
+    );
+}
+
+/// Whether a `luzia logs -f ID` is running (on the test's hosts, which are this machine).
+fn following(id: &str) -> bool {
+    common::all_pids().into_iter().any(|pid| {
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let words: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        words.contains(&&b"logs"[..]) && words.contains(&id.as_bytes())
+    })
 }
 
 /// A read-only cockpit shows another host's question but runs no writing command there: the

@@ -164,7 +164,7 @@ impl LogPane {
             format!("--lines={INITIAL_LINES}"),
             id.local_id().to_string(),
         ];
-        let cmd = crate::fleet::ssh::command(config, &args);
+        let cmd = super::remote_log::until_stdin_closes(&crate::fleet::ssh::command(config, &args));
         self.remote = RemoteLog::open(id, cmd, self.tx.clone());
     }
 

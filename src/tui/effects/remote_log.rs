@@ -3,8 +3,9 @@
 //! `LogAppended`), each line capped as the local follower caps it. Closing the pane (or opening
 //! another log) kills the ssh.
 
+use std::ffi::OsString;
 use std::io::Read;
-use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,17 +27,37 @@ const BATCH_LINES: usize = 2000;
 /// The most bytes kept of what ssh and the remote luzia said on stderr (its end).
 const STDERR_KEEP: usize = 4096;
 
-/// A remote log being followed. Dropping it kills the ssh; its reader then ends, and sends
-/// nothing more.
+/// A remote log being followed. Dropping it closes the ssh's stdin (which ends the follower
+/// there) and kills the ssh; its reader then ends, and sends nothing more.
 pub struct RemoteLog {
     child: Child,
+    stdin: Option<ChildStdin>,
     live: Arc<AtomicBool>,
+}
+
+/// `ssh … LINE` made into `ssh … sh -c SCRIPT` where the script runs LINE until it ends or the
+/// session's stdin closes. A follower of a quiet log would otherwise outlive the pane there,
+/// noticing only at its next line that nobody reads it: killing the ssh here closes the
+/// session's stdin there, and the script then stops the follower.
+pub fn until_stdin_closes(cmd: &Command) -> Command {
+    let mut args: Vec<OsString> = cmd.get_args().map(ToOwned::to_owned).collect();
+    let mut wrapped = Command::new(cmd.get_program());
+    let Some(line) = args.pop() else {
+        return wrapped;
+    };
+    let script = format!(
+        "exec 3<&0; {} </dev/null & p=$!; {{ cat <&3; kill $p; }} >/dev/null 2>&1 & wait $p 2>/dev/null",
+        line.to_string_lossy()
+    );
+    args.push(format!("sh -c {}", crate::fleet::ssh::quote(&script)).into());
+    wrapped.args(args);
+    wrapped
 }
 
 impl RemoteLog {
     /// Starts following; `None` (the pane told why) when ssh cannot be started at all.
     pub fn open(id: JobId, mut cmd: Command, tx: UnboundedSender<Event>) -> Option<RemoteLog> {
-        cmd.stdin(Stdio::null())
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = match cmd.spawn() {
@@ -50,6 +71,7 @@ impl RemoteLog {
                 return None;
             }
         };
+        let stdin = child.stdin.take();
         let live = Arc::new(AtomicBool::new(true));
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         if let (Some(stdout), Some(stderr)) = (stdout, stderr) {
@@ -66,13 +88,14 @@ impl RemoteLog {
                 tracing::warn!("cannot follow the log of {id}: {e}");
             }
         }
-        Some(RemoteLog { child, live })
+        Some(RemoteLog { child, stdin, live })
     }
 }
 
 impl Drop for RemoteLog {
     fn drop(&mut self) {
         self.live.store(false, Ordering::SeqCst);
+        drop(self.stdin.take());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -285,6 +308,45 @@ mod tests {
             other => panic!("{other:?}"),
         }
         drop(log);
+    }
+
+    /// The wrapped line, run by a local `sh -c` in place of ssh's remote shell.
+    fn wrapped(line: &str) -> Command {
+        let mut plain = Command::new("sh");
+        plain.arg("-c").arg(line);
+        until_stdin_closes(&plain)
+    }
+
+    #[test]
+    fn the_remote_follower_ends_with_the_sessions_stdin_or_by_itself() {
+        // Ends by itself: the session ends too, although its stdin is still open.
+        let mut child = wrapped("echo done")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(out, "done\n");
+        assert!(child.wait().unwrap().success());
+        // Never ends by itself: closing stdin stops it.
+        let mut child = wrapped("echo started; exec sleep 1000")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 8];
+        stdout.read_exact(&mut first).unwrap();
+        drop(child.stdin.take());
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        child.wait().unwrap();
     }
 
     #[test]
