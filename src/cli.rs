@@ -163,6 +163,13 @@ pub struct JobsArgs {
     /// Show at most N jobs
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// The jobs of this host of the config (`[hosts.NAME]`, over ssh; `local` is this
+    /// machine) instead of this machine's (repeatable)
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// The jobs of this machine and of every host of the config, with a HOST column
+    #[arg(long, conflicts_with = "hosts")]
+    pub all_hosts: bool,
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +228,13 @@ pub struct StatusArgs {
     /// How often --watch redraws (500ms, 2s, 1m)
     #[arg(long, value_parser = interval, default_value = "2s", value_name = "DURATION")]
     pub interval: std::time::Duration,
+    /// The dashboard of this host of the config (`[hosts.NAME]`, over ssh; `local` is this
+    /// machine) instead of this machine's, under its name (repeatable)
+    #[arg(long = "host", value_name = "NAME", conflicts_with_all = ["watch", "export"])]
+    pub hosts: Vec<String>,
+    /// The dashboards of this machine and of every host of the config, one after the other
+    #[arg(long, conflicts_with_all = ["hosts", "watch", "export"])]
+    pub all_hosts: bool,
 }
 
 #[derive(Debug, Args)]
@@ -231,6 +245,13 @@ pub struct QuestionsArgs {
     /// Print JSON: every pending question and gate with its job and full content
     #[arg(long)]
     pub json: bool,
+    /// The questions and gates of this host of the config (`[hosts.NAME]`, over ssh; `local` is this
+    /// machine) instead of this machine's (repeatable)
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// The questions and gates of this machine and of every host of the config, with a HOST column
+    #[arg(long, conflicts_with = "hosts")]
+    pub all_hosts: bool,
 }
 
 #[derive(Debug, Args)]

@@ -40,6 +40,15 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
             };
             let cfg = Config::load(&overrides)?;
             match operator {
+                Command::Jobs(args) if !args.hosts.is_empty() || args.all_hosts => {
+                    commands::hosts::jobs(&cfg, args, &mut out)?
+                }
+                Command::Questions(args) if !args.hosts.is_empty() || args.all_hosts => {
+                    commands::hosts::questions(&cfg, args, &mut out)?
+                }
+                Command::Status(args) if !args.hosts.is_empty() || args.all_hosts => {
+                    commands::hosts::status(&cfg, args, &mut out)?
+                }
                 Command::Jobs(args) => commands::jobs::run(&cfg, args, &mut out).map(|()| 0)?,
                 Command::Logs(args) => commands::logs::run(&cfg, args, &mut out).map(|()| 0)?,
                 Command::Status(args) => commands::status::run(&cfg, args, &mut out)?,

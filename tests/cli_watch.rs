@@ -366,3 +366,42 @@ fn where_the_watcher_polls_changes_are_still_seen() {
         _ => None,
     });
 }
+
+#[test]
+fn a_queued_task_is_a_row_until_it_leaves_the_queue() {
+    queued_row_comes_and_goes(true);
+}
+
+#[test]
+fn a_queue_made_after_the_watch_began_is_listed_all_the_same() {
+    queued_row_comes_and_goes(false);
+}
+
+/// `queue_exists`: the queue's root is there when the watch starts (and is watched), else it is
+/// made by `luzia run --queue` later (and listed at each tick).
+fn queued_row_comes_and_goes(queue_exists: bool) {
+    let w = World::new();
+    if queue_exists {
+        fs::create_dir(w.sb.tmp.path().join("queue")).unwrap();
+    }
+    let mut watch = Watching::start(&w.sb, 3600);
+    watch.until("synced", |l| {
+        matches!(l, Line::Synced { jobs: 0 }).then_some(())
+    });
+    let said = w.luzia(&["run", "--queue", "p", "later, please"]);
+    let queue_id = said
+        .strip_prefix("queued ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{said}"))
+        .to_owned();
+    let key = format!("queued:{queue_id}");
+    let row = watch.job(&key, Change::Added);
+    assert_eq!(row.status.as_str(), "queued");
+    assert_eq!(row.queue_position, Some(1));
+    assert_eq!(row.meta.unwrap().task, "later, please");
+    w.luzia(&["queue", "cancel", &queue_id]);
+    watch.until("the row gone", |l| match l {
+        Line::Gone { id } if id.as_str() == key => Some(()),
+        _ => None,
+    });
+}

@@ -3,11 +3,12 @@
 use std::io::Write;
 
 use anyhow::Result;
-use chrono::{DateTime, Local, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::cli::JobsArgs;
-use crate::commands::table::{Table, colored, cut, plain};
+use crate::commands::job_rows::{JobRow, local, write_table};
+use crate::commands::table::cut;
 use crate::config::Config;
 use crate::jobs::fs::tail::last_lines;
 use crate::jobs::insight::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
@@ -18,7 +19,6 @@ use crate::jobs::model::lifecycle::{self, Exchange, Stage};
 use crate::jobs::model::meta::Meta;
 use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
-use crate::jobs::model::time::{format_duration, format_duration_coarse};
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::{Job, Status, fs::files::open_nofollow, scan};
 
@@ -50,7 +50,8 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
                 write_json_list(&jobs, now, out)?;
             } else {
                 let width = terminal_width();
-                write_table(&jobs, args.timing, now, width, super::stdout_colors(), out)?;
+                let rows: Vec<JobRow> = jobs.iter().map(|j| JobRow::of(j, now)).collect();
+                write_table(&rows, args.timing, now, width, super::stdout_colors(), out)?;
                 let troubled = jobs.iter().filter(|j| !j.problems.is_empty()).count();
                 if troubled > 0 {
                     out.flush()?;
@@ -251,7 +252,7 @@ fn meta_text(job: &Job, field: impl Fn(&Meta) -> &String) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-fn terminal_width() -> Option<usize> {
+pub fn terminal_width() -> Option<usize> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {
         return None;
@@ -259,38 +260,32 @@ fn terminal_width() -> Option<usize> {
     crossterm::terminal::size().ok().map(|(w, _)| w as usize)
 }
 
-/// The progress column: what the agent is doing now (`Bash: npm test 3m`, cut to `cols` with
-/// its time kept), else its progress.
-fn doing_or_progress(job: &Job, now: DateTime<Utc>, cols: usize) -> String {
-    let Some(a) = job.activity.as_ref().filter(|_| job.status.is_active()) else {
-        return cut(&progress_text(job), cols);
-    };
-    let what = Some(plain_text(&a.what))
-        .filter(|w| !w.is_empty())
-        .unwrap_or_else(|| "busy".into());
-    match a.since {
-        Some(t) => {
-            let age = format_duration_coarse((now - t).num_seconds());
-            let room = cols.saturating_sub(age.len() + 1);
-            format!("{} {age}", cut(&what, room))
-        }
-        None => cut(&what, cols),
-    }
-}
-
 /// The progress column: `40%`, `2/5 Running tests`, or `-`.
 pub fn progress_text(job: &Job) -> String {
     let Some(p) = &job.progress else {
         return "-".into();
     };
-    let name = p.step_name.as_deref().map(plain_text).unwrap_or_default();
-    let head = match (p.step, p.total_steps, p.percent) {
+    progress_words(
+        p.step,
+        p.total_steps,
+        p.percent_done(),
+        p.step_name.as_deref(),
+    )
+}
+
+/// `2/5 Running tests`, `40%`, or `-`: the step when both its number and the count are known,
+/// else the percent.
+pub fn progress_words(
+    step: Option<u64>,
+    total: Option<u64>,
+    percent: Option<f64>,
+    name: Option<&str>,
+) -> String {
+    let name = name.map(plain_text).unwrap_or_default();
+    let head = match (step, total, percent) {
         (Some(s), Some(t), _) => format!("{s}/{t}"),
         (_, _, Some(pct)) => format!("{pct:.0}%"),
-        _ => match p.percent_done() {
-            Some(pct) => format!("{pct:.0}%"),
-            None => String::new(),
-        },
+        _ => String::new(),
     };
     let text = format!("{head} {name}").trim().to_owned();
     if text.is_empty() { "-".into() } else { text }
@@ -305,68 +300,6 @@ pub fn status_color(status: Status) -> &'static str {
         Status::Killed => "\x1b[35m",
         Status::Queued | Status::Unknown => "\x1b[2m",
     }
-}
-
-fn local(t: Option<DateTime<Utc>>) -> String {
-    t.map_or("-".into(), |t| {
-        t.with_timezone(&Local)
-            .format("%Y-%m-%d %H:%M:%S")
-            .to_string()
-    })
-}
-
-fn write_table(
-    jobs: &[Job],
-    timing: bool,
-    now: DateTime<Utc>,
-    width: Option<usize>,
-    colors: bool,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let mut header = vec!["ID", "PROJECT", "STATUS", "PROGRESS", "ELAPSED"];
-    if timing {
-        header.extend(["STARTED", "FINISHED", "DURATION"]);
-    }
-    header.push("TASK");
-    let mut table = Table::with_header(&header, None);
-    for j in jobs {
-        let mut status = j.status.as_str().to_owned();
-        if !j.problems.is_empty() {
-            status.push('!');
-        }
-        let mut row = vec![
-            plain(j.id.to_string()),
-            plain(cut(&plain_text(j.project()), 16)),
-            if colors {
-                colored(status, status_color(j.status))
-            } else {
-                plain(status)
-            },
-            plain(doing_or_progress(j, now, 24)),
-            plain(j.elapsed_secs(now).map_or("-".into(), format_duration)),
-        ];
-        if timing {
-            row.push(plain(local(j.started)));
-            row.push(plain(local(j.finished)));
-            let duration = match (j.started, j.finished) {
-                (Some(s), Some(f)) => format_duration((f - s).num_seconds()),
-                _ => "-".into(),
-            };
-            row.push(plain(duration));
-        }
-        row.push(plain(plain_text(j.task())));
-        table.push(row);
-    }
-    // The task takes what is left of the terminal; piped output gets a readable 60.
-    let used = table.last_column_start();
-    table.cut_last(width.map_or(60, |w| w.saturating_sub(used).max(10)));
-    for line in table.lines() {
-        writeln!(out, "{}", line.render(colors, None))?;
-    }
-    if jobs.is_empty() {
-        writeln!(out, "(no jobs match)")?;
-    }
-    Ok(())
 }
 
 fn show_one(cfg: &Config, job: &Job, out: &mut dyn Write, colors: bool) -> Result<()> {
@@ -488,6 +421,10 @@ mod tests {
             write_json_list(some, fixtures::now(), &mut streamed).unwrap();
             assert_eq!(String::from_utf8(streamed).unwrap(), whole, "{n} jobs");
         }
+    }
+
+    fn doing_or_progress(job: &Job, now: DateTime<Utc>, cols: usize) -> String {
+        JobRow::of(job, now).doing_or_progress(now, cols)
     }
 
     #[test]

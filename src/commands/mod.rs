@@ -6,11 +6,14 @@ pub mod demo_claude;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod gc;
+pub mod hosts;
 pub mod install;
+pub mod job_rows;
 pub mod jobs;
 pub mod logs;
 pub mod mcp;
 pub mod notify;
+pub mod question_rows;
 pub mod questions;
 pub mod review;
 pub mod run;

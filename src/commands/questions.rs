@@ -8,11 +8,11 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs};
-use crate::commands::table::{Column, Span, Table, plain};
+use crate::commands::question_rows::{QuestionRow, write_sections};
+use crate::commands::table::{Column, Table, plain};
 use crate::config::Config;
 use crate::jobs::hitl::operator::{self, Answerer, Decision, Outcome};
 use crate::jobs::model::job::Standing;
-use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, scan};
 
@@ -156,19 +156,6 @@ fn items(jobs: &[Job]) -> Vec<Item<'_>> {
     items
 }
 
-/// The sections of `luzia questions`, in the order they are printed.
-const SECTIONS: [(Standing, &str); 3] = [
-    (Standing::Pending, "Waiting for you"),
-    (
-        Standing::AnswerThenRetry,
-        "Stopped for an answer (answer, then retry)",
-    ),
-    (
-        Standing::Orphaned,
-        "Orphaned (the agent is gone; nobody will read an answer)",
-    ),
-];
-
 pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u8> {
     let root = super::jobs_root(cfg)?;
     let now = Utc::now();
@@ -184,58 +171,13 @@ pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u
         writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
         return Ok(0);
     }
-    let any_pending = write_sections(&all, now, out)?;
+    let rows: Vec<QuestionRow> = all.iter().map(|i| item_row(i, now)).collect();
+    let any_pending = write_sections(&rows, out)?;
     let any_unreadable = write_unreadable(&jobs, out)?;
     if !any_pending && !any_unreadable {
         writeln!(out, "no pending questions or gates")?;
     }
     Ok(0)
-}
-
-/// The questions and gates by section, in one table so that the columns line up from one
-/// section to the next. Returns whether there was any.
-fn write_sections(all: &[Item], now: DateTime<Utc>, out: &mut dyn Write) -> Result<bool> {
-    let shown: Vec<&Item> = SECTIONS
-        .iter()
-        .flat_map(|(standing, _)| all.iter().filter(|i| i.job.standing() == *standing))
-        .collect();
-    let mut table = Table::new(vec![
-        Column::left().min(13).gap(1),
-        Column::left().min(10).gap(1),
-        Column::left().min(8).gap(1),
-        Column::left().min(3).gap(1),
-        Column::right().min(7),
-        Column::left(),
-    ])
-    .indent("  ");
-    for i in &shown {
-        table.push(item_row(i, now));
-    }
-    let id_width = table.widths()[0];
-    let mut lines = table.lines().into_iter();
-    for (standing, title) in SECTIONS {
-        let these: Vec<&&Item> = shown
-            .iter()
-            .filter(|i| i.job.standing() == standing)
-            .collect();
-        if these.is_empty() {
-            continue;
-        }
-        writeln!(out, "{title}:")?;
-        for (i, line) in these.into_iter().zip(lines.by_ref()) {
-            writeln!(out, "{}", line.render(false, None))?;
-            if let Some(note) = i
-                .job
-                .question
-                .as_ref()
-                .and_then(|q| q.note.as_ref())
-                .filter(|_| i.kind == "question")
-            {
-                writeln!(out, "  {:<id_width$} note: {note}", "")?;
-            }
-        }
-    }
-    Ok(!shown.is_empty())
 }
 
 /// An agent may be waiting on a file nobody can read: say so, with the path and the error.
@@ -270,27 +212,25 @@ fn write_unreadable(jobs: &[Job], out: &mut dyn Write) -> Result<bool> {
     Ok(true)
 }
 
-/// One line of `luzia questions`: job, project, kind, the instance id, how long it has waited,
-/// the text and the time left before the agent stops waiting.
-fn item_row(i: &Item, now: DateTime<Utc>) -> Vec<Span> {
-    let age = i
-        .since
-        .map_or("-".into(), |t| format_duration((now - t).num_seconds()));
-    let left = match i.deadline {
-        Some(d) if d > now => {
-            format!("  [{} left]", format_duration((d - now).num_seconds()))
-        }
-        Some(_) => "  [timed out]".into(),
-        None => String::new(),
-    };
-    vec![
-        plain(i.job.id.to_string()),
-        plain(plain_text(i.job.project())),
-        plain(i.kind),
-        plain(plain_text(i.instance)),
-        plain(age),
-        plain(format!("{}{left}", i.text)),
-    ]
+/// The row `luzia questions` shows of an item.
+fn item_row(i: &Item, now: DateTime<Utc>) -> QuestionRow {
+    QuestionRow {
+        host: None,
+        job_id: i.job.id.to_string(),
+        project: i.job.project().to_owned(),
+        kind: i.kind.to_owned(),
+        instance: i.instance.to_owned(),
+        standing: i.job.standing(),
+        waiting_secs: i.since.map(|t| (now - t).num_seconds()),
+        left: QuestionRow::left_of(i.deadline, now),
+        text: i.text.clone(),
+        note: i
+            .job
+            .question
+            .as_ref()
+            .and_then(|q| q.note.clone())
+            .filter(|_| i.kind == "question"),
+    }
 }
 
 /// One element of `luzia questions --json`; the fields in this order, the content last under
@@ -410,5 +350,21 @@ mod tests {
             .collect();
         let text = serde_json::to_string_pretty(&list).unwrap();
         assert_eq!(format!("{text}\n"), GOLDEN);
+    }
+
+    /// An item read here and the same item read from `questions --json` make the same row: one
+    /// list for every host.
+    #[test]
+    fn a_row_from_json_is_the_row_of_the_item() {
+        let jobs = fixtures::jobs();
+        let now = fixtures::now();
+        let all = items(&jobs);
+        assert!(all.len() >= 2);
+        for i in &all {
+            let json = serde_json::to_value(item_json(i, now)).unwrap();
+            let mut from_json = QuestionRow::from_json("b", &json);
+            assert_eq!(from_json.host.take().as_deref(), Some("b"));
+            assert_eq!(from_json, item_row(i, now), "{} {}", i.job.id, i.kind);
+        }
     }
 }

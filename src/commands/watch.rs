@@ -17,7 +17,7 @@ use crate::cli::WatchArgs;
 use crate::config::Config;
 use crate::jobs::model::scan::list_ids;
 use crate::jobs::wire::{Hello, Line, PROTOCOL};
-use crate::watch::{JobWatcher, POLL_EVERY, Signal};
+use crate::watch::{JobWatcher, POLL_EVERY, QueueWatcher, Signal};
 use stream::Stream;
 
 /// How often the jobs that should be alive are checked to be: an agent's end changes no file
@@ -27,6 +27,7 @@ const TICK: Duration = Duration::from_secs(1);
 /// What the main thread waits for.
 enum Msg {
     Jobs(Signal),
+    Queue,
     /// The reader is gone (stdin ended, or stdout was closed).
     End,
 }
@@ -47,12 +48,23 @@ pub fn run(cfg: &Config, args: &WatchArgs) -> Result<u8> {
     let watcher = JobWatcher::start(&root, move |s| {
         let _ = jobs.send(Msg::Jobs(s));
     });
+    let queue = std::path::absolute(&cfg.queue_dir).unwrap_or_else(|_| cfg.queue_dir.clone());
+    let queued = tx.clone();
+    // `None` where the queue cannot be watched (not there yet, a remote file system): it is then
+    // listed at every tick.
+    let queue_watcher = QueueWatcher::start(&queue, move || {
+        let _ = queued.send(Msg::Queue);
+    });
     watch_stdin(tx.clone()).context("cannot start the thread that reads stdin")?;
     watch_stdout(tx).context("cannot start the thread that watches stdout")?;
-    let mut stream = Stream::new(root.clone(), watcher, BufWriter::new(io::stdout()));
+    let mut stream = Stream::new(root.clone(), watcher, queue, BufWriter::new(io::stdout()));
     let heartbeat = Duration::from_secs(args.heartbeat);
     let hello = hello(cfg, &root, args.heartbeat);
-    match serve(&mut stream, &rx, hello, heartbeat) {
+    let ticks = Ticks {
+        heartbeat,
+        list_queue: queue_watcher.is_none(),
+    };
+    match serve(&mut stream, &rx, hello, ticks) {
         Ok(()) => Ok(0),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
         Err(e) => Err(anyhow::Error::new(e).context("cannot write the stream to stdout")),
@@ -73,13 +85,21 @@ fn hello(cfg: &Config, root: &std::path::Path, heartbeat_secs: u64) -> Line {
     })
 }
 
+/// What is done on a timer.
+struct Ticks {
+    heartbeat: Duration,
+    /// The queue is not watched: list it at every tick.
+    list_queue: bool,
+}
+
 /// Writes the stream until the reader is gone (`Ok`) or stdout fails (`Err`).
 fn serve<W: io::Write>(
     stream: &mut Stream<W>,
     rx: &mpsc::Receiver<Msg>,
     hello: Line,
-    heartbeat: Duration,
+    ticks: Ticks,
 ) -> io::Result<()> {
+    let heartbeat = ticks.heartbeat;
     stream.emit(&hello)?;
     stream.full(true)?;
     stream.flush()?;
@@ -98,6 +118,7 @@ fn serve<W: io::Write>(
                 for msg in std::iter::once(first).chain(rx.try_iter()) {
                     match msg {
                         Msg::Jobs(signal) => stream.signal(signal),
+                        Msg::Queue => stream.queue_changed(),
                         Msg::End => return Ok(()),
                     }
                 }
@@ -108,6 +129,9 @@ fn serve<W: io::Write>(
         let now = Instant::now();
         if now >= next_tick {
             next_tick = now + TICK;
+            if ticks.list_queue {
+                stream.queue_changed();
+            }
             if stream.is_polling() && now >= last_full + POLL_EVERY {
                 stream.rescan();
             } else {

@@ -54,6 +54,8 @@ pub enum RemoteError {
         said: String,
         /// The remote command's whole stderr.
         stderr: String,
+        /// And its stdout (a command may print its result and still exit non-zero).
+        stdout: Vec<u8>,
     },
 }
 
@@ -90,6 +92,21 @@ pub fn run(name: &str, host: &HostConfig, args: &[String]) -> Result<Output, Rem
         })?;
     let command = args.first().map(String::as_str).unwrap_or_default();
     match classify(name, host, command, out.status, &out.stderr) {
+        Some(RemoteError::Failed {
+            host,
+            command,
+            code,
+            said,
+            stderr,
+            ..
+        }) => Err(RemoteError::Failed {
+            host,
+            command,
+            code,
+            said,
+            stderr,
+            stdout: out.stdout,
+        }),
         Some(e) => Err(e),
         None => Ok(out),
     }
@@ -131,6 +148,7 @@ pub fn classify(
             code,
             said,
             stderr: text.into_owned(),
+            stdout: Vec::new(),
         },
     })
 }

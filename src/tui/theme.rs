@@ -170,6 +170,11 @@ impl Theme {
     }
 
     /// Marks an alarm (stalled, over budget, ...).
+    /// A host that cannot be used (unreachable, or its luzia incompatible).
+    pub fn down_mark(&self) -> &'static str {
+        if self.ascii { "X" } else { "✕" }
+    }
+
     pub fn alarm_mark(&self) -> &'static str {
         if self.ascii { "!" } else { "⚠" }
     }

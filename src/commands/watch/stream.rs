@@ -1,5 +1,5 @@
-//! The state behind `luzia watch --json`: the last record sent of each job (and nothing more),
-//! the jobs to read again, and the lines their differences make.
+//! The state behind `luzia watch --json`: the last record sent of each job and of each queued
+//! task (and nothing more), the jobs to read again, and the lines their differences make.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
@@ -10,6 +10,7 @@ use chrono::Utc;
 
 use crate::jobs::model::process::Processes;
 use crate::jobs::model::review::Isolation;
+use crate::jobs::run::queue;
 use crate::jobs::wire::{Change, Line, Record, encode};
 use crate::jobs::{Job, JobId, Status, read_job};
 use crate::watch::{JobWatcher, Signal, WatchChange};
@@ -27,6 +28,9 @@ struct Sent {
 pub struct Stream<W> {
     root: PathBuf,
     watcher: JobWatcher,
+    /// The queue root: its tasks are rows too, keyed `queued:ID` as in the cockpit.
+    queue: PathBuf,
+    queue_changed: bool,
     out: W,
     wrote: bool,
     sent: HashMap<JobId, Sent>,
@@ -65,10 +69,12 @@ fn can_change(job: &Job) -> bool {
 }
 
 impl<W: Write> Stream<W> {
-    pub fn new(root: PathBuf, watcher: JobWatcher, out: W) -> Stream<W> {
+    pub fn new(root: PathBuf, watcher: JobWatcher, queue: PathBuf, out: W) -> Stream<W> {
         Stream {
             root,
             watcher,
+            queue,
+            queue_changed: false,
             out,
             wrote: false,
             sent: HashMap::new(),
@@ -104,9 +110,14 @@ impl<W: Write> Stream<W> {
         self.rescan = true;
     }
 
+    /// The queue changed (or may have: it is not watched).
+    pub fn queue_changed(&mut self) {
+        self.queue_changed = true;
+    }
+
     /// When the next job is due to be read, if any is.
     pub fn next_due(&self, now: Instant) -> Option<Instant> {
-        if self.rescan {
+        if self.rescan || self.queue_changed {
             return Some(now);
         }
         self.dirty.iter().map(|id| self.due(id, now)).min()
@@ -122,6 +133,9 @@ impl<W: Write> Stream<W> {
         if self.rescan {
             self.full(false)?;
             return Ok(true);
+        }
+        if self.queue_changed {
+            self.sync_queue()?;
         }
         let due: Vec<JobId> = self
             .dirty
@@ -173,16 +187,41 @@ impl<W: Write> Stream<W> {
         let gone: Vec<JobId> = self
             .sent
             .keys()
-            .filter(|id| !seen.contains(*id))
+            .filter(|id| !id.is_queued() && !seen.contains(*id))
             .cloned()
             .collect();
         for id in gone {
             self.gone(id)?;
         }
+        let queued = self.sync_queue()?;
         if initial {
-            self.emit(&Line::Synced { jobs: count })?;
+            self.emit(&Line::Synced {
+                jobs: count + queued,
+            })?;
         }
         Ok(())
+    }
+
+    /// Lists the queue (what is waiting, and what failed to start) and says what changed in
+    /// it; a task that left it (started, cancelled) is `gone`. Returns how many rows it has.
+    fn sync_queue(&mut self) -> io::Result<usize> {
+        self.queue_changed = false;
+        let rows = queue::listed_rows(&self.queue);
+        let seen: HashSet<JobId> = rows.iter().map(|r| r.id.clone()).collect();
+        let count = rows.len();
+        for row in rows {
+            self.offer(Record::of(&row))?;
+        }
+        let left: Vec<JobId> = self
+            .sent
+            .keys()
+            .filter(|id| id.is_queued() && !seen.contains(*id))
+            .cloned()
+            .collect();
+        for id in left {
+            self.gone(id)?;
+        }
+        Ok(count)
     }
 
     /// Reads one job again and says what changed.

@@ -11,6 +11,9 @@ use crate::jobs::{Job, JobId};
 use crate::tui::effect::Effect;
 use crate::tui::event::HostNews;
 
+/// The name this machine goes by among the hosts (the config reserves it).
+pub const LOCAL: &str = "local";
+
 /// How a host's link stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Link {
@@ -104,6 +107,29 @@ impl App {
         self.hosts
             .iter()
             .filter(move |h| h.trouble().is_some() && h.name.to_lowercase().contains(&needle))
+    }
+
+    /// Some host is in trouble or has stale jobs: the screen says for how long.
+    pub fn hosts_aging(&self) -> bool {
+        self.hosts
+            .iter()
+            .any(|h| h.trouble().is_some() || h.stale_since.is_some())
+    }
+
+    /// The rows of troubled hosts the table shows above its jobs: each one while they take at
+    /// most half its rows, else as many as do (the last saying how many more there are).
+    pub fn host_rows(&self) -> usize {
+        let troubled = self.troubled_hosts().count();
+        if troubled == 0 {
+            return 0;
+        }
+        let rows = self.areas().table_rows();
+        troubled.min((rows / 2).max(1)).min(rows)
+    }
+
+    /// The rows of jobs the table shows.
+    pub fn job_rows(&self) -> usize {
+        self.areas().table_rows().saturating_sub(self.host_rows())
     }
 
     fn host_mut(&mut self, name: &str) -> &mut Host {

@@ -572,3 +572,279 @@ fn a_remote_retry_links_to_the_job_of_its_own_host() {
         "the local job of the same id was not retried"
     );
 }
+
+fn picker_of(app: &App) -> &super::picker::Picker {
+    match &app.mode {
+        Mode::Picker(p) => p,
+        other => panic!("no picker: {other:?}"),
+    }
+}
+
+fn dispatching_app() -> App {
+    let opts = Options {
+        dispatch_projects: vec!["musica".into(), "overbits".into()],
+        ..fleet_options()
+    };
+    app_with(opts, 160, 45).0
+}
+
+fn select_key(app: &mut App, key: &JobId) {
+    press(app, [ch('g')]);
+    for _ in 0..app.table.view.len() {
+        if app.table.selected.as_ref() == Some(key) {
+            return;
+        }
+        press(app, [ch('j')]);
+    }
+    panic!("{key} is not listed");
+}
+
+#[test]
+fn n_picks_the_host_then_the_project_and_the_dispatch_goes_there() {
+    let mut app = dispatching_app();
+    host_up(&mut app, "gpu2", &["ranker", "search"], two_jobs("gpu2"));
+    // gpu3 is up but has no projects: no task can go there.
+    host_up(&mut app, "gpu3", &[], two_jobs("gpu3"));
+    select_key(&mut app, &key_of("gpu2", "160001-r1"));
+    press(&mut app, [ch('n')]);
+    let picker = picker_of(&app);
+    assert_eq!(picker.purpose, super::picker::Purpose::DispatchHost);
+    assert_eq!(picker.items, ["local", "gpu2"]);
+    assert_eq!(picker.notes, ["musica, overbits", "ranker, search"]);
+    assert_eq!(picker.selected, 1, "the selected job's host first");
+
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.mode, Mode::InputBar);
+    let draft = app.draft.as_ref().expect("a draft");
+    assert_eq!(draft.host.as_deref(), Some("gpu2"));
+    assert_eq!(draft.projects, ["ranker", "search"], "gpu2's own projects");
+    press(&mut app, [key(KeyCode::Tab)]);
+    let effects = press(
+        &mut app,
+        "train".chars().map(ch).chain([key(KeyCode::Enter)]),
+    );
+    assert_eq!(
+        effects,
+        [Effect::Dispatch {
+            host: Some("gpu2".into()),
+            project: "search".into(),
+            task: "train".into(),
+            retry_of: None,
+        }]
+    );
+}
+
+#[test]
+fn picking_local_dispatches_here_with_the_local_projects() {
+    let mut app = dispatching_app();
+    host_up(&mut app, "gpu2", &["ranker"], two_jobs("gpu2"));
+    select_key(&mut app, &id("142315-a1b2"));
+    press(&mut app, [ch('n')]);
+    assert_eq!(picker_of(&app).selected, 0, "a local job: local first");
+    press(&mut app, [key(KeyCode::Enter)]);
+    let draft = app.draft.as_ref().expect("a draft");
+    assert_eq!(
+        (draft.host.as_deref(), draft.project_name()),
+        (None, Some("musica"))
+    );
+    let effects = press(&mut app, [ch('x'), key(KeyCode::Enter)]);
+    assert!(
+        matches!(&effects[..], [Effect::Dispatch { host: None, project, .. }] if project == "musica"),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn hosts_down_or_connecting_are_not_offered_and_one_choice_is_no_choice() {
+    let mut app = dispatching_app();
+    // Neither remote host is up: this machine is the only place a task can go.
+    news(
+        &mut app,
+        "gpu2",
+        HostNews::Down {
+            error: "refused".into(),
+        },
+        now(),
+    );
+    press(&mut app, [ch('n')]);
+    assert_eq!(app.mode, Mode::InputBar, "no picker for one host");
+    assert_eq!(app.draft.as_ref().and_then(|d| d.host.clone()), None);
+
+    // Nowhere at all: said, nothing opened.
+    let mut app = fleet_app();
+    press(&mut app, [ch('n')]);
+    assert_eq!(app.mode, Mode::Normal);
+    let message = app.message.clone().unwrap_or_default();
+    assert!(
+        message.starts_with("no host can take a task now"),
+        "{message}"
+    );
+
+    // Only a remote host: straight to its projects.
+    host_up(&mut app, "gpu3", &["search"], vec![]);
+    press(&mut app, [ch('n')]);
+    let draft = app.draft.as_ref().expect("a draft");
+    assert_eq!(draft.host.as_deref(), Some("gpu3"));
+}
+
+#[test]
+fn a_draft_with_text_comes_back_without_picking_again() {
+    let mut app = dispatching_app();
+    host_up(&mut app, "gpu2", &["ranker"], two_jobs("gpu2"));
+    press(&mut app, [ch('n')]);
+    picker_of(&app);
+    press(
+        &mut app,
+        [ch('j'), key(KeyCode::Enter), ch('a'), key(KeyCode::Esc)],
+    );
+    assert_eq!(app.mode, Mode::Normal);
+    press(&mut app, [ch('n')]);
+    assert_eq!(app.mode, Mode::InputBar);
+    assert_eq!(
+        app.draft.as_ref().and_then(|d| d.host.clone()).as_deref(),
+        Some("gpu2")
+    );
+    // The host went down meanwhile: the dispatch still says where it was meant to go (the
+    // executor says it cannot reach it).
+    news(
+        &mut app,
+        "gpu2",
+        HostNews::Down {
+            error: "gone".into(),
+        },
+        now(),
+    );
+    let effects = press(&mut app, [key(KeyCode::Enter)]);
+    assert!(
+        matches!(&effects[..], [Effect::Dispatch { host: Some(h), .. }] if h == "gpu2"),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn the_filter_matches_the_host_name() {
+    let mut app = fleet_app();
+    host_up(&mut app, "gpu2", &[], two_jobs("gpu2"));
+    host_up(&mut app, "gpu3", &[], two_jobs("gpu3"));
+    news(
+        &mut app,
+        "gpu2",
+        HostNews::Down {
+            error: "gone".into(),
+        },
+        now(),
+    );
+    press(&mut app, [ch('/')]);
+    press(&mut app, "GPU3".chars().map(ch));
+    press(&mut app, [key(KeyCode::Enter)]);
+    let mut listed: Vec<&str> = app.table.view.iter().map(|k| k.as_str()).collect();
+    listed.sort();
+    assert_eq!(listed, ["143002-c3d4@gpu3", "160001-r1@gpu3"]);
+    assert_eq!(
+        app.troubled_hosts().count(),
+        0,
+        "gpu2's row does not match either"
+    );
+    press(&mut app, [key(KeyCode::Esc)]);
+    press(&mut app, [ch('/')]);
+    press(&mut app, "gpu2".chars().map(ch));
+    press(&mut app, [key(KeyCode::Enter)]);
+    assert_eq!(app.table.view.len(), 2);
+    assert_eq!(app.troubled_hosts().count(), 1);
+}
+
+#[test]
+fn a_host_row_takes_a_row_of_the_table_but_never_the_selection() {
+    use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+    let mut app = fleet_app();
+    host_up(&mut app, "gpu2", &[], two_jobs("gpu2"));
+    let rows = app.job_rows();
+    news(
+        &mut app,
+        "gpu3",
+        HostNews::Down {
+            error: "refused".into(),
+        },
+        now(),
+    );
+    assert_eq!(app.host_rows(), 1);
+    assert!(
+        app.job_rows() + 1 >= rows,
+        "the table grew for it, or gave it a row"
+    );
+    press(&mut app, [ch('g')]);
+    assert_eq!(app.table.selected_index(), Some(0));
+    assert!(
+        app.selected_job().is_some(),
+        "a job is selected, not the host"
+    );
+    // A click on the first job's row (under the header and the host's row) selects it.
+    let table = app.areas().table;
+    press(&mut app, [ch('j'), ch('j')]);
+    app.update(
+        Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 10,
+            row: table.y + 3,
+            modifiers: KeyModifiers::NONE,
+        }),
+        now(),
+    );
+    assert_eq!(app.table.selected_index(), Some(0));
+    // A click on the host's row selects nothing.
+    press(&mut app, [ch('j')]);
+    app.update(
+        Event::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: 10,
+            row: table.y + 2,
+            modifiers: KeyModifiers::NONE,
+        }),
+        now(),
+    );
+    assert_eq!(app.table.selected_index(), Some(1));
+}
+
+#[test]
+fn many_hosts_down_take_at_most_half_the_table() {
+    let hosts: Vec<String> = (1..=12).map(|i| format!("gpu{i}")).collect();
+    let opts = Options {
+        hosts: hosts.clone(),
+        ..options(false)
+    };
+    let (mut app, _) = app_with(opts, 80, 24);
+    for h in &hosts {
+        news(
+            &mut app,
+            h,
+            HostNews::Down {
+                error: "refused".into(),
+            },
+            now(),
+        );
+    }
+    let all = app.areas().table_rows();
+    assert_eq!(app.host_rows(), all / 2, "{all} rows");
+    assert!(app.job_rows() >= all / 2);
+}
+
+#[test]
+fn a_host_in_trouble_keeps_the_clock_going_for_its_age() {
+    let mut app = fleet_app();
+    app.jobs.retain(|_, j| !j.status.is_active());
+    assert!(!app.wants_tick(), "nothing live, nothing down");
+    news(
+        &mut app,
+        "gpu2",
+        HostNews::Down {
+            error: "refused".into(),
+        },
+        now(),
+    );
+    assert!(app.wants_tick());
+    app.dirty = false;
+    app.update(Event::Tick, now() + Ch::minutes(1));
+    assert!(app.dirty, "its age moved");
+    host_up(&mut app, "gpu2", &[], vec![]);
+    assert!(!app.wants_tick());
+}

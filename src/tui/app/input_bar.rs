@@ -4,7 +4,9 @@
 
 use crossterm::event::KeyEvent;
 
+use super::fleet::{LOCAL, Link};
 use super::keys::Typed;
+use super::picker::{Picker, Purpose};
 use super::{App, Mode};
 use crate::jobs::JobId;
 use crate::tui::action::{InputBarAction, Key};
@@ -13,6 +15,8 @@ use crate::tui::input::TextInput;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Draft {
+    /// The host the task goes to (`None`: this machine).
+    pub host: Option<String>,
     pub projects: Vec<String>,
     pub project: usize,
     pub task: TextInput,
@@ -62,7 +66,7 @@ impl Draft {
         self.sending = true;
         self.error = None;
         Some(Effect::Dispatch {
-            host: None,
+            host: self.host.clone(),
             project,
             task,
             retry_of: None,
@@ -75,6 +79,9 @@ impl App {
         if self.opts.read_only {
             self.message = Some("read-only: this cockpit cannot start jobs".into());
             return vec![];
+        }
+        if !self.opts.hosts.is_empty() {
+            return self.pick_dispatch_host();
         }
         if self.opts.dispatch_projects.is_empty() {
             self.message = Some(
@@ -100,6 +107,7 @@ impl App {
             Some(_) => {}
             None => {
                 self.draft = Some(Draft {
+                    host: None,
                     projects: self.opts.dispatch_projects.clone(),
                     project,
                     task: TextInput::lines(),
@@ -109,6 +117,91 @@ impl App {
                 })
             }
         }
+        self.mode = Mode::InputBar;
+        vec![]
+    }
+
+    /// With remote hosts a new task's host is picked first: this machine, or a host that is up
+    /// with projects (the remote's own, from its hello). A draft with text in it comes back as
+    /// it was instead, host and all.
+    fn pick_dispatch_host(&mut self) -> Vec<Effect> {
+        if self
+            .draft
+            .as_ref()
+            .is_some_and(|d| d.sending || !d.text().trim().is_empty())
+        {
+            self.mode = Mode::InputBar;
+            return vec![];
+        }
+        let mut items = Vec::new();
+        let mut notes = Vec::new();
+        if !self.opts.dispatch_projects.is_empty() {
+            items.push(LOCAL.to_string());
+            notes.push(self.opts.dispatch_projects.join(", "));
+        }
+        for host in &self.hosts {
+            if let Link::Up { projects, .. } = &host.link
+                && !projects.is_empty()
+            {
+                items.push(host.name.clone());
+                notes.push(projects.join(", "));
+            }
+        }
+        if items.len() <= 1 {
+            return match items.pop() {
+                Some(only) => self.open_input_bar_on(&only),
+                None => {
+                    self.message = Some(
+                        "no host can take a task now: none is up with projects, and this \
+                         machine has none (add [projects.NAME] path = \"...\" to a config)"
+                            .into(),
+                    );
+                    vec![]
+                }
+            };
+        }
+        let host = self
+            .selected_job()
+            .map_or(LOCAL, |j| j.id.host().unwrap_or(LOCAL));
+        let selected = items.iter().position(|i| i == host).unwrap_or(0);
+        self.mode = Mode::Picker(Picker {
+            items,
+            selected,
+            purpose: Purpose::DispatchHost,
+            notes,
+        });
+        vec![]
+    }
+
+    /// The input bar for a new task on `host` (`local`: this machine), with its projects.
+    pub(super) fn open_input_bar_on(&mut self, host: &str) -> Vec<Effect> {
+        let (host, projects) = if host == LOCAL {
+            (None, self.opts.dispatch_projects.clone())
+        } else {
+            match self.host(host).map(|h| &h.link) {
+                Some(Link::Up { projects, .. }) => (Some(host.to_string()), projects.clone()),
+                _ => {
+                    self.message = Some(format!("{host} is not up: no task can go there now"));
+                    return vec![];
+                }
+            }
+        };
+        let at = |name: &str| projects.iter().position(|p| p == name);
+        let project = self
+            .selected_job()
+            .filter(|j| j.id.host() == host.as_deref())
+            .and_then(|j| at(j.project()))
+            .or_else(|| self.table.projects.iter().find_map(|p| at(p)))
+            .unwrap_or(0);
+        self.draft = Some(Draft {
+            host,
+            projects,
+            project,
+            task: TextInput::lines(),
+            error: None,
+            sending: false,
+            reply_to: None,
+        });
         self.mode = Mode::InputBar;
         vec![]
     }

@@ -209,7 +209,8 @@ impl App {
             log.lines.len() + usize::from(log.note.is_some())
         };
         Fill {
-            jobs: self.table.view.len(),
+            // A host that cannot be reached is a row too.
+            jobs: self.table.view.len() + self.troubled_hosts().count(),
             lines,
             zoom,
         }
@@ -231,7 +232,9 @@ impl App {
     /// Tick once a second while any job is live (elapsed times move, pids may die) or the
     /// wall display rotates; with nothing live, nothing wakes the cockpit.
     pub fn wants_tick(&self) -> bool {
-        self.opts.cycle_secs.is_some() || self.jobs.values().any(|j| j.status.is_active())
+        self.opts.cycle_secs.is_some()
+            || self.jobs.values().any(|j| j.status.is_active())
+            || self.hosts_aging()
     }
 
     /// Ids of this machine's jobs whose status can still change on their own (for polling).
@@ -290,7 +293,7 @@ impl App {
             Event::Paste(text) => self.on_paste(&text),
             Event::Resize(w, h) => {
                 self.size = Rect::new(0, 0, w, h);
-                self.table.keep_visible(self.areas().table_rows());
+                self.table.keep_visible(self.job_rows());
                 vec![]
             }
             Event::Tick => self.on_tick(),
@@ -387,7 +390,7 @@ impl App {
     /// the selected row stays on screen. Past half the screen's height the log asks no more.
     fn keep_selection_shown(&mut self) {
         if self.log.lines.len() <= usize::from(self.size.height) {
-            self.table.keep_visible(self.areas().table_rows());
+            self.table.keep_visible(self.job_rows());
         }
     }
 
@@ -399,10 +402,10 @@ impl App {
     /// Rebuilds the rows after data or filters changed (see `Table::rebuild`), and opens the
     /// log of the job selected if that changed.
     fn refresh_view(&mut self) -> Vec<Effect> {
-        let rows = self.areas().table_rows();
+        let rows = self.job_rows();
         self.table.rebuild(&self.jobs, self.now, rows);
         // The table's height follows what it lists: keep the selection on screen in the new one.
-        self.table.keep_visible(self.areas().table_rows());
+        self.table.keep_visible(self.job_rows());
         if let Mode::Detail(detail) = &self.mode
             && !self.table.shows(&detail.job)
         {
@@ -441,7 +444,7 @@ impl App {
     }
 
     fn select_index(&mut self, i: usize) -> Vec<Effect> {
-        if self.table.select_index(i, self.areas().table_rows()) {
+        if self.table.select_index(i, self.job_rows()) {
             self.sync_log()
         } else {
             vec![]
@@ -449,7 +452,7 @@ impl App {
     }
 
     fn move_selection(&mut self, delta: i64) -> Vec<Effect> {
-        if self.table.move_by(delta, self.areas().table_rows()) {
+        if self.table.move_by(delta, self.job_rows()) {
             self.sync_log()
         } else {
             vec![]

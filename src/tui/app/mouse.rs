@@ -21,8 +21,9 @@ impl App {
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) if in_table && self.mode == Mode::Normal => {
                 self.focus = Focus::Table;
-                // Border and header row come first.
-                let first_row = areas.table.y + 2;
+                // Border and header row come first, then the rows of hosts that are down.
+                let hosts = u16::try_from(self.host_rows()).unwrap_or(u16::MAX);
+                let first_row = areas.table.y.saturating_add(2).saturating_add(hosts);
                 if m.row >= first_row {
                     let i = self.table.top + (m.row - first_row) as usize;
                     if i < self.table.view.len() {

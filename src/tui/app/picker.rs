@@ -7,9 +7,21 @@ use crate::tui::effect::Effect;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Picker {
-    /// "(all projects)", then the projects by name.
+    /// "(all projects)", then the projects by name; or the hosts a task can go to.
     pub items: Vec<String>,
     pub selected: usize,
+    pub purpose: Purpose,
+    /// What is shown beside each item, if anything (a host's projects).
+    pub notes: Vec<String>,
+}
+
+/// What the pick is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// The project filter of the table.
+    Filter,
+    /// The host a new task goes to (`local`: this machine); the input bar follows.
+    DispatchHost,
 }
 
 impl App {
@@ -29,7 +41,12 @@ impl App {
             [one] => items.iter().position(|i| i == one).unwrap_or(0),
             _ => 0,
         };
-        self.mode = Mode::Picker(Picker { items, selected });
+        self.mode = Mode::Picker(Picker {
+            items,
+            selected,
+            purpose: Purpose::Filter,
+            notes: Vec::new(),
+        });
         vec![]
     }
 
@@ -56,6 +73,14 @@ impl App {
             return vec![];
         };
         use PickerAction as A;
+        if actions.contains(&A::Choose) && picker.purpose == Purpose::DispatchHost {
+            let host = picker.items.get(picker.selected).cloned();
+            self.mode = Mode::Normal;
+            return match host {
+                Some(host) => self.open_input_bar_on(&host),
+                None => vec![],
+            };
+        }
         if actions.contains(&A::Choose) {
             self.table.projects = match picker.selected {
                 0 => vec![],

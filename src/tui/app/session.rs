@@ -29,6 +29,7 @@ impl App {
             }
             _ => {
                 self.draft = Some(Draft {
+                    host: None,
                     projects: Vec::new(),
                     project: 0,
                     task: TextInput::lines(),

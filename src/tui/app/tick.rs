@@ -32,7 +32,8 @@ impl App {
             // The alert column shows them.
             self.changes += 1;
         }
-        self.dirty = self.view_has_active() || alarms_changed;
+        // A host down, or jobs stale: how long for is on screen.
+        self.dirty = self.view_has_active() || alarms_changed || self.hosts_aging();
         effects.extend(self.cycle());
         effects
     }

@@ -76,8 +76,11 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     }
     // The wall display has its own large counts line.
     if !app.opts.read_only {
-        spans.extend(count_spans(app, theme, compact));
+        // Beside the hosts' own counts, the totals say only their figures where room is short.
+        let terse = narrow && !app.hosts.is_empty();
+        spans.extend(count_spans(app, theme, compact, terse));
     }
+    spans.extend(super::hosts::header_spans(app, theme, narrow));
     // A narrow header names the project only when one is picked: the root matters more.
     if !unknown.is_empty() {
         // Already said, first.
@@ -114,10 +117,24 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines), area);
 }
 
-/// The counts by state; short labels when room is short.
-fn count_spans(app: &App, theme: &Theme, short_labels: bool) -> Vec<Span<'static>> {
+/// The counts by state; short labels when room is short, none when `terse` (`2● 1◆`).
+fn count_spans(app: &App, theme: &Theme, short_labels: bool, terse: bool) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     for (label, statuses) in COUNTED {
+        if terse {
+            let n = count(app, statuses);
+            let style = if n == 0 {
+                theme.dim()
+            } else {
+                theme.status(statuses[0])
+            };
+            spans.push(Span::styled(
+                format!("{n}{}", theme.symbol(statuses[0])),
+                style,
+            ));
+            spans.push(Span::raw(" "));
+            continue;
+        }
         let n = count(app, statuses);
         let style = if n == 0 {
             theme.dim()

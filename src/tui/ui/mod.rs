@@ -5,11 +5,14 @@ pub mod diff;
 pub mod events;
 pub mod footer;
 pub mod header;
+pub mod hosts;
 pub mod inbox;
 pub mod output;
 pub mod popup;
 pub mod table;
 
+#[cfg(test)]
+mod fleet_tests;
 #[cfg(test)]
 mod lifecycle_tests;
 #[cfg(test)]

@@ -50,8 +50,18 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 fn title<'a>(app: &App, theme: &Theme) -> Line<'a> {
     let log = &app.log;
     let mut spans = vec![Span::styled(" output ", theme.title())];
-    if let Some(id) = &log.job {
-        spans.push(Span::styled(format!("{id} "), theme.dim()));
+    match log.job.as_ref().map(|id| (id, id.host())) {
+        Some((id, Some(host))) => {
+            spans.push(Span::styled(format!("{} on ", id.local_id()), theme.dim()));
+            spans.push(Span::styled(format!("{host} "), theme.accent()));
+            if let Some(job) = app.jobs.get(id)
+                && let Some(stale) = crate::tui::ui::hosts::stale_text(app, job)
+            {
+                spans.push(Span::styled(format!(" {stale} "), theme.warn()));
+            }
+        }
+        Some((id, None)) => spans.push(Span::styled(format!("{id} "), theme.dim())),
+        None => {}
     }
     if log.follow {
         spans.push(Span::styled(

@@ -11,10 +11,11 @@ use crate::jobs::text::width::width;
 use crate::jobs::{JobId, Status};
 use crate::tui::action::{ConfirmAction, HelpAction, InputBarAction as A, KeyMap};
 use crate::tui::app::input_bar::Draft;
-use crate::tui::app::picker::Picker;
+use crate::tui::app::picker::{Picker, Purpose};
 use crate::tui::app::{App, Confirm};
 use crate::tui::effect::ReviewOp;
 use crate::tui::theme::Theme;
+use crate::tui::ui::table::cut;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let [v] = Layout::vertical([Constraint::Length(height.min(area.height))])
@@ -105,8 +106,26 @@ fn legend<'a>(theme: &Theme) -> Vec<Line<'a>> {
 }
 
 pub fn picker(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
-    // Project names come from the jobs' files: shown as any such text.
-    let items: Vec<String> = picker.items.iter().map(|i| plain_text(i)).collect();
+    // Project names come from the jobs' files (a host's from its config): shown as any such
+    // text. A host is shown with its projects.
+    let names: Vec<String> = picker.items.iter().map(|i| plain_text(i)).collect();
+    let name_width = names.iter().map(|n| width(n)).max().unwrap_or(0);
+    let items: Vec<String> = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| match picker.notes.get(i) {
+            Some(note) => {
+                let pad = " ".repeat(name_width - width(&name));
+                let note = cut(&plain_text(note), 40, theme);
+                format!("{name}{pad}  {note}")
+            }
+            None => name,
+        })
+        .collect();
+    let title = match picker.purpose {
+        Purpose::Filter => " project ",
+        Purpose::DispatchHost => " new task on host ",
+    };
     let widest = items.iter().map(|i| width(i)).max().unwrap_or(10);
     let rect = centered(
         area,
@@ -121,7 +140,7 @@ pub fn picker(picker: &Picker, theme: &Theme, f: &mut Frame, area: Rect) {
             Block::default()
                 .borders(Borders::ALL)
                 .border_style(theme.focus_border())
-                .title(Span::styled(" project ", theme.title())),
+                .title(Span::styled(title, theme.title())),
         )
         .highlight_style(theme.selected());
     let mut state = ListState::default().with_selected(Some(picker.selected));
@@ -142,7 +161,11 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
         Some(job) => (" reply to ", job.to_string()),
         None => (
             " new task for ",
-            draft.project_name().unwrap_or("?").to_owned(),
+            match &draft.host {
+                // Where the task goes matters as much as the project.
+                Some(host) => format!("{} on {host}", draft.project_name().unwrap_or("?")),
+                None => draft.project_name().unwrap_or("?").to_owned(),
+            },
         ),
     };
     let others = if draft.reply_to.is_some() {

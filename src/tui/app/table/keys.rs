@@ -17,7 +17,7 @@ impl App {
         focused: bool,
     ) -> Option<Vec<Effect>> {
         use NormalAction as A;
-        let page = self.areas().table_rows().max(1) as i64;
+        let page = self.job_rows().max(1) as i64;
         let effects = match action {
             A::Up if focused => self.move_selection(-1),
             A::Down if focused => self.move_selection(1),

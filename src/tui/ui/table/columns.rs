@@ -12,11 +12,17 @@ use crate::jobs::text::width::width;
 use crate::jobs::{Job, Status};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
+use crate::tui::ui::hosts::{host_label, id_text};
 
 /// From this many columns inside the border, statuses are words and ids whole.
 pub const WIDE: u16 = 100;
 /// The cost column is shown only where the task keeps this many columns beside it.
 const TASK_WITH_COST: u16 = 30;
+/// The host column is dropped where the task would keep fewer columns than this beside it.
+const TASK_WITH_HOST: u16 = 12;
+/// The widest a host's name is shown in its column (cut with an ellipsis beyond).
+const HOST_WIDE: u16 = 12;
+const HOST_NARROW: u16 = 6;
 
 /// The widths of the columns, 0 for a column not shown; the task takes what is left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -24,6 +30,8 @@ pub struct Columns {
     pub status: u16,
     /// Statuses are words (else symbols, with a legend in the help).
     pub words: bool,
+    /// Which host the job is on (only where remote hosts are shown; the first to go).
+    pub host: u16,
     pub id: u16,
     pub project: u16,
     pub progress: u16,
@@ -51,6 +59,7 @@ struct Content {
     alert: u16,
     changes: u16,
     changes_short: u16,
+    host: u16,
 }
 
 /// Columns `s` takes; ASCII (ids, most projects) without segmenting it.
@@ -94,6 +103,9 @@ impl Content {
             }
             let alert = alert_width(app, job, theme);
             c.alert = c.alert.max(u16::try_from(alert).unwrap_or(u16::MAX));
+            if !app.opts.hosts.is_empty() {
+                c.host = c.host.max(cols(host_label(job)));
+            }
         }
         // Ids are ASCII (a queued job's meta id is shown sanitized; measured as any text).
         for (id, short) in ids {
@@ -107,7 +119,7 @@ impl Content {
 impl Columns {
     /// The columns for a table `inner` columns wide listing `jobs`.
     pub fn fit(app: &App, jobs: &[&Job], theme: &Theme, inner: u16) -> Self {
-        let shown: Vec<String> = jobs.iter().map(|j| j.shown_id()).collect();
+        let shown: Vec<String> = jobs.iter().map(|j| id_text(j)).collect();
         let id_len = shortest_unique(&shown);
         let c = Content::of(app, jobs, theme, &id_len);
         let wide = inner >= WIDE;
@@ -119,6 +131,7 @@ impl Columns {
         };
         let mut out = Columns {
             words: wide,
+            host: sized(c.host, 4, if wide { HOST_WIDE } else { HOST_NARROW }),
             status: if wide { c.words.min(20) } else { c.symbols },
             id: if wide {
                 c.ids_whole
@@ -151,6 +164,12 @@ impl Columns {
             out.task = inner.saturating_sub(out.used());
         }
         out.make_room_for_task(inner);
+        if out.host > 0 && out.task < TASK_WITH_HOST {
+            // Room is short: the host goes first (the header and the rows of hosts that are
+            // down still say which host is which).
+            out.host = 0;
+            out.make_room_for_task(inner);
+        }
         out
     }
 
@@ -158,6 +177,7 @@ impl Columns {
     fn used(&self) -> u16 {
         let shown = [
             self.status,
+            self.host,
             self.id,
             self.project,
             self.progress,

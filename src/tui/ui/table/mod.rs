@@ -14,6 +14,7 @@ use crate::tui::action::NormalAction;
 use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
 use crate::tui::theme::Theme;
+use crate::tui::ui::hosts::{host_label, id_text, stale_text};
 use cells::{alert_cell, changes_cell, cost_of, status_label};
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
@@ -75,21 +76,28 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .border_style(border)
         .title(Span::styled(title, theme.title()));
     let cols = fitted(app, theme, area.width.saturating_sub(2));
-    let rows_fit = area.height.saturating_sub(3) as usize;
+    // The rows of hosts that cannot be reached come first, left blank here and drawn over.
+    let host_rows = app.host_rows();
+    let rows_fit = (area.height.saturating_sub(3) as usize).saturating_sub(host_rows);
     let selected = app.table.selected_index();
-    let rows: Vec<Row> = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
+    let jobs = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
         .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
             let row = job_row(app, job, theme, &cols);
             if Some(i) == selected {
                 row.style(theme.selected())
+            } else if app.stale_since(&job.id).is_some() {
+                // What its host said before it dropped: shown, but not as news.
+                row.style(theme.dim())
             } else if job.status == Status::Waiting {
                 // A job waiting for a person stands out even when not selected.
                 row.style(Style::new().add_modifier(Modifier::BOLD))
             } else {
                 row
             }
-        })
+        });
+    let rows: Vec<Row> = std::iter::repeat_n(Row::new(Vec::<Cell>::new()), host_rows)
+        .chain(jobs)
         .collect();
     let empty = rows.is_empty();
     let header = Row::new(titles(&cols, theme)).style(theme.title());
@@ -98,6 +106,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         .block(block)
         .column_spacing(1);
     f.render_widget(table, area);
+    crate::tui::ui::hosts::render_rows(app, theme, f, area, host_rows, (cols.status, cols.host));
     if empty {
         let inner = Rect {
             x: area.x + 2,
@@ -114,7 +123,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 
 fn constraints(c: &Columns) -> Vec<Constraint> {
     [
-        c.status, c.id, c.project, c.progress, c.elapsed, c.changes, c.cost, c.alert, c.task,
+        c.status, c.host, c.id, c.project, c.progress, c.elapsed, c.changes, c.cost, c.alert,
+        c.task,
     ]
     .into_iter()
     .filter(|w| *w > 0)
@@ -128,6 +138,7 @@ fn titles(c: &Columns, theme: &Theme) -> Vec<Line<'static>> {
     let status = if c.words { "STATUS" } else { "" };
     [
         (c.status, status),
+        (c.host, "HOST"),
         (c.id, "ID"),
         (c.project, "PROJECT"),
         (c.progress, "PROGRESS"),
@@ -181,23 +192,28 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
     } else {
         theme.dim()
     };
-    let shown_id = job.shown_id();
-    let mut cells = vec![
-        Cell::from(Span::styled(
-            cut(&status_label(job, theme, cols.words), w(cols.status), theme),
-            theme.job_status(job),
-        )),
-        Cell::from(Span::styled(
-            cut(cols.id_shown(&shown_id), w(cols.id), theme),
-            id_style,
-        )),
-    ];
+    let shown_id = id_text(job);
+    let mut cells = vec![Cell::from(Span::styled(
+        cut(&status_label(job, theme, cols.words), w(cols.status), theme),
+        theme.job_status(job),
+    ))];
+    if cols.host > 0 {
+        cells.push(Cell::from(cut(host_label(job), w(cols.host), theme)));
+    }
+    cells.push(Cell::from(Span::styled(
+        cut(cols.id_shown(&shown_id), w(cols.id), theme),
+        id_style,
+    )));
     if cols.project > 0 {
         let project = plain_text(job.project());
         cells.push(Cell::from(cut(&project, w(cols.project), theme)));
     }
     let note = app.row_note(job);
-    let progress = progress_cell(job, &note, theme, app.now, w(cols.progress));
+    // A stale job's progress is as old as its host's link: its age says so instead.
+    let progress = match stale_text(app, job) {
+        Some(stale) => Line::from(Span::styled(stale, theme.warn())),
+        None => progress_cell(job, &note, theme, app.now, w(cols.progress)),
+    };
     cells.push(Cell::from(cut_line(progress, w(cols.progress), theme)));
     cells.push(Cell::from(cut(&elapsed, w(cols.elapsed), theme)));
     if cols.changes > 0 {
