@@ -452,3 +452,53 @@ fn an_unknown_host_is_refused_naming_the_configured_ones() {
     assert!(stderr.contains("gpu2"), "{stderr}");
     assert!(stderr.contains(config.to_str().unwrap()), "{stderr}");
 }
+
+/// `n` picks the host, then the task goes there: started by beta's luzia on beta's root, and
+/// shown as beta's job.
+#[test]
+fn a_task_typed_in_the_cockpit_is_started_on_the_host_picked() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some(beta) = Host::start(&sb, "beta") else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let first = beta.run(&sb, "echo beta works; exec sleep 1000");
+    // A project here too, so that there is a host to pick.
+    let here = sb.tmp.path().join("here");
+    fs::create_dir_all(&here).unwrap();
+    let config = cockpit_config(
+        &sb,
+        &[
+            format!("[projects.here]\npath = {here:?}\n"),
+            beta.sshd.host_toml(Path::new(tmux::BIN)),
+        ],
+    );
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "beta's job", |s| row(s, &first, "beta").is_some());
+    ck.key("n");
+    // The picker offers the selected job's host first: beta.
+    ck.wait_for("the host picker with beta's projects", |s| {
+        s.contains("new task on host") && s.contains("api")
+    });
+    ck.key("Enter");
+    ck.wait_text("new task for api on beta");
+    ck.type_text("echo typed in the cockpit; exec sleep 1000");
+    ck.key("Enter");
+
+    let started = common::wait_for("the task on beta's root", Duration::from_secs(30), || {
+        fs::read_dir(&beta.root).ok()?.flatten().find_map(|e| {
+            let meta = fs::read_to_string(e.path().join("meta.json")).ok()?;
+            meta.contains("typed in the cockpit")
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+    });
+    // Selected, as a task started here is: the dispatch named it with its host.
+    ck.wait_for_up_to(CONNECT, "the new job as beta's, selected", |s| {
+        row(s, &started, "beta").is_some() && s.output_title().contains(&started)
+    });
+    assert!(
+        fs::read_dir(&sb.root).unwrap().next().is_none(),
+        "nothing was started here"
+    );
+}
