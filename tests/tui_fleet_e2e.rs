@@ -454,7 +454,7 @@ fn an_unknown_host_is_refused_naming_the_configured_ones() {
 }
 
 /// `n` picks the host, then the task goes there: started by beta's luzia on beta's root, and
-/// shown as beta's job.
+/// shown as beta's job; `K` kills it there.
 #[test]
 fn a_task_typed_in_the_cockpit_is_started_on_the_host_picked() {
     require_tmux!();
@@ -500,5 +500,25 @@ fn a_task_typed_in_the_cockpit_is_started_on_the_host_picked() {
     assert!(
         fs::read_dir(&sb.root).unwrap().next().is_none(),
         "nothing was started here"
+    );
+
+    // Killed from here, by beta's luzia: the stop request is on beta's root, made by its CLI.
+    ck.key("K");
+    ck.wait_text("Kill job");
+    ck.key("y");
+    ck.wait_for_up_to(CONNECT, "the job killed on beta", |s| {
+        row(s, &started, "beta").is_some_and(|r| r.contains("killed"))
+    });
+    let stop = fs::read_to_string(beta.job_dir(&started).join("stop.json")).unwrap();
+    let stop: serde_json::Value = serde_json::from_str(&stop).unwrap();
+    assert_eq!(stop["source"], "cli", "{stop}");
+    let log = fs::read_to_string(beta.job_dir(&started).join("output.log")).unwrap();
+    assert!(
+        log.trim_end()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .starts_with("exit:"),
+        "{log}"
     );
 }
