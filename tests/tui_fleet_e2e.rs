@@ -522,3 +522,37 @@ fn a_task_typed_in_the_cockpit_is_started_on_the_host_picked() {
         "{log}"
     );
 }
+
+/// `d` on another host's job shows its change as that host's git computes it (`luzia diff
+/// --json` there).
+#[test]
+fn d_shows_the_diff_of_a_job_on_another_host() {
+    require_tmux!();
+    if !common::git_or_skip() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let Some(beta) = Host::start(&sb, "beta") else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let project = beta.dir.join("project");
+    common::git(&project, &["init", "-q", "-b", "main"]);
+    fs::write(project.join("a.txt"), "one\ntwo\n").unwrap();
+    common::git(&project, &["add", "."]);
+    common::git(&project, &["commit", "-qm", "init"]);
+    let mut cfg = fs::read_to_string(&beta.config).unwrap();
+    cfg.push_str("isolation = \"snapshot\"\n");
+    fs::write(&beta.config, cfg).unwrap();
+    let id = beta.run(&sb, "echo three-on-beta >> a.txt");
+    let config = cockpit_config(&sb, &[beta.sshd.host_toml(Path::new(tmux::BIN))]);
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "beta's job completed with its change", |s| {
+        row(s, &id, "beta").is_some_and(|r| r.contains("completed") && r.contains(" file"))
+    });
+    ck.key("d");
+    let s = ck.wait_for_up_to(CONNECT, "beta's diff", |s| {
+        s.contains("diff --git a/a.txt b/a.txt")
+    });
+    assert!(s.contains("+three-on-beta"), "{}", s.text());
+}
