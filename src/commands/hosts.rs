@@ -15,6 +15,7 @@ use crate::commands::question_rows::{self, QuestionRow};
 use crate::commands::status::ALERT_EXIT;
 use crate::config::{Config, HostConfig, LOCAL_HOST};
 use crate::fleet;
+use crate::jobs::text::sanitize::sanitize_line;
 
 /// The exit status when a host could not answer.
 const HOST_FAILED: u8 = 1;
@@ -228,7 +229,7 @@ fn one_job(
                 remote.push("--json".into());
             }
             let output = fleet::run(name, host, &remote)?;
-            out.write_all(&output.stdout)?;
+            out.write_all(&printable(&output.stdout))?;
         }
     }
     Ok(0)
@@ -338,13 +339,85 @@ fn status_of(cfg: &Config, args: &StatusArgs, target: &Target) -> Result<(Vec<u8
         remote.push("--progress".into());
     }
     match fleet::run(name, host, &remote) {
-        Ok(output) => Ok((output.stdout, 0)),
+        Ok(output) => Ok((printable(&output.stdout), 0)),
         // `--alerts` found one: the dashboard is there, and so is the alert's exit status.
         Err(fleet::RemoteError::Failed { code, stdout, .. })
             if args.alerts && code == i32::from(ALERT_EXIT) =>
         {
-            Ok((stdout, ALERT_EXIT))
+            Ok((printable(&stdout), ALERT_EXIT))
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Another host's text, line by line, without what a terminal would obey (escape sequences,
+/// control characters): it is shown, never interpreted.
+fn printable(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        out.extend_from_slice(sanitize_line(line).plain().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+
+    fn config(body: &str) -> (tempfile::TempDir, Config) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, body).unwrap();
+        let ov = Overrides {
+            config: Some(path),
+            jobs_dir: None,
+        };
+        let home = dir.path().to_owned();
+        let cfg = Config::load_with(&ov, &|k| (k == "HOME").then(|| home.clone())).unwrap();
+        (dir, cfg)
+    }
+
+    fn names(targets: &[Target]) -> Vec<String> {
+        targets.iter().map(|t| t.name().to_owned()).collect()
+    }
+
+    #[test]
+    fn hosts_are_this_machine_and_the_configured_ones_each_once() {
+        let (_dir, cfg) = config("[hosts.b]\nssh = \"b\"\n[hosts.a]\nssh = \"a\"\n");
+        let all = targets(&cfg, &[], true).unwrap();
+        assert_eq!(names(&all), ["local", "a", "b"]);
+        let some = ["b", "local", "b"].map(String::from);
+        assert_eq!(names(&targets(&cfg, &some, false).unwrap()), ["b", "local"]);
+        let err = targets(&cfg, &["c".into()], false)
+            .err()
+            .unwrap()
+            .to_string();
+        for part in [
+            "no host 'c'",
+            "[hosts.c]",
+            "c.toml",
+            "known hosts: local, a, b",
+        ] {
+            assert!(err.contains(part), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_host_comes_first_in_each_element() {
+        let item = serde_json::json!({"id": "x", "host": "forged", "status": "running"});
+        let text = serde_json::to_string(&with_host("b", item)).unwrap();
+        assert_eq!(text, r#"{"host":"b","id":"x","status":"running"}"#);
+    }
+
+    #[test]
+    fn another_hosts_text_is_shown_not_obeyed() {
+        let text = b"ok \x1b[31mred\x1b[0m\n\x1b]0;title\x07line\x08two\n";
+        assert_eq!(
+            String::from_utf8(printable(text)).unwrap(),
+            "ok red\nlinetwo\n"
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! dropping the [`Link`] kills its ssh and ends the thread at once.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -223,7 +223,12 @@ impl Session {
                     }
                     deadline = Instant::now() + conn.silence;
                 }
-                Ok(Msg::Closed(g)) if g == generation => return self.ended(conn),
+                Ok(Msg::Closed(g)) if g == generation => {
+                    return match conn.exit(rx) {
+                        Some(status) => self.ended(conn, status),
+                        None => Outcome::Stopped,
+                    };
+                }
                 // A line or end of an earlier connection, already dealt with.
                 Ok(_) => {}
                 Err(RecvTimeoutError::Timeout) => return self.silent(conn),
@@ -275,8 +280,7 @@ impl Session {
     }
 
     /// ssh ended: why.
-    fn ended(&self, conn: &mut Connection) -> Outcome {
-        let status = conn.child.wait();
+    fn ended(&self, conn: &mut Connection, status: std::io::Result<ExitStatus>) -> Outcome {
         let stderr = conn.stderr_text();
         let error = match status {
             Ok(status) => classify(&self.name, &self.host, "watch", status, &stderr),
@@ -351,6 +355,27 @@ struct Connection {
 }
 
 impl Connection {
+    /// ssh's exit status once its output has closed: it ends right after, unless something
+    /// holds it, and then it is killed. `None` when told to stop meanwhile.
+    fn exit(&mut self, rx: &Receiver<Msg>) -> Option<std::io::Result<ExitStatus>> {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(Ok(status)),
+                Ok(None) if Instant::now() < deadline => {}
+                Ok(None) => {
+                    self.kill();
+                    return Some(self.child.wait());
+                }
+                Err(e) => return Some(Err(e)),
+            }
+            match rx.recv_timeout(Duration::from_millis(10)) {
+                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return None,
+                Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
     fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -6,7 +6,8 @@
 //! `input_bar`, the recent `events`, the project `picker`, the `detail` view and the `confirm`
 //! popup, and a job's `session` replied to or opened. What is on top of the main screen is the `Mode`, which owns that popup's state, and
 //! gets the keys first (`keys`). `insight` is what the cockpit works out beyond each job's
-//! status; `data`, `tick` and `mouse` are the other events coming in.
+//! status; `data`, `tick` and `mouse` are the other events coming in; `fleet` is the remote
+//! hosts (each link's state, and their jobs under `"<id>@<host>"` keys, kept stale while down).
 
 mod confirm;
 mod data;
