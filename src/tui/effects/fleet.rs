@@ -21,7 +21,7 @@ use super::worker::Worker;
 use crate::config::HostConfig;
 use crate::fleet::RemoteError;
 use crate::jobs::JobId;
-use crate::tui::effect::{Effect, ReviewOp};
+use crate::tui::effect::Effect;
 use crate::tui::event::Event;
 
 /// Runs `luzia ARGS` on a host (`--jobs-dir` and the remote binary come from its config): what
@@ -153,34 +153,11 @@ impl Remote {
                     .map(|out| remote_text::started(&self.name, &out, None));
                 self.send(Event::Dispatched(result));
             }
-            Effect::Reply { job, text } => {
-                let args = remote_text::args(&["reply", job.local_id().as_str(), "--", &text]);
-                let result = self.luzia(&args).map(|out| {
-                    let new = remote_text::new_job(&self.name, &out);
-                    let said = match &new {
-                        Some(id) => format!("{id} continues the session of {job}"),
-                        None => format!("{job}: {}", remote_text::first_line(&out)),
-                    };
-                    (new, said)
-                });
-                self.send(Event::Dispatched(result));
-            }
-            Effect::Kill(job) => {
-                let said = match self.luzia(&remote_text::args(&["kill", job.local_id().as_str()]))
-                {
-                    Ok(out) => format!("{} (on {})", remote_text::first_line(&out), self.name),
-                    Err(e) => e,
-                };
-                self.send(Event::Notice(said));
-            }
+            Effect::Reply { job, text } => self.reply(job, &text),
+            Effect::Kill(job) => self.kill(&job),
             Effect::LoadChange(id) => {
-                let change = self
-                    .luzia(&remote_text::args(&[
-                        "diff",
-                        id.local_id().as_str(),
-                        "--json",
-                    ]))
-                    .and_then(|out| remote_text::change(&out));
+                let args = remote_text::args(&["diff", id.local_id().as_str(), "--json"]);
+                let change = self.luzia(&args).and_then(|out| remote_text::change(&out));
                 self.send(Event::ChangeLoaded { id, change });
             }
             Effect::PreviewReview { job, op } => {
@@ -188,17 +165,36 @@ impl Remote {
                 self.send(Event::ReviewPreviewed { job, op, preview });
             }
             Effect::Review { job, op } => {
-                let verb = match op {
-                    ReviewOp::Merge => "merge",
-                    ReviewOp::Discard => "discard",
-                };
                 let result = self
-                    .luzia(&remote_text::args(&[verb, job.local_id().as_str()]))
+                    .luzia(&remote_text::args(&[op.verb(), job.local_id().as_str()]))
                     .map(|out| format!("{} (on {})", out.trim_end(), self.name));
                 self.send(Event::Reviewed { job, op, result });
             }
             other => tracing::warn!("not performed on host {}: {other:?}", self.name),
         }
+    }
+
+    /// A new job continuing the job's session with `text`, there.
+    fn reply(&self, job: JobId, text: &str) {
+        let args = remote_text::args(&["reply", job.local_id().as_str(), "--", text]);
+        let result = self.luzia(&args).map(|out| {
+            let new = remote_text::new_job(&self.name, &out);
+            let said = match &new {
+                Some(id) => format!("{id} continues the session of {job}"),
+                None => format!("{job}: {}", remote_text::first_line(&out)),
+            };
+            (new, said)
+        });
+        self.send(Event::Dispatched(result));
+    }
+
+    /// SIGTERM, then SIGKILL after the grace period, there: the link reports the job's end.
+    fn kill(&self, job: &JobId) {
+        let said = match self.luzia(&remote_text::args(&["kill", job.local_id().as_str()])) {
+            Ok(out) => format!("{} (on {})", remote_text::first_line(&out), self.name),
+            Err(e) => e,
+        };
+        self.send(Event::Notice(said));
     }
 
     /// An answer or a decision: whether it stands, and what to tell the operator.
