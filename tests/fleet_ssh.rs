@@ -131,6 +131,10 @@ use serde_json::{Value, json};
 
 const LUZIA: &str = env!("CARGO_BIN_EXE_luzia");
 
+/// How long a command over ssh may take before the test calls it hung: an ssh handshake and a
+/// remote luzia per host, on a machine shared with other builds.
+const FLEET_GUARD: Duration = Duration::from_secs(90);
+
 /// This machine (a sandbox), hosts `a` and `b` (each a sandbox served by its own sshd), and a
 /// config naming both; ssh's shared connections in a directory of the test's own.
 struct Fleet {
@@ -174,6 +178,7 @@ impl Fleet {
     fn luzia(&self, args: &[&str]) -> std::process::Output {
         self.local
             .luzia()
+            .timeout(FLEET_GUARD)
             .arg("--config")
             .arg(&self.config)
             .env("XDG_RUNTIME_DIR", self.runtime.path())
@@ -267,7 +272,14 @@ fn jobs_of_every_host_come_in_one_table_with_their_host() {
 #[test]
 fn a_question_on_host_b_is_listed_there_and_answered_there_exactly_once() {
     let Some(f) = Fleet::start() else { return };
-    let agent = sleeper();
+    // The agent: alive for as long as the test may take on a busy machine.
+    let agent = ChildGuard::new(
+        Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let meta = json!({"id": "b-q", "project": "musica", "task": "ask", "started": now_rfc3339()});
     f.b.write("b-q", "meta.json", meta.to_string());
     f.b.write_pid("b-q", agent.id());
@@ -365,7 +377,7 @@ fn watch_stand_in(dir: &Path) -> std::path::PathBuf {
     fs::write(
         &path,
         "#!/bin/sh\n\
-         printf '%s\\n' '{\"type\":\"hello\",\"protocol\":1,\"luzia\":\"0.1.0\",\"host\":\"b\",\"root\":\"/r\",\"projects\":[\"musica\"],\"heartbeat_secs\":1}'\n\
+         printf '%s\\n' '{\"type\":\"hello\",\"protocol\":1,\"luzia\":\"0.1.0\",\"host\":\"b\",\"root\":\"/r\",\"projects\":[\"musica\"],\"heartbeat_secs\":2}'\n\
          printf '%s\\n' '{\"type\":\"synced\",\"jobs\":0}'\n\
          while printf '%s\\n' '{\"type\":\"heartbeat\",\"at\":\"2026-01-01T00:00:00Z\"}'; do sleep 1; done\n",
     )
@@ -380,13 +392,14 @@ fn next_matching(
     what: &str,
     want: impl Fn(&LinkEvent) -> bool,
 ) -> LinkEvent {
-    let deadline = Instant::now() + Duration::from_secs(40);
+    let deadline = Instant::now() + FLEET_GUARD;
+    let mut seen = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
             Ok(e) if want(&e) => return e,
-            Ok(_) => {}
-            Err(_) => panic!("hang guard: no {what} within 40 s"),
+            Ok(e) => seen.push(format!("{e:?}")),
+            Err(_) => panic!("hang guard: no {what} within {FLEET_GUARD:?}; saw {seen:#?}"),
         }
     }
 }
@@ -405,6 +418,7 @@ fn a_link_goes_down_with_its_host_comes_back_with_it_and_ends_with_its_drop() {
     let timing = Timing {
         first_backoff: Duration::from_millis(100),
         max_backoff: Duration::from_millis(500),
+        hello_within: FLEET_GUARD,
         ..Timing::default()
     };
     let link = Link::start_with(
@@ -429,7 +443,7 @@ fn a_link_goes_down_with_its_host_comes_back_with_it_and_ends_with_its_drop() {
     else {
         unreachable!()
     };
-    assert!(error.contains("host b"), "{error}");
+    assert!(error.contains("host b: the connection dropped"), "{error}");
 
     sshd.restart();
     next_matching(&rx, "hello again", |e| matches!(e, LinkEvent::Hello(_)));

@@ -282,22 +282,25 @@ impl Session {
     /// ssh ended: why.
     fn ended(&self, conn: &mut Connection, status: std::io::Result<ExitStatus>) -> Outcome {
         let stderr = conn.stderr_text();
-        let error = match status {
-            Ok(status) => classify(&self.name, &self.host, "watch", status, &stderr),
+        let error = match &status {
+            Ok(status) => classify(&self.name, &self.host, "watch", *status, &stderr),
             Err(e) => Some(super::RemoteError::Spawn {
                 host: self.name.clone(),
-                error: e,
+                error: std::io::Error::new(e.kind(), e.to_string()),
             }),
         };
         match error {
             Some(e) if e.needs_install() => Outcome::Incompatible {
                 message: e.to_string(),
             },
-            Some(e) if conn.up => Outcome::Down {
+            Some(_) if conn.up => Outcome::Down {
                 error: format!(
-                    "host {}: the connection dropped: {}",
+                    "host {}: the connection dropped ({}); reconnecting",
                     self.name,
-                    last_line(&stderr).unwrap_or_else(|| e.to_string())
+                    last_line(&stderr).unwrap_or_else(|| match &status {
+                        Ok(s) => format!("ssh ended: {s}"),
+                        Err(e) => e.to_string(),
+                    })
                 ),
                 was_up: true,
             },

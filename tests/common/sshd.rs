@@ -23,7 +23,7 @@ use super::{all_pids, pid_alive, proc_stat};
 pub const SSHD: &str = "/usr/sbin/sshd";
 
 /// How long a server may take to accept connections after it was started.
-const START_DEADLINE: Duration = Duration::from_secs(20);
+const START_DEADLINE: Duration = Duration::from_secs(60);
 
 /// How many fresh ports are tried when another process takes the chosen one first.
 const PORT_ATTEMPTS: usize = 5;

@@ -182,21 +182,7 @@ impl App {
                 }
                 self.on_jobs_read(ids.into_iter().map(|id| (id, None)).collect())
             }
-            HostNews::Synced => {
-                host.heartbeat = Some(now);
-                let was_stale = host.stale_since.take().is_some();
-                let sent = std::mem::take(&mut host.sent);
-                let gone: Vec<(JobId, Option<Job>)> = self
-                    .jobs
-                    .keys()
-                    .filter(|k| k.host() == Some(name.as_str()) && !sent.contains(*k))
-                    .map(|k| (k.clone(), None))
-                    .collect();
-                self.host_mut(&name).sent = sent;
-                let effects = self.on_jobs_read(gone);
-                self.dirty |= was_stale;
-                effects
-            }
+            HostNews::Synced => self.host_synced(&name),
             HostNews::Down { error } => {
                 let since = host.trouble_since().unwrap_or(now);
                 host.link = Link::Down { error, since };
@@ -208,6 +194,26 @@ impl App {
                 self.host_dropped(&name)
             }
         }
+    }
+
+    /// The host has sent its whole state since it came up: its jobs it did not send are gone,
+    /// and none is stale any more.
+    fn host_synced(&mut self, name: &str) -> Vec<Effect> {
+        let now = self.now;
+        let host = self.host_mut(name);
+        host.heartbeat = Some(now);
+        let was_stale = host.stale_since.take().is_some();
+        let sent = std::mem::take(&mut host.sent);
+        let gone: Vec<(JobId, Option<Job>)> = self
+            .jobs
+            .keys()
+            .filter(|k| k.host() == Some(name) && !sent.contains(*k))
+            .map(|k| (k.clone(), None))
+            .collect();
+        self.host_mut(name).sent = sent;
+        let effects = self.on_jobs_read(gone);
+        self.dirty |= was_stale;
+        effects
     }
 
     /// The host's jobs stay, stale from now (or from when it first dropped).
