@@ -134,6 +134,13 @@ pub struct TuiArgs {
     /// Open on a fresh demo jobs root with simulated agents (its path is printed on exit)
     #[arg(long, conflicts_with = "jobs_dir")]
     pub demo: bool,
+    /// Also show the jobs of this host of the config (`[hosts.NAME]`), over ssh (repeatable);
+    /// this machine's jobs are always shown
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// Also show the jobs of every host of the config
+    #[arg(long, conflicts_with = "hosts")]
+    pub all_hosts: bool,
 }
 
 #[derive(Debug, Args)]

@@ -21,6 +21,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         demo.bell = user_cfg.bell;
         demo.read_only = user_cfg.read_only;
         demo.known_issues = user_cfg.known_issues.clone();
+        demo.hosts = user_cfg.hosts.clone();
         demo
     } else {
         user_cfg.clone()
@@ -33,6 +34,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
             .map_or(String::new(), |p| format!(" {}", p.display()));
         anyhow::anyhow!("the config file{file}: {e}")
     })?;
+    let hosts = shown_hosts(&cfg, args)?;
     let read_only = args.read_only || cfg.read_only;
     if !read_only {
         init_logging()?;
@@ -55,7 +57,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
             rules: cfg.alarms.clone(),
             alarm_bell: cfg.alarm_bell,
         },
-        hosts: Vec::new(),
+        hosts,
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
     let result = crate::tui::run(opts, Some(cfg.clone()));
@@ -71,6 +73,40 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         );
     }
     Ok(result?.map_or(0, |stop| stop.exit_code()))
+}
+
+/// The remote hosts to show beside this machine: those named (each must be in the config), or
+/// every one the config has.
+fn shown_hosts(cfg: &Config, args: &TuiArgs) -> Result<Vec<String>> {
+    let configured: Vec<&str> = cfg.hosts.keys().map(String::as_str).collect();
+    let file = cfg.file.as_ref().map_or_else(
+        || "no config file was found (LUZIA_CONFIG, --config, or $XDG_CONFIG_HOME/luzia/config.toml)".to_owned(),
+        |f| format!("the config file {}", f.display()),
+    );
+    if args.all_hosts {
+        anyhow::ensure!(
+            !configured.is_empty(),
+            "--all-hosts: {file} has no hosts: add a [hosts.NAME] table with ssh = \"user@machine\" for each"
+        );
+        return Ok(configured.iter().map(|h| (*h).to_owned()).collect());
+    }
+    let mut shown: Vec<String> = Vec::new();
+    for name in &args.hosts {
+        if name == crate::config::LOCAL_HOST || shown.contains(name) {
+            continue;
+        }
+        if !cfg.hosts.contains_key(name) {
+            let known = match configured.is_empty() {
+                true => "it has no hosts".to_owned(),
+                false => format!("its hosts are {}", configured.join(", ")),
+            };
+            anyhow::bail!(
+                "--host {name}: no such host in {file} ({known}): add a [hosts.{name}] table with ssh = \"user@machine\""
+            );
+        }
+        shown.push(name.clone());
+    }
+    Ok(shown)
 }
 
 /// `$XDG_STATE_HOME/luzia/cockpit.log` (else `~/.local/state/luzia/`); level from `LUZIA_LOG`.
@@ -142,5 +178,67 @@ impl std::io::Write for LogLine<'_> {
 fn report_log_failure() {
     if let Some(failure) = LOG_FAILURE.get() {
         eprintln!("luzia: {failure}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use crate::config::Overrides;
+    use clap::Parser;
+
+    fn config(body: &str) -> (tempfile::TempDir, Config) {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("config.toml");
+        std::fs::write(&file, body).unwrap();
+        let overrides = Overrides {
+            config: Some(file),
+            jobs_dir: Some(tmp.path().to_owned()),
+        };
+        let cfg = Config::load_with(&overrides, &|_| None).unwrap();
+        (tmp, cfg)
+    }
+
+    fn hosts(cfg: &Config, args: &[&str]) -> Result<Vec<String>> {
+        let cli = Cli::try_parse_from(["luzia", "tui"].iter().chain(args)).unwrap();
+        let Command::Tui(tui) = cli.command else {
+            panic!("not tui")
+        };
+        shown_hosts(cfg, &tui)
+    }
+
+    const TWO: &str = "[hosts.gpu2]\nssh = \"ops@gpu2\"\n[hosts.gpu3]\nssh = \"ops@gpu3\"\n";
+
+    #[test]
+    fn hosts_are_those_named_in_order_or_every_one_configured() {
+        let (_tmp, cfg) = config(TWO);
+        assert_eq!(hosts(&cfg, &[]).unwrap(), Vec::<String>::new());
+        assert_eq!(
+            hosts(
+                &cfg,
+                &["--host", "gpu3", "--host", "local", "--host", "gpu3"]
+            )
+            .unwrap(),
+            ["gpu3"]
+        );
+        assert_eq!(hosts(&cfg, &["--all-hosts"]).unwrap(), ["gpu2", "gpu3"]);
+        assert!(Cli::try_parse_from(["luzia", "tui", "--all-hosts", "--host", "gpu2"]).is_err());
+    }
+
+    #[test]
+    fn an_unknown_host_names_the_configured_ones_and_the_file() {
+        let (tmp, cfg) = config(TWO);
+        let e = hosts(&cfg, &["--host", "gpu9"]).unwrap_err().to_string();
+        assert!(e.contains("--host gpu9"), "{e}");
+        assert!(e.contains("gpu2, gpu3"), "{e}");
+        assert!(
+            e.contains(&tmp.path().join("config.toml").display().to_string()),
+            "{e}"
+        );
+        assert!(e.contains("[hosts.gpu9]"), "{e}");
+        let (_tmp, none) = config("");
+        let e = hosts(&none, &["--all-hosts"]).unwrap_err().to_string();
+        assert!(e.contains("has no hosts"), "{e}");
     }
 }

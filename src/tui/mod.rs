@@ -56,6 +56,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
         let size = term.size()?;
         let mut app = App::new(opts.clone(), chrono::Utc::now());
         app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+        let hosts = remote_hosts(&opts.hosts, config.as_ref());
         let setup = effects::Setup {
             root: opts.root.clone(),
             read_only: opts.read_only,
@@ -66,6 +67,8 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
         };
         let mut exec =
             Executor::new(setup, tx.clone()).context("cannot start the cockpit's workers")?;
+        exec.connect(hosts)
+            .context("cannot start the links to the remote hosts")?;
         spawn_input_thread(tx.clone(), gate.clone());
         for effect in app.start() {
             exec.perform(effect);
@@ -139,6 +142,15 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
                         continue;
                     }
                     if let Effect::Attach(id) = &effect
+                        && let Some(host) = id.host()
+                    {
+                        let _ = tx.send(Event::Notice(format!(
+                            "a session on {host} is opened there: `luzia attach {}` on {host}",
+                            id.local_id()
+                        )));
+                        continue;
+                    }
+                    if let Effect::Attach(id) = &effect
                         && !opts.read_only
                     {
                         let attach = suspend::Attach {
@@ -162,6 +174,20 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
     .await;
     terminal::restore();
     result
+}
+
+/// The remote hosts shown, with their config (`luzia tui` has checked that each is configured).
+fn remote_hosts(
+    names: &[String],
+    config: Option<&crate::config::Config>,
+) -> Vec<(String, crate::config::HostConfig)> {
+    let Some(config) = config else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter_map(|n| config.hosts.get(n).map(|h| (n.clone(), h.clone())))
+        .collect()
 }
 
 /// Drops the SIGINTs that came while a program had the terminal: a Ctrl-C typed there was the

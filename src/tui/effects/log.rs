@@ -3,11 +3,15 @@
 //! for a job no longer selected. What the follower reads is also handed to the known-issue
 //! scanner, which then does not read the log on screen a second time.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::insight::IssueWorker;
+use super::remote_log::RemoteLog;
+use crate::config::HostConfig;
 use crate::jobs::JobId;
 use crate::jobs::fs::files::open_nofollow;
 use crate::jobs::fs::follow::Reset;
@@ -34,20 +38,34 @@ pub struct LogPane {
     tx: UnboundedSender<Event>,
     issues: IssueWorker,
     follower: Option<(JobId, Follower)>,
+    /// The hosts whose jobs' logs are followed over ssh.
+    hosts: Arc<OnceLock<HashMap<String, HostConfig>>>,
+    /// Another host's log being followed: it sends its lines itself, unasked.
+    remote: Option<RemoteLog>,
 }
 
 impl LogPane {
-    pub fn new(root: PathBuf, tx: UnboundedSender<Event>, issues: IssueWorker) -> LogPane {
+    pub fn new(
+        root: PathBuf,
+        tx: UnboundedSender<Event>,
+        issues: IssueWorker,
+        hosts: Arc<OnceLock<HashMap<String, HostConfig>>>,
+    ) -> LogPane {
         LogPane {
             root,
             tx,
             issues,
             follower: None,
+            hosts,
+            remote: None,
         }
     }
 
     pub fn open(&mut self, id: JobId) {
         self.close();
+        if let Some(host) = id.host() {
+            return self.open_remote(host.to_owned(), id);
+        }
         let path = self.root.join(id.as_str()).join(LOG_FILE);
         let cannot = |e: std::io::Error| Some(format!("cannot read {}: {e}", path.display()));
         let (lines, error, follower) = match open_nofollow(&path) {
@@ -130,8 +148,29 @@ impl LogPane {
         }
     }
 
-    /// Stops following: the scanner reads that log itself again.
+    /// `luzia logs -f` on the job's host, as many lines first as a local log shows.
+    fn open_remote(&mut self, host: String, id: JobId) {
+        let Some(config) = self.hosts.get().and_then(|h| h.get(&host)) else {
+            let _ = self.tx.send(Event::LogLoaded {
+                id,
+                lines: vec![],
+                error: Some(format!("host {host} is not one this cockpit shows")),
+            });
+            return;
+        };
+        let args = [
+            "logs".to_owned(),
+            "-f".to_owned(),
+            format!("--lines={INITIAL_LINES}"),
+            id.local_id().to_string(),
+        ];
+        let cmd = super::remote_log::until_stdin_closes(&crate::fleet::ssh::command(config, &args));
+        self.remote = RemoteLog::open(id, cmd, self.tx.clone());
+    }
+
+    /// Stops following: the scanner reads that log itself again; another host's ssh is killed.
     pub fn close(&mut self) {
+        self.remote = None;
         if let Some((id, _)) = self.follower.take() {
             self.issues.unfollow(id);
         }

@@ -10,31 +10,45 @@
 //! | `luzia-issues` (`insight.rs`) | 1, in order | known-issue scans and what the pane's follower read, after the first frame |
 //! | `luzia-writes` (`writes.rs`) | 4, a pool | answers, decisions, dispatch, retry, reply, kill, the queue |
 //! | `luzia-review` (`review.rs`) | 1, in order | a job's change from git; what a merge or discard would do, and doing it |
+//! | `luzia-fleet` (`fleet.rs`) | 2 per host, each in order | effects on another host's jobs, by its `luzia` over ssh |
+//! | `luzia-link` (`links.rs`) | 1 per host | that host's link: its jobs and faults, as `Event::Host` |
+//!
+//! A job key with a host (`"<id>@<host>"`) is never turned into a path: effects on it go to the
+//! fleet worker, its output pane follows `luzia logs -f` over ssh, and the reads of local files
+//! leave it out.
 //!
 //! A worker of one thread keeps order, so a later result never overtakes an earlier one; results
 //! name their job, and the app drops those for a job no longer selected.
 
 mod exits;
+mod fleet;
 mod insight;
+mod links;
 mod log;
 mod reads;
+mod remote_log;
+mod remote_text;
 mod review;
 mod worker;
 mod writes;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::config::Config;
+use crate::config::{Config, HostConfig, LOCAL_HOST};
 use crate::jobs::JobId;
 use crate::jobs::insight::known_issues::PatternSet;
 use crate::jobs::os::exits::{self as os_exits, ExitSet};
 
 use super::effect::Effect;
 use super::event::Event;
+use fleet::Fleet;
+pub use fleet::Runner;
+use links::Links;
 use reads::Reads;
 use review::Reviews;
 use worker::Worker;
@@ -65,6 +79,11 @@ pub struct Executor {
     /// Lets the scanning worker start: what it is asked before the first full frame waits for
     /// it, so reading 10,000 logs does not delay the screen (`None` once it is drawn).
     scans_go: Option<mpsc::Sender<()>>,
+    /// The remote hosts shown, once connected (the log worker follows their logs).
+    hosts: Arc<OnceLock<HashMap<String, HostConfig>>>,
+    fleet: Option<Fleet>,
+    /// Kept for their ssh: dropped with the executor, which ends them.
+    _links: Option<Links>,
 }
 
 impl Executor {
@@ -95,10 +114,12 @@ impl Executor {
         let issues = insight::IssueWorker::start(setup.patterns, setup.known_issues, tx.clone())?;
         let (scans_go, go) = mpsc::channel();
         issues.hold_until(go);
+        let hosts: Arc<OnceLock<HashMap<String, HostConfig>>> = Arc::default();
         let log = {
             let (root, tx, issues) = (setup.root.clone(), tx.clone(), issues.clone());
+            let hosts = hosts.clone();
             Worker::start("luzia-log", 1, move || {
-                log::LogPane::new(root.clone(), tx.clone(), issues.clone())
+                log::LogPane::new(root.clone(), tx.clone(), issues.clone(), hosts.clone())
             })?
         };
         let review = {
@@ -122,7 +143,31 @@ impl Executor {
             issues,
             polling,
             scans_go: Some(scans_go),
+            hosts,
+            fleet: None,
+            _links: None,
         })
+    }
+
+    /// Starts a link to each remote host (its jobs come as `Event::Host`) and the fleet worker
+    /// that performs effects on them. Called once; nothing here waits for a host.
+    pub fn connect(&mut self, hosts: Vec<(String, HostConfig)>) -> std::io::Result<()> {
+        if hosts.is_empty() {
+            return Ok(());
+        }
+        self._links = Some(Links::start(&hosts, &self.tx)?);
+        self.run_remote_with(hosts, &fleet::ssh_runner())
+    }
+
+    /// The fleet worker alone, running remote commands with `run`.
+    fn run_remote_with(
+        &mut self,
+        hosts: Vec<(String, HostConfig)>,
+        run: &Runner,
+    ) -> std::io::Result<()> {
+        self.fleet = Some(Fleet::start(&hosts, run, &self.tx)?);
+        let _ = self.hosts.set(hosts.into_iter().collect());
+        Ok(())
     }
 
     /// The first full frame is on screen: the background work it waited for may start.
@@ -142,6 +187,9 @@ impl Executor {
             self.refuse(effect);
             return;
         }
+        let Some(effect) = self.route_remote(effect) else {
+            return;
+        };
         match effect {
             Effect::Sync { skip } => self.reads.run(move |r| r.sync(&skip)),
             Effect::ReadJobs(ids) => self.reads.run(move |r| r.read_jobs(ids)),
@@ -170,6 +218,48 @@ impl Executor {
             // The loop's own: it owns the terminal, and quitting is leaving the loop.
             Effect::Bell | Effect::Quit | Effect::Attach(_) => {}
         }
+    }
+
+    /// Hands an effect on another host's job to the fleet worker, answers those that have no
+    /// remote form, and leaves other hosts' keys out of reads of local files. What is left is
+    /// performed here.
+    fn route_remote(&mut self, effect: Effect) -> Option<Effect> {
+        if let Some(host) = remote_host(&effect) {
+            match &self.fleet {
+                Some(fleet) => fleet.perform(&host, effect),
+                None => self.notice(format!("host {host} is not one this cockpit shows")),
+            }
+            return None;
+        }
+        let local = |id: &JobId| id.host().is_none();
+        match effect {
+            Effect::LoadPrompt(id) if !local(&id) => {
+                let text = Err(remote_text::no_prompt(id.host().unwrap_or_default(), &id));
+                let _ = self.tx.send(Event::PromptLoaded { id, text });
+                None
+            }
+            Effect::LoadHistory(id) if !local(&id) => {
+                let history = Err(remote_text::no_history(id.host().unwrap_or_default(), &id));
+                let _ = self.tx.send(Event::HistoryLoaded { id, history });
+                None
+            }
+            Effect::ReadJobs(ids) => {
+                let ids: Vec<JobId> = ids.into_iter().filter(local).collect();
+                (!ids.is_empty()).then_some(Effect::ReadJobs(ids))
+            }
+            Effect::LoadFeed(ids) => {
+                Some(Effect::LoadFeed(ids.into_iter().filter(local).collect()))
+            }
+            Effect::ScanIssues(logs) => {
+                let logs: Vec<_> = logs.into_iter().filter(|(id, _)| local(id)).collect();
+                (!logs.is_empty()).then_some(Effect::ScanIssues(logs))
+            }
+            other => Some(other),
+        }
+    }
+
+    fn notice(&self, message: String) {
+        let _ = self.tx.send(Event::Notice(message));
     }
 
     /// A read-only cockpit writes nothing: checked here, where effects are performed, not
@@ -213,5 +303,26 @@ impl Executor {
     }
 }
 
+/// The host whose `luzia` performs this effect, if it is another host's: every effect on a
+/// job keyed with a host, and a dispatch to one. The output pane's effects go to the log
+/// worker, which follows a remote log itself.
+fn remote_host(effect: &Effect) -> Option<String> {
+    let job = match effect {
+        Effect::Answer { job, .. }
+        | Effect::Decide { job, .. }
+        | Effect::Retry(job)
+        | Effect::Reply { job, .. }
+        | Effect::Kill(job)
+        | Effect::LoadChange(job)
+        | Effect::PreviewReview { job, .. }
+        | Effect::Review { job, .. } => job,
+        Effect::Dispatch { host, .. } => return host.clone().filter(|h| h != LOCAL_HOST),
+        _ => return None,
+    };
+    job.host().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod fleet_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,558 @@
+//! End-to-end: several hosts in one cockpit, over real OpenSSH. Each host is a real `sshd` on
+//! 127.0.0.1 (tests/common/sshd.rs) with its own keys, config and jobs root; its jobs are started
+//! with `luzia run` on that root (the agent is `sh` reading the task as its script), so real
+//! supervisors and agents write them. The cockpit shows every host with a HOST column; a question
+//! raised on one host is answered from the cockpit and lands there exactly once; a host whose
+//! sshd is killed goes stale while the other goes on, and comes back when it is restarted; a host
+//! with a wrong key shows ssh's error; the output pane follows a remote log; and a read-only
+//! cockpit runs no writing command on any host.
+//!
+//! Without tmux or sshd these tests print a loud SKIPPED message and pass, unless CI asks for
+//! them (`LUZIA_REQUIRE_TMUX=1`, `LUZIA_REQUIRE_SSHD=1`), where a missing one fails them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
+
+mod common;
+#[macro_use]
+mod tmux;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::sshd::Sshd;
+use tmux::{Cockpit, Opts, Sandbox, Screen, sh_quote};
+
+/// Reconnecting after a restart waits out the link's backoff (1, 2, 4 … s) on a loaded machine.
+const RECONNECT: Duration = Duration::from_secs(60);
+/// ssh's own connection attempts, on a loaded machine.
+const CONNECT: Duration = Duration::from_secs(30);
+
+/// One remote host: its sshd, its jobs root and its own config (projects, agent).
+struct Host {
+    name: String,
+    dir: PathBuf,
+    root: PathBuf,
+    config: PathBuf,
+    sshd: Sshd,
+}
+
+impl Host {
+    /// A host named `name` under the sandbox; `None` (skipped loudly) without sshd.
+    fn start(sb: &Sandbox, name: &str) -> Option<Host> {
+        let dir = sb.tmp.path().join(format!("host-{name}"));
+        let root = dir.join("jobs");
+        let project = dir.join("project");
+        for d in [&root, &project] {
+            fs::create_dir_all(d).unwrap();
+        }
+        let sshd = Sshd::start(name, &root)?;
+        let config = sshd.config_path();
+        fs::write(
+            &config,
+            format!(
+                "queue_dir = {queue:?}\nnotifications_log = {notes:?}\n\n[agent]\n\
+                 command = [\"sh\"]\nprompt_template = \"{{task}}\"\n\n\
+                 [projects.api]\npath = {project:?}\n",
+                queue = dir.join("queue"),
+                notes = dir.join("notifications.log"),
+            ),
+        )
+        .unwrap();
+        Some(Host {
+            name: name.to_owned(),
+            dir,
+            root,
+            config,
+            sshd,
+        })
+    }
+
+    /// Starts a job on this host with `luzia run` on its root: `script` is the agent's task,
+    /// run by `sh` in the job directory. Returns the job's id.
+    fn run(&self, sb: &Sandbox, script: &str) -> String {
+        let out = Command::new(tmux::BIN)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sb.home)
+            .env("XDG_STATE_HOME", &sb.state)
+            .env("LANG", "C.UTF-8")
+            .arg("--config")
+            .arg(&self.config)
+            .arg("--jobs-dir")
+            .arg(&self.root)
+            .args(["run", "api", script])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "luzia run on {}: {}",
+            self.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    fn job_dir(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+}
+
+/// Stops the supervisors (and so the agents) of every job on these roots when dropped.
+struct Agents(Vec<PathBuf>);
+
+impl Drop for Agents {
+    fn drop(&mut self) {
+        let pids: Vec<u32> = self
+            .0
+            .iter()
+            .flat_map(|root| fs::read_dir(root).into_iter().flatten().flatten())
+            .filter_map(|job| fs::read_to_string(job.path().join("pid")).ok())
+            .filter_map(|p| p.trim().parse().ok())
+            .collect();
+        for &pid in &pids {
+            if tmux::process_alive(pid) {
+                tmux::send_signal(pid, rustix::process::Signal::TERM);
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pids.iter().any(|&p| tmux::process_alive(p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for root in &self.0 {
+            common::kill_processes_mentioning(root);
+        }
+    }
+}
+
+/// The cockpit's config: every host's table (with `luzia` as given) and a queue of its own.
+fn cockpit_config(sb: &Sandbox, tables: &[String]) -> PathBuf {
+    let mut body = format!(
+        "queue_dir = {:?}\nnotifications_log = {:?}\n\n",
+        sb.tmp.path().join("queue"),
+        sb.tmp.path().join("notifications.log"),
+    );
+    for t in tables {
+        body.push_str(t);
+        body.push('\n');
+    }
+    sb.config_file("cockpit.toml", &body)
+}
+
+/// Options for a cockpit showing every host, with ssh's control sockets in the sandbox.
+fn opts(sb: &Sandbox, config: &Path) -> Opts {
+    let run = sb.tmp.path().join("run");
+    fs::create_dir_all(&run).unwrap();
+    fs::set_permissions(&run, fs::Permissions::from_mode(0o700)).unwrap();
+    Opts::default()
+        .global_arg("--config")
+        .global_arg(config.to_str().unwrap())
+        .arg("--all-hosts")
+        .env("XDG_RUNTIME_DIR", run.to_str().unwrap())
+}
+
+/// The table row showing job `id` of host `host` (its id alone, with the host in its column,
+/// or as the cockpit keys it, `<id>@<host>`).
+fn row(s: &Screen, id: &str, host: &str) -> Option<String> {
+    let key = format!("{id}@{host}");
+    s.job_rows().into_iter().find(|r| {
+        r.split_whitespace()
+            .any(|w| w == key || (tmux::shows_id(w, id) && r.contains(host)))
+    })
+}
+
+fn wait_file(path: &Path, want: &str) {
+    common::wait_for(
+        &format!("{} to hold {want:?}", path.display()),
+        Duration::from_secs(20),
+        || (fs::read_to_string(path).unwrap_or_default().trim() == want).then_some(()),
+    );
+}
+
+/// Two hosts, started and each with a job; `None` when sshd is missing (skipped loudly).
+fn two_hosts(sb: &Sandbox) -> Option<(Host, Host)> {
+    Some((Host::start(sb, "alpha")?, Host::start(sb, "beta")?))
+}
+
+/// Both hosts and the local root in one table with a HOST column; a question raised on beta
+/// is answered from the cockpit and lands on beta exactly once.
+#[test]
+fn a_question_on_one_host_is_answered_from_the_cockpit_exactly_once_there() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some((alpha, beta)) = two_hosts(&sb) else {
+        return;
+    };
+    let _agents = Agents(vec![alpha.root.clone(), beta.root.clone()]);
+    sb.finished_job("090000-here", "api", "a local job", 3, 0);
+    let on_alpha = alpha.run(&sb, "echo building on alpha; exec sleep 1000");
+    let answer = beta.dir.join("answer");
+    let bin = sh_quote(tmux::BIN);
+    let on_beta = beta.run(
+        &sb,
+        &format!(
+            "{bin} ask 'Which database?' --option production --option staging > {}; exec sleep 1000",
+            sh_quote(answer.to_str().unwrap())
+        ),
+    );
+    let config = cockpit_config(
+        &sb,
+        &[
+            alpha.sshd.host_toml(Path::new(tmux::BIN)),
+            beta.sshd.host_toml(Path::new(tmux::BIN)),
+        ],
+    );
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "every host's jobs, with a HOST column", |s| {
+        s.text().contains("HOST")
+            && row(s, &on_alpha, "alpha").is_some()
+            && row(s, &on_beta, "beta").is_some()
+            && s.job_row("090000-here").is_some()
+    });
+    ck.wait_for_up_to(CONNECT, "beta's job waiting", |s| {
+        row(s, &on_beta, "beta").is_some_and(|r| r.contains("waiting"))
+    });
+
+    ck.key("i");
+    ck.wait_text("Which database?");
+    ck.keys(&["2", "Enter"]);
+    wait_file(&answer, "staging");
+    ck.wait_for("the answer confirmed", |s| s.contains("answered"));
+
+    // Once: one exchange in beta's history, by the remote luzia; nothing left pending.
+    let dir = beta.job_dir(&on_beta);
+    let history = fs::read_to_string(dir.join("history.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = history
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{history}");
+    assert_eq!(lines[0]["response"]["answer"], "staging", "{history}");
+    for gone in ["clarification.json", "response.json"] {
+        assert!(!dir.join(gone).exists(), "{gone} left behind on beta");
+    }
+    // Nothing of it on alpha or here.
+    assert!(!alpha.job_dir(&on_alpha).join("history.jsonl").exists());
+    ck.wait_for("beta's job running again", |s| {
+        row(s, &on_beta, "beta").is_some_and(|r| r.contains("running"))
+    });
+}
+
+/// A host whose sshd dies keeps its rows, marked stale; the other host's new job still shows;
+/// restarted, the host reconnects and its rows are live again.
+#[test]
+fn a_dropped_host_goes_stale_the_other_goes_on_and_it_comes_back() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some((mut alpha, beta)) = two_hosts(&sb) else {
+        return;
+    };
+    let _agents = Agents(vec![alpha.root.clone(), beta.root.clone()]);
+    let on_alpha = alpha.run(&sb, "echo alpha works; exec sleep 1000");
+    let on_beta = beta.run(&sb, "echo beta works; exec sleep 1000");
+    let config = cockpit_config(
+        &sb,
+        &[
+            alpha.sshd.host_toml(Path::new(tmux::BIN)),
+            beta.sshd.host_toml(Path::new(tmux::BIN)),
+        ],
+    );
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "both hosts' jobs running", |s| {
+        row(s, &on_alpha, "alpha").is_some_and(|r| r.contains("running") && !r.contains("stale"))
+            && row(s, &on_beta, "beta").is_some_and(|r| r.contains("running"))
+    });
+
+    alpha.sshd.kill();
+    ck.wait_for_up_to(CONNECT, "alpha's job kept, marked stale", |s| {
+        row(s, &on_alpha, "alpha").is_some_and(|r| r.contains("stale"))
+    });
+    let later = beta.run(&sb, "echo beta goes on; exec sleep 1000");
+    ck.wait_for_up_to(CONNECT, "beta's new job while alpha is down", |s| {
+        row(s, &later, "beta").is_some()
+            && row(s, &on_beta, "beta").is_some_and(|r| !r.contains("stale"))
+            && row(s, &on_alpha, "alpha").is_some_and(|r| r.contains("stale"))
+    });
+
+    alpha.sshd.restart();
+    ck.wait_for_up_to(RECONNECT, "alpha reconnected, its job live again", |s| {
+        row(s, &on_alpha, "alpha").is_some_and(|r| !r.contains("stale") && r.contains("running"))
+    });
+}
+
+/// A host whose key the server refuses shows ssh's error as its row; the other host is shown.
+#[test]
+fn a_host_with_a_wrong_key_shows_its_error() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some((alpha, beta)) = two_hosts(&sb) else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let on_beta = beta.run(&sb, "echo beta works; exec sleep 1000");
+    let config = cockpit_config(
+        &sb,
+        &[
+            alpha.sshd.wrong_key_toml(),
+            beta.sshd.host_toml(Path::new(tmux::BIN)),
+        ],
+    );
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "alpha's ssh error and beta's job", |s| {
+        s.job_rows()
+            .iter()
+            .any(|r| r.contains("alpha") && r.contains("Permission denied"))
+            && row(s, &on_beta, "beta").is_some()
+    });
+}
+
+/// The output pane of a remote job follows its log over ssh: what it printed, then what it
+/// prints next.
+#[test]
+fn the_output_pane_follows_a_remote_log() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some(beta) = Host::start(&sb, "beta") else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let go = beta.dir.join("go");
+    let go = sh_quote(go.to_str().unwrap());
+    let id = beta.run(
+        &sb,
+        &format!(
+            "echo first remote line; while [ ! -e {go} ]; do sleep 0.05; done; \
+             echo second remote line; exec sleep 1000"
+        ),
+    );
+    let config = cockpit_config(&sb, &[beta.sshd.host_toml(Path::new(tmux::BIN))]);
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "beta's job", |s| row(s, &id, "beta").is_some());
+    // The only job is the one selected; its output comes over ssh.
+    ck.wait_for_up_to(CONNECT, "the remote log's first line", |s| {
+        s.output_lines()
+            .iter()
+            .any(|l| l.contains("first remote line"))
+    });
+    fs::write(beta.dir.join("go"), "").unwrap();
+    ck.wait_for("the line printed after it was opened", |s| {
+        s.output_lines()
+            .iter()
+            .any(|l| l.contains("second remote line"))
+    });
+    assert!(following(&id), "`luzia logs -f {id}` runs on beta");
+
+    // The job goes on, quietly; the follower there ends with the cockpit.
+    ck.key("q");
+    assert_eq!(ck.wait_exit(), 0);
+    common::wait_for(
+        "the remote follower to end with the pane",
+        Duration::from_secs(20),
+        || (!following(&id)).then_some(()),
+    );
+}
+
+/// Whether a `luzia logs -f ID` is running (on the test's hosts, which are this machine).
+fn following(id: &str) -> bool {
+    common::all_pids().into_iter().any(|pid| {
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let words: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        words.contains(&&b"logs"[..]) && words.contains(&id.as_bytes())
+    })
+}
+
+/// A read-only cockpit shows another host's question but runs no writing command there: the
+/// host's `luzia` records every command it is asked to run, and only reads are among them.
+#[test]
+fn read_only_runs_no_writing_command_on_any_host() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some(beta) = Host::start(&sb, "beta") else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let answer = beta.dir.join("answer");
+    let bin = sh_quote(tmux::BIN);
+    let id = beta.run(
+        &sb,
+        &format!(
+            "{bin} ask 'Which database?' --option production --option staging > {}; exec sleep 1000",
+            sh_quote(answer.to_str().unwrap())
+        ),
+    );
+    let record = beta.dir.join("commands");
+    let wrapper = beta.dir.join("luzia-recording");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec {bin} \"$@\"\n",
+            sh_quote(record.to_str().unwrap())
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let config = cockpit_config(&sb, &[beta.sshd.host_toml(&wrapper)]);
+    let ck = Cockpit::start(&sb, opts(&sb, &config).arg("--read-only"));
+    ck.wait_for_up_to(CONNECT, "beta's job waiting", |s| {
+        row(s, &id, "beta").is_some_and(|r| r.contains("waiting"))
+    });
+    ck.key("i");
+    ck.wait_text("Which database?");
+    ck.keys(&["2", "Enter"]);
+    ck.wait_text("read-only");
+    ck.esc();
+    ck.key("K");
+    ck.key("y");
+    // Whatever the keys asked for has been refused by now: the cockpit answers in order.
+    ck.wait_text("read-only");
+
+    let commands = fs::read_to_string(&record).unwrap_or_default();
+    assert!(
+        commands.lines().any(|l| l.starts_with("watch")),
+        "the link ran through the wrapper: {commands:?}"
+    );
+    for line in commands.lines() {
+        let verb = line.split_whitespace().next().unwrap_or("");
+        assert!(
+            ["watch", "logs", "diff", "jobs"].contains(&verb),
+            "a read-only cockpit ran `luzia {line}` on beta"
+        );
+    }
+    let dir = beta.job_dir(&id);
+    assert!(!answer.exists() || fs::read_to_string(&answer).unwrap().is_empty());
+    assert!(!dir.join("response.json").exists());
+    assert!(!dir.join("history.jsonl").exists());
+}
+
+/// `--host` naming no configured host is refused before the screen is taken, naming the hosts
+/// there are and the config file.
+#[test]
+fn an_unknown_host_is_refused_naming_the_configured_ones() {
+    let sb = Sandbox::new();
+    let config = cockpit_config(
+        &sb,
+        &["[hosts.gpu2]\nssh = \"ops@gpu2.example\"\n".to_owned()],
+    );
+    let out = Command::new(tmux::BIN)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("XDG_STATE_HOME", &sb.state)
+        .arg("--config")
+        .arg(&config)
+        .arg("--jobs-dir")
+        .arg(&sb.root)
+        .args(["tui", "--host", "gpu9"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--host gpu9"), "{stderr}");
+    assert!(stderr.contains("gpu2"), "{stderr}");
+    assert!(stderr.contains(config.to_str().unwrap()), "{stderr}");
+}
+
+/// `n` picks the host, then the task goes there: started by beta's luzia on beta's root, and
+/// shown as beta's job; `K` kills it there.
+#[test]
+fn a_task_typed_in_the_cockpit_is_started_on_the_host_picked() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some(beta) = Host::start(&sb, "beta") else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let first = beta.run(&sb, "echo beta works; exec sleep 1000");
+    // A project here too, so that there is a host to pick.
+    let here = sb.tmp.path().join("here");
+    fs::create_dir_all(&here).unwrap();
+    let config = cockpit_config(
+        &sb,
+        &[
+            format!("[projects.here]\npath = {here:?}\n"),
+            beta.sshd.host_toml(Path::new(tmux::BIN)),
+        ],
+    );
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "beta's job", |s| row(s, &first, "beta").is_some());
+    ck.key("n");
+    // The picker offers the selected job's host first: beta.
+    ck.wait_for("the host picker with beta's projects", |s| {
+        s.contains("new task on host") && s.contains("api")
+    });
+    ck.key("Enter");
+    ck.wait_text("new task for api on beta");
+    ck.type_text("echo typed in the cockpit; exec sleep 1000");
+    ck.key("Enter");
+
+    let started = common::wait_for("the task on beta's root", Duration::from_secs(30), || {
+        fs::read_dir(&beta.root).ok()?.flatten().find_map(|e| {
+            let meta = fs::read_to_string(e.path().join("meta.json")).ok()?;
+            meta.contains("typed in the cockpit")
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+    });
+    // Selected, as a task started here is: the dispatch named it with its host.
+    ck.wait_for_up_to(CONNECT, "the new job as beta's, selected", |s| {
+        row(s, &started, "beta").is_some() && s.output_title().contains(&started)
+    });
+    assert!(
+        fs::read_dir(&sb.root).unwrap().next().is_none(),
+        "nothing was started here"
+    );
+
+    // Killed from here, by beta's luzia: the stop request is on beta's root, made by its CLI.
+    ck.key("K");
+    ck.wait_text("Kill job");
+    ck.key("y");
+    ck.wait_for_up_to(CONNECT, "the job killed on beta", |s| {
+        row(s, &started, "beta").is_some_and(|r| r.contains("killed"))
+    });
+    let stop = fs::read_to_string(beta.job_dir(&started).join("stop.json")).unwrap();
+    let stop: serde_json::Value = serde_json::from_str(&stop).unwrap();
+    assert_eq!(stop["source"], "cli", "{stop}");
+    let log = fs::read_to_string(beta.job_dir(&started).join("output.log")).unwrap();
+    assert!(
+        log.trim_end()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .starts_with("exit:"),
+        "{log}"
+    );
+}
+
+/// `d` on another host's job shows its change as that host's git computes it (`luzia diff
+/// --json` there).
+#[test]
+fn d_shows_the_diff_of_a_job_on_another_host() {
+    require_tmux!();
+    if !common::git_or_skip() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let Some(beta) = Host::start(&sb, "beta") else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let project = beta.dir.join("project");
+    common::git(&project, &["init", "-q", "-b", "main"]);
+    fs::write(project.join("a.txt"), "one\ntwo\n").unwrap();
+    common::git(&project, &["add", "."]);
+    common::git(&project, &["commit", "-qm", "init"]);
+    let mut cfg = fs::read_to_string(&beta.config).unwrap();
+    cfg.push_str("isolation = \"snapshot\"\n");
+    fs::write(&beta.config, cfg).unwrap();
+    let id = beta.run(&sb, "echo three-on-beta >> a.txt");
+    let config = cockpit_config(&sb, &[beta.sshd.host_toml(Path::new(tmux::BIN))]);
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    ck.wait_for_up_to(CONNECT, "beta's job completed with its change", |s| {
+        row(s, &id, "beta").is_some_and(|r| r.contains("completed") && r.contains(" file"))
+    });
+    ck.key("d");
+    let s = ck.wait_for_up_to(CONNECT, "beta's diff", |s| {
+        s.contains("diff --git a/a.txt b/a.txt")
+    });
+    assert!(s.contains("+three-on-beta"), "{}", s.text());
+}
