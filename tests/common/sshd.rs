@@ -242,6 +242,9 @@ impl Sshd {
     fn sshd_config(&self) -> String {
         let d = self.dir();
         let quote = |p: PathBuf| format!("\"{}\"", p.display());
+        // HOME is the server's own directory: a session's shell then reads none of the machine
+        // user's rc files, which may take locks (pyenv's rehash) that a SIGKILLed session leaves
+        // behind, stalling every later session.
         format!(
             "ListenAddress 127.0.0.1\n\
              Port {port}\n\
@@ -261,12 +264,13 @@ impl Sshd {
              MaxStartups 100\n\
              MaxSessions 100\n\
              LogLevel VERBOSE\n\
-             SetEnv \"LUZIA_JOBS_DIR={jobs}\" \"LUZIA_CONFIG={config}\" NO_COLOR=1 TZ=UTC\n",
+             SetEnv \"HOME={home}\" \"LUZIA_JOBS_DIR={jobs}\" \"LUZIA_CONFIG={config}\" NO_COLOR=1 TZ=UTC\n",
             port = self.port,
             host_key = quote(d.join("host_key")),
             pid = quote(d.join("sshd.pid")),
             auth = quote(d.join("authorized_keys")),
             user = self.user,
+            home = d.display(),
             jobs = self.jobs_root.display(),
             config = self.config_path().display(),
         )
