@@ -45,11 +45,14 @@ impl App {
         let Some(job) = self.selected_job() else {
             return vec![];
         };
+        // Another host's luzia judges its own job's process: the pid may not have reached this
+        // cockpit yet, right after the job started.
+        let remote = job.id.host().is_some();
         if self.opts.read_only {
             self.message = Some("read-only: this cockpit cannot kill jobs".into());
         } else if job.id.is_queued() {
             self.message = Some(queued_note(job));
-        } else if !job.status.is_active() || job.pid.is_none() {
+        } else if !job.status.is_active() || (job.pid.is_none() && !remote) {
             self.message = Some(format!("job {} is not running", job.id));
         } else {
             self.mode = Mode::Confirm(Confirm::Kill(job.id.clone()));

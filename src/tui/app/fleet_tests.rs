@@ -848,3 +848,41 @@ fn a_host_in_trouble_keeps_the_clock_going_for_its_age() {
     host_up(&mut app, "gpu2", &[], vec![]);
     assert!(!app.wants_tick());
 }
+
+/// A job just started on another host may reach the cockpit before its pid does: the host's
+/// luzia judges its own process, so the kill is asked for; a local job without a pid is not.
+#[test]
+fn a_remote_running_job_without_its_pid_yet_can_be_killed() {
+    let mut app = fleet_app();
+    let mut fresh = remote("gpu2", live("142315-a1b2", "160001-r1", 5, |_| {}));
+    fresh.pid = None;
+    let key = fresh.id.clone();
+    host_up(&mut app, "gpu2", &[], vec![fresh]);
+    select_key(&mut app, &key);
+    press(&mut app, [ch('K')]);
+    assert_eq!(
+        app.mode,
+        Mode::Confirm(super::Confirm::Kill(key)),
+        "{:?}",
+        app.message
+    );
+
+    let mut app = fleet_app();
+    let mut local = live("142315-a1b2", "160001-r1", 5, |_| {});
+    local.pid = None;
+    let key = local.id.clone();
+    host_up(&mut app, "gpu2", &[], vec![]);
+    app.update(
+        Event::JobsRead(vec![(key.clone(), Some(local))]),
+        crate::tui::testing::now(),
+    );
+    select_key(&mut app, &key);
+    press(&mut app, [ch('K')]);
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(
+        app.message
+            .as_deref()
+            .unwrap_or("")
+            .contains("is not running")
+    );
+}
