@@ -9,7 +9,6 @@
 mod builtin;
 mod cache;
 mod file;
-mod prefilter;
 mod scanner;
 mod strip;
 
@@ -22,7 +21,6 @@ use crate::jobs::text::sanitize::{ellipsize, sanitize_line};
 
 pub use cache::{IssueCache, scan_problem};
 pub use file::{KNOWN_ISSUES_FILE, load_file};
-use prefilter::Prefilter;
 pub use scanner::{IssueScanner, SCAN_WINDOW};
 pub use strip::strip_escapes;
 
@@ -108,8 +106,6 @@ pub struct PatternSet {
     patterns: Vec<Pattern>,
     /// Any regex of any pattern: finds the next line worth asking `set` about.
     any: Option<Regex>,
-    /// Finds those lines faster, by the literals the regexes need (see [`prefilter`]).
-    prefilter: Option<Prefilter>,
     set: RegexSet,
     /// The pattern each regex of `set` belongs to.
     owner: Vec<usize>,
@@ -185,7 +181,6 @@ impl PatternSet {
                     .transpose()?;
                 Ok((set, any))
             });
-        let prefilter = together.as_ref().ok().and_then(|_| build_prefilter(&kept));
         let (set, any) = match together {
             Ok(built) => built,
             Err(e) => {
@@ -205,7 +200,6 @@ impl PatternSet {
         };
         (
             PatternSet {
-                prefilter: prefilter.filter(|_| any.is_some()),
                 patterns: kept,
                 any,
                 set,
@@ -287,24 +281,6 @@ impl PatternSet {
     /// Calls `hit(line, patterns)` for every line of `text` that matches a pattern. `text` is
     /// whole lines, escape sequences already stripped.
     pub fn scan_lines<'t>(&self, text: &'t [u8], mut hit: impl FnMut(&'t [u8], &[usize])) {
-        if let Some(pre) = &self.prefilter {
-            let mut next = prefilter::Next::default();
-            let mut pos = 0;
-            while let Some(at) = pre.next(text, pos, &mut next) {
-                let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
-                let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
-                let line = &text[start..end];
-                let patterns = self.line_matches(line);
-                if !patterns.is_empty() {
-                    hit(line, &patterns);
-                }
-                pos = end + 1;
-                if pos >= text.len() {
-                    return;
-                }
-            }
-            return;
-        }
         let Some(any) = &self.any else { return };
         let mut pos = 0;
         while pos < text.len() {
@@ -323,32 +299,6 @@ impl PatternSet {
             pos = end + 1;
         }
     }
-}
-
-/// The first stage of a scan for `patterns`: the literals of the regexes that have them, and
-/// the alternation of those that have not.
-fn build_prefilter(patterns: &[Pattern]) -> Option<Prefilter> {
-    let mut literals = Vec::new();
-    let mut rest = Vec::new();
-    for p in patterns {
-        for re in &p.regexes {
-            match prefilter::literals_of(re, p.ignore_case) {
-                prefilter::Found::Literals(set) => literals.extend(set),
-                prefilter::Found::Itself => {
-                    let flags = if p.ignore_case { "i" } else { "" };
-                    rest.push(format!("(?{flags}:{re})"));
-                }
-            }
-        }
-    }
-    literals.sort();
-    literals.dedup();
-    let rest = if rest.is_empty() {
-        None
-    } else {
-        Some(builder(&rest.join("|")).build().ok()?)
-    };
-    Prefilter::new(&literals, rest)
 }
 
 fn first_line(e: &regex::Error) -> String {
