@@ -284,12 +284,15 @@ impl PatternSet {
         let Some(any) = &self.any else { return };
         let mut pos = 0;
         while pos < text.len() {
-            let Some(m) = any.find_at(text, pos) else {
+            // Where the earliest match ends is enough: no reverse search for its start. Any
+            // line that matches alone holds a match ending at or after the byte before that
+            // end, so asking about the lines in turn from there misses none.
+            let Some(end) = any.shortest_match_at(text, pos) else {
                 return;
             };
-            let start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
-            let end =
-                memchr::memchr(b'\n', &text[m.start()..]).map_or(text.len(), |i| m.start() + i);
+            let at = end.saturating_sub(1).max(pos);
+            let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
             let line = &text[start..end];
             // The match may run across a line end; a line is a match only on its own.
             let patterns = self.line_matches(line);

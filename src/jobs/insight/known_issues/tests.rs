@@ -214,7 +214,12 @@ fn match_line_names_the_most_severe() {
 /// turn. The reference the scanners, which search whole chunks, must agree with.
 fn line_by_line(set: &PatternSet, text: &[u8]) -> Findings {
     let mut f = Findings::default();
-    for line in text.split(|&b| b == b'\n') {
+    if text.is_empty() {
+        return f;
+    }
+    // A final newline ends the last line; it does not begin another.
+    let lines = text.strip_suffix(b"\n").unwrap_or(text);
+    for line in lines.split(|&b| b == b'\n') {
         let mut plain = Vec::new();
         strip_escapes(line, &mut plain);
         let patterns = set.line_matches(&plain);
@@ -327,4 +332,64 @@ fn an_issue_in_the_middle_of_a_large_burst_is_found_and_counted_once() {
     assert_eq!(names(&set, &scanner.findings), ["disk-full"]);
     assert_eq!(scanner.findings.found[0].count, 1);
     assert_eq!(scanner.bytes_scanned, 6 + burst.len() as u64);
+}
+
+/// Regexes of every kind: literals in either case, anchors, word boundaries, and matches that
+/// may run across a line end.
+fn tricky_set() -> PatternSet {
+    let pattern = |name: &str, ignore_case: bool, regexes: &[&str]| Pattern {
+        name: name.into(),
+        description: "d".into(),
+        severity: Severity::Error,
+        regexes: regexes.iter().map(|r| r.to_string()).collect(),
+        fix: "f".into(),
+        ignore_case,
+        origin: Origin::Builtin,
+    };
+    let (set, problems) = PatternSet::new(vec![
+        pattern("word", false, &[r"\bspace\b", r"^\s*[1-9]\d* errors?"]),
+        pattern("either-case", true, &["no space left", r"\[?E_NOPE\]?"]),
+        pattern("anchored", false, &[r"^\S+: \d+: not found$"]),
+        pattern("spanning", false, &[r"[0-9]{3}", r"^\d+$", r"x\s+y"]),
+    ]);
+    assert!(problems.is_empty(), "{problems:?}");
+    set
+}
+
+const TRICKY_PIECES: &[&[u8]] = &[
+    b"space",
+    b"spaces",
+    b"1 error",
+    b"12 errors",
+    b"No Space Left",
+    b"e_nope",
+    b"[E_NOPE]",
+    b"sh: 12: not found",
+    b"123",
+    b"12",
+    b"x ",
+    b"y",
+    b"\n",
+    b"\r\n",
+    b"\x1b[1m",
+    b" ",
+    b"word",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Searching the whole text for where the earliest match ends, then asking about that
+    /// line alone, finds every line that asking line by line finds, and only those.
+    #[test]
+    fn the_search_misses_no_line(
+        picks in proptest::collection::vec(0..TRICKY_PIECES.len(), 0..60),
+    ) {
+        let set = tricky_set();
+        let text: Vec<u8> = picks.iter().flat_map(|&i| TRICKY_PIECES[i].iter().copied()).collect();
+        proptest::prop_assert_eq!(
+            found(&scan_text(&set, &text)),
+            found(&line_by_line(&set, &text))
+        );
+    }
 }
