@@ -56,14 +56,56 @@ pub struct Position {
     skip_line: bool,
 }
 
+/// Whole lines read by one poll, as bytes, each ended by its newline: `head`, the line held
+/// from the poll before and completed by this one (empty when there was none), then
+/// `buf[from..]`. The bytes read are moved here, not copied, so that they can be handed on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WholeLines {
+    pub head: Vec<u8>,
+    /// The first line (`head`'s when there is one) had its beginning dropped.
+    pub first_cut: bool,
+    buf: Vec<u8>,
+    from: usize,
+}
+
+impl WholeLines {
+    /// Lines given whole, each ended by its newline (another reader's, or a test's).
+    pub fn from_text(text: Vec<u8>, first_cut: bool) -> WholeLines {
+        WholeLines {
+            head: Vec::new(),
+            first_cut,
+            buf: text,
+            from: 0,
+        }
+    }
+
+    /// The lines after `head`.
+    pub fn body(&self) -> &[u8] {
+        &self.buf[self.from..]
+    }
+
+    pub fn len(&self) -> usize {
+        self.head.len() + self.body().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The buffer the lines were read into, for the next poll to read into again.
+    pub fn into_buf(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
 /// What a follower read, handed to another reader of the same log so that it need not read the
-/// bytes again: the lines of one [`Chunk`], where they begin, and where the follower stands
+/// bytes again: the whole lines of one poll, where they begin, and where the follower stands
 /// after them.
 #[derive(Clone, Debug)]
 pub struct Handoff {
     pub reset: Option<Reset>,
     pub start: u64,
-    pub lines: Vec<RawLine>,
+    pub text: WholeLines,
     pub end: Position,
     pub modified: Option<SystemTime>,
 }
@@ -74,7 +116,7 @@ impl Handoff {
         Handoff {
             reset: None,
             start: pos.offset,
-            lines: Vec::new(),
+            text: WholeLines::default(),
             end: pos.clone(),
             modified: None,
         }
@@ -90,6 +132,9 @@ pub struct Follower {
     /// replacement, is read from at most this far before its end.
     window: u64,
     read_cap: u64,
+    /// What `poll_text` and `poll_lines` read into, kept between polls (a reader that polls
+    /// again at once does not allocate its buffer again) and dropped by [`Follower::release`].
+    scratch: Vec<u8>,
 }
 
 impl Follower {
@@ -122,6 +167,7 @@ impl Follower {
             pos: Position::default(),
             window: u64::MAX,
             read_cap: MAX_READ_PER_POLL,
+            scratch: Vec::new(),
         }
     }
 
@@ -206,14 +252,26 @@ impl Follower {
     /// it is still the same file (a reader of thousands of logs must not hold them all open).
     pub fn release(&mut self) {
         self.file = None;
+        self.scratch = Vec::new();
     }
 
-    /// What was read in `chunk`, to hand to another reader of the same log.
+    /// What was read in `chunk` (its lines, copied), to hand to another reader of the same log.
     pub fn handoff(&self, chunk: &Chunk) -> Handoff {
+        let mut text = Vec::with_capacity(chunk.lines.iter().map(|l| l.bytes.len() + 1).sum());
+        for line in &chunk.lines {
+            text.extend_from_slice(&line.bytes);
+            text.push(b'\n');
+        }
+        let cut = chunk.lines.first().is_some_and(|l| l.cut);
+        self.handoff_whole(chunk, WholeLines::from_text(text, cut))
+    }
+
+    /// What [`Follower::poll_whole`] read, handed on without a copy.
+    pub fn handoff_whole(&self, chunk: &Chunk, text: WholeLines) -> Handoff {
         Handoff {
             reset: chunk.reset,
             start: chunk.start,
-            lines: chunk.lines.clone(),
+            text,
             end: self.pos.clone(),
             modified: chunk.modified,
         }
@@ -236,39 +294,73 @@ impl Follower {
         limit: u64,
         mut line: impl FnMut(&[u8], bool),
     ) -> io::Result<Chunk> {
-        let (chunk, buf) = self.read_new(limit)?;
-        let mut rest = self.complete_partial(&buf, |whole, cut| line(whole, cut));
-        while let Some(nl) = memchr::memchr(b'\n', &buf[rest..]) {
-            line(&buf[rest..rest + nl], false);
-            rest += nl + 1;
+        let mut buf = std::mem::take(&mut self.scratch);
+        let chunk = self.read_new(limit, &mut buf);
+        if chunk.is_ok() {
+            let mut rest = self.complete_partial(&buf, |whole, cut| line(whole, cut));
+            while let Some(nl) = memchr::memchr(b'\n', &buf[rest..]) {
+                line(&buf[rest..rest + nl], false);
+                rest += nl + 1;
+            }
+            self.hold(&buf[rest..]);
         }
-        self.hold(&buf[rest..]);
-        Ok(chunk)
+        self.scratch = buf;
+        chunk
     }
 
     /// Like [`Follower::poll_lines`], for a reader that takes text rather than lines (the
     /// known-issue scanner): `text` gets whole lines, each ended by its newline, in at most two
     /// slices, without a call per line.
     pub fn poll_text(&mut self, limit: u64, mut text: impl FnMut(&[u8])) -> io::Result<Chunk> {
-        let (chunk, buf) = self.read_new(limit)?;
-        let rest = self.complete_partial(&buf, |whole, _| {
-            text(whole);
-            text(b"\n");
-        });
-        let end = memchr::memrchr(b'\n', &buf[rest..]).map_or(rest, |nl| rest + nl + 1);
-        if end > rest {
-            text(&buf[rest..end]);
+        let mut buf = std::mem::take(&mut self.scratch);
+        let chunk = self.read_new(limit, &mut buf);
+        if chunk.is_ok() {
+            let rest = self.complete_partial(&buf, |whole, _| {
+                text(whole);
+                text(b"\n");
+            });
+            let end = memchr::memrchr(b'\n', &buf[rest..]).map_or(rest, |nl| rest + nl + 1);
+            if end > rest {
+                text(&buf[rest..end]);
+            }
+            self.hold(&buf[end..]);
         }
+        self.scratch = buf;
+        chunk
+    }
+
+    /// Reads what was appended since the last call, up to byte `limit`, and returns its whole
+    /// lines as they were read: a reader that turns only some of them into lines (the output
+    /// pane, when a poll brings more than it can show) hands the rest on without copying them.
+    /// `buf` is an allocation to read into (a previous poll's, from [`WholeLines::into_buf`]).
+    pub fn poll_whole(&mut self, limit: u64, mut buf: Vec<u8>) -> io::Result<(Chunk, WholeLines)> {
+        let chunk = self.read_new(limit, &mut buf)?;
+        let mut head = None;
+        let from = self.complete_partial(&buf, |whole, cut| head = Some((whole.to_vec(), cut)));
+        let end = memchr::memrchr(b'\n', &buf[from..]).map_or(from, |nl| from + nl + 1);
         self.hold(&buf[end..]);
-        Ok(chunk)
+        buf.truncate(end);
+        let (mut head, first_cut) = head.unwrap_or_default();
+        if !head.is_empty() || first_cut {
+            head.push(b'\n');
+        }
+        let text = WholeLines {
+            head,
+            first_cut,
+            buf,
+            from,
+        };
+        Ok((chunk, text))
     }
 
     /// Reads the bytes appended since the last call, up to byte `limit`.
-    fn read_new(&mut self, limit: u64) -> io::Result<(Chunk, Vec<u8>)> {
+    /// `buf` is emptied first and holds them after; its allocation is reused.
+    fn read_new(&mut self, limit: u64, buf: &mut Vec<u8>) -> io::Result<Chunk> {
+        buf.clear();
         let mut chunk = Chunk::default();
         let Some((len, modified)) = self.open(&mut chunk)? else {
             chunk.start = self.pos.offset;
-            return Ok((chunk, Vec::new()));
+            return Ok(chunk);
         };
         if len < self.pos.offset {
             chunk.reset = Some(Reset::Truncated);
@@ -277,12 +369,12 @@ impl Follower {
         chunk.start = self.pos.offset;
         chunk.modified = modified;
         let Some(file) = &self.file else {
-            return Ok((chunk, Vec::new()));
+            return Ok(chunk);
         };
         let end = len.min(limit).max(self.pos.offset);
         let want = (end - self.pos.offset).min(self.read_cap);
         chunk.more = end - self.pos.offset > want;
-        let mut buf = vec![0u8; want as usize];
+        buf.resize(want as usize, 0);
         let mut filled = 0;
         while filled < buf.len() {
             match file.read_at(&mut buf[filled..], self.pos.offset + filled as u64)? {
@@ -293,7 +385,7 @@ impl Follower {
         buf.truncate(filled);
         self.pos.offset += filled as u64;
         chunk.read = filled as u64;
-        Ok((chunk, buf))
+        Ok(chunk)
     }
 
     /// The length and modification time of the file at the path, opening it when it is not

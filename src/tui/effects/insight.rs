@@ -6,6 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -27,10 +28,17 @@ struct Scanning {
     events: UnboundedSender<Event>,
 }
 
+/// Bytes of handed lines waiting for the scanning worker at most. Past this, the output pane
+/// hands on where it stands and not what it read, and the worker reads those bytes itself when
+/// it comes to them: a burst must not pile up in memory behind a busy worker.
+const HANDED_CAP: u64 = 4 * 1024 * 1024;
+
 /// Hands logs to the scanning worker.
 #[derive(Clone)]
 pub struct IssueWorker {
     worker: Worker<Scanning>,
+    /// Bytes handed in and not yet scanned.
+    handed: Arc<AtomicU64>,
 }
 
 impl IssueWorker {
@@ -50,7 +58,10 @@ impl IssueWorker {
             cache: IssueCache::new(),
             events: events.clone(),
         })?;
-        Ok(IssueWorker { worker })
+        Ok(IssueWorker {
+            worker,
+            handed: Arc::default(),
+        })
     }
 
     /// Nothing asked of the worker after this runs before `go` says so (or is dropped): the
@@ -72,14 +83,23 @@ impl IssueWorker {
 
     /// What the output pane's follower read of this job's log: scanned without reading it
     /// again, and the log left to the follower until [`IssueWorker::unfollow`].
-    pub fn take(&self, id: JobId, path: PathBuf, handed: Handoff) {
-        self.worker.run(
-            move |s| match s.cache.take(&id, &path, &handed, &s.patterns) {
+    pub fn take(&self, id: JobId, path: PathBuf, mut handed: Handoff) {
+        let waiting = self.handed.load(Ordering::Relaxed);
+        if handed.reset.is_none() && waiting + handed.text.len() as u64 > HANDED_CAP {
+            handed = Handoff::at(&handed.end);
+        }
+        let len = handed.text.len() as u64;
+        self.handed.fetch_add(len, Ordering::Relaxed);
+        let counter = self.handed.clone();
+        self.worker.run(move |s| {
+            match s.cache.take(&id, &path, &handed, &s.patterns) {
                 Ok(true) => s.report(vec![id]),
                 Ok(false) => {}
                 Err(e) => tracing::warn!("{}", scan_problem(&path, &e)),
-            },
-        );
+            }
+            drop(handed);
+            counter.fetch_sub(len, Ordering::Relaxed);
+        });
     }
 
     pub fn unfollow(&self, id: JobId) {

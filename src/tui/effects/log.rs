@@ -15,7 +15,7 @@ use crate::config::HostConfig;
 use crate::jobs::JobId;
 use crate::jobs::fs::files::open_nofollow;
 use crate::jobs::fs::follow::Reset;
-use crate::jobs::fs::follow::{Follower, Handoff};
+use crate::jobs::fs::follow::{Follower, Handoff, WholeLines};
 use crate::jobs::fs::names::LOG_FILE;
 use crate::jobs::fs::tail::{RawLine, last_lines_within};
 use crate::tui::event::Event;
@@ -29,6 +29,12 @@ const INITIAL_BYTES: u64 = 1024 * 1024;
 /// last [`INITIAL_BYTES`], as when it is first shown (a gigabyte written at once, a log growing
 /// faster than it can be shown). The known-issue scanner reads what the pane skips itself.
 const SKIP_BEHIND: u64 = 2 * 1024 * 1024;
+/// A poll that brings more than this many bytes of lines brings more than anyone can read as it
+/// scrolls by (a log growing by megabytes a second): only its last [`FLOOD_LINES`] become lines
+/// for the pane, which says the others were skipped. The scanner is handed them all.
+const FLOOD_BYTES: usize = 256 * 1024;
+/// More than a screen has rows.
+const FLOOD_LINES: usize = 200;
 /// Polls of the follower per `PollLog`: a log growing faster than it is read must not hold the
 /// worker forever.
 const POLLS_PER_ASK: usize = 4;
@@ -111,27 +117,30 @@ impl LogPane {
                 }
             };
             let before = follower.partial_line();
-            let chunk = match follower.poll() {
-                Ok(chunk) => chunk,
+            let (chunk, text) = match follower.poll_whole(u64::MAX, Vec::new()) {
+                Ok(read) => read,
                 Err(e) => {
                     tracing::warn!("following {}: {e}", fid);
                     return;
                 }
             };
+            let (lines, passed) = pane_lines(&text);
             if chunk.read > 0 || chunk.reset.is_some() {
-                let handed = follower.handoff(&chunk);
+                // The bytes read go to the scanner as they are: not copied, not split.
+                let handed = follower.handoff_whole(&chunk, text);
                 self.issues
                     .take(fid.clone(), follower.path().to_owned(), handed);
             }
+            let skipped = skipped + passed;
             let reset = chunk
                 .reset
                 .or((skipped > 0).then_some(Reset::Skipped(skipped)));
-            let appended = reset.is_some() || !chunk.lines.is_empty();
+            let appended = reset.is_some() || !lines.is_empty();
             if appended {
                 let _ = self.tx.send(Event::LogAppended {
                     id: fid.clone(),
                     reset,
-                    lines: chunk.lines,
+                    lines,
                 });
             }
             // The line still being written: shown after the others, replaced as it grows.
@@ -177,6 +186,41 @@ impl LogPane {
     }
 }
 
+/// The lines of `text` for the pane, and the bytes of those left out: all of them, or only the
+/// last [`FLOOD_LINES`] of more than [`FLOOD_BYTES`].
+fn pane_lines(text: &WholeLines) -> (Vec<RawLine>, u64) {
+    let keep = if text.len() > FLOOD_BYTES {
+        FLOOD_LINES
+    } else {
+        usize::MAX
+    };
+    let mut lines = Vec::new();
+    let mut kept = 0;
+    // From the end: the body's lines, then the line completed from the poll before.
+    let parts = [(text.body(), text.head.is_empty()), (&text.head[..], true)];
+    'parts: for (part, holds_first) in parts {
+        let Some(mut rest) = part.strip_suffix(b"\n") else {
+            continue;
+        };
+        while lines.len() < keep {
+            let (line, before) = match memchr::memrchr(b'\n', rest) {
+                Some(nl) => (&rest[nl + 1..], Some(&rest[..nl])),
+                None => (rest, None),
+            };
+            let cut = before.is_none() && holds_first && text.first_cut;
+            lines.push(RawLine::capped(line, cut));
+            kept += line.len() + 1;
+            match before {
+                Some(b) => rest = b,
+                None => continue 'parts,
+            }
+        }
+        break;
+    }
+    lines.reverse();
+    (lines, (text.len() - kept) as u64)
+}
+
 /// The last lines of the log, and a follower that carries on from its end (completing the
 /// last line if it is still being written).
 fn initial_tail(path: &Path, file: std::fs::File) -> std::io::Result<(Vec<RawLine>, Follower)> {
@@ -195,4 +239,46 @@ fn initial_tail(path: &Path, file: std::fs::File) -> std::io::Result<(Vec<RawLin
         .partial_was_cut(cut)
         .read_at_most(INITIAL_BYTES);
     Ok((lines, follower))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(lines: &[RawLine]) -> Vec<(String, bool)> {
+        lines
+            .iter()
+            .map(|l| (String::from_utf8_lossy(&l.bytes).into_owned(), l.cut))
+            .collect()
+    }
+
+    #[test]
+    fn a_poll_of_a_few_lines_shows_them_all_and_a_flood_its_last_ones() {
+        let text = WholeLines::from_text(b"one\n\ntwo\n".to_vec(), true);
+        let (lines, passed) = pane_lines(&text);
+        let want = [("one", true), ("", false), ("two", false)];
+        assert_eq!(shown(&lines), want.map(|(s, c)| (s.to_string(), c)));
+        assert_eq!(passed, 0);
+        assert_eq!(pane_lines(&WholeLines::default()), (vec![], 0));
+
+        let mut flood = Vec::new();
+        let mut n = 0;
+        while flood.len() <= FLOOD_BYTES {
+            flood.extend_from_slice(format!("line {n}\n").as_bytes());
+            n += 1;
+        }
+        let total = flood.len() as u64;
+        let (lines, passed) = pane_lines(&WholeLines::from_text(flood, false));
+        assert_eq!(lines.len(), FLOOD_LINES);
+        assert_eq!(
+            lines.last().unwrap().bytes,
+            format!("line {}", n - 1).as_bytes()
+        );
+        assert_eq!(
+            lines[0].bytes,
+            format!("line {}", n - FLOOD_LINES).as_bytes()
+        );
+        let kept: u64 = lines.iter().map(|l| l.bytes.len() as u64 + 1).sum();
+        assert_eq!(passed, total - kept);
+    }
 }

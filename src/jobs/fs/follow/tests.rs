@@ -163,7 +163,9 @@ fn text_and_lines_read_the_same_whatever_the_pieces() {
         let path = dir.path().join(format!("log-{window}-{step}"));
         let mut lines = Follower::windowed(&path, window);
         let mut text = Follower::windowed(&path, window).read_at_most(5);
-        let (mut by_line, mut by_text) = (Vec::new(), Vec::new());
+        let mut whole = Follower::windowed(&path, window).read_at_most(3);
+        let (mut by_line, mut by_text, mut by_whole) = (Vec::new(), Vec::new(), Vec::new());
+        let mut buf = Vec::new();
         // The window applies to what is there at the first poll.
         append(&path, &content[..200]);
         let mut written = 200;
@@ -183,8 +185,40 @@ fn text_and_lines_read_the_same_whatever_the_pieces() {
                 .unwrap()
                 .more
             {}
+            loop {
+                let (chunk, read) = whole.poll_whole(u64::MAX, buf).unwrap();
+                by_whole.extend_from_slice(&read.head);
+                by_whole.extend_from_slice(read.body());
+                assert_eq!(read.len(), read.head.len() + read.body().len());
+                buf = read.into_buf();
+                if !chunk.more {
+                    break;
+                }
+            }
         }
         assert_eq!(by_line, by_text, "window {window}, step {step}");
+        assert_eq!(by_whole, by_text, "window {window}, step {step}");
         assert!(content.ends_with(&by_text), "window {window}, step {step}");
     }
+}
+
+#[test]
+fn whole_lines_say_when_the_first_was_cut_and_reuse_the_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("output.log");
+    append(&path, b"one\ntwo\n");
+    let mut f = Follower::from_start(&path);
+    f.poll().unwrap();
+    // More than a reader keeps behind: it jumps to the end, inside a line.
+    append(&path, b"a long line that the jump lands in\nlast\n");
+    assert!(f.skip_to_end(10, 14).unwrap() > 0);
+    let (chunk, read) = f.poll_whole(u64::MAX, Vec::with_capacity(4096)).unwrap();
+    assert_eq!(chunk.read, 14);
+    assert!(read.first_cut);
+    assert_eq!(read.head, b"lands in\n");
+    assert_eq!(read.body(), b"last\n");
+    assert!(
+        read.into_buf().capacity() >= 4096,
+        "the buffer given is read into"
+    );
 }

@@ -280,16 +280,19 @@ impl PatternSet {
 
     /// Calls `hit(line, patterns)` for every line of `text` that matches a pattern. `text` is
     /// whole lines, escape sequences already stripped.
-    pub fn scan_lines(&self, text: &[u8], mut hit: impl FnMut(&[u8], &[usize])) {
+    pub fn scan_lines<'t>(&self, text: &'t [u8], mut hit: impl FnMut(&'t [u8], &[usize])) {
         let Some(any) = &self.any else { return };
         let mut pos = 0;
         while pos < text.len() {
-            let Some(m) = any.find_at(text, pos) else {
+            // Where the earliest match ends is enough: no reverse search for its start. Any
+            // line that matches alone holds a match ending at or after the byte before that
+            // end, so asking about the lines in turn from there misses none.
+            let Some(end) = any.shortest_match_at(text, pos) else {
                 return;
             };
-            let start = memchr::memrchr(b'\n', &text[..m.start()]).map_or(0, |i| i + 1);
-            let end =
-                memchr::memchr(b'\n', &text[m.start()..]).map_or(text.len(), |i| m.start() + i);
+            let at = end.saturating_sub(1).max(pos);
+            let start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
             let line = &text[start..end];
             // The match may run across a line end; a line is a match only on its own.
             let patterns = self.line_matches(line);
@@ -345,31 +348,69 @@ impl Findings {
         self.found.first()
     }
 
+    /// Scans `text` (whole lines, escape sequences stripped) and records every line that
+    /// matches a pattern, as if one by one: counts, the last line of each pattern, and the order
+    /// (most severe, then most recently seen, first). Each pattern's excerpt is made once, from
+    /// its last line: a log that repeats one error a million times costs one excerpt per scan,
+    /// not a million. Returns whether any line matched.
+    pub fn record_lines(
+        &mut self,
+        set: &PatternSet,
+        text: &[u8],
+        at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> bool {
+        // Per pattern: how many lines matched it, when it was last recorded (the matching
+        // line's number, then its place among that line's patterns), and that line.
+        let mut batch: Vec<(usize, u64, (usize, usize), &[u8])> = Vec::new();
+        let mut seq = 0;
+        set.scan_lines(text, |line, patterns| {
+            for (k, &p) in patterns.iter().enumerate() {
+                match batch.iter_mut().find(|b| b.0 == p) {
+                    Some(b) => *b = (p, b.1 + 1, (seq, k), line),
+                    None => batch.push((p, 1, (seq, k), line)),
+                }
+            }
+            seq += 1;
+        });
+        // Recorded in the order of their last lines, the order comes out as recording each
+        // line in turn would leave it.
+        batch.sort_by_key(|b| b.2);
+        let mut last: Option<(&[u8], String)> = None;
+        for &(p, count, _, line) in &batch {
+            let excerpt = match &last {
+                Some((l, e)) if std::ptr::eq(*l, line) => e.clone(),
+                _ => excerpt(line),
+            };
+            self.record(set, p, count, excerpt.clone(), at);
+            last = Some((line, excerpt));
+        }
+        !batch.is_empty()
+    }
+
+    /// `count` more lines matched pattern `p`, the last of them shown by `excerpt`.
     fn record(
         &mut self,
         set: &PatternSet,
-        line: &[u8],
-        patterns: &[usize],
+        p: usize,
+        count: u64,
+        excerpt: String,
         at: Option<chrono::DateTime<chrono::Utc>>,
     ) {
-        let excerpt = excerpt(line);
-        for &p in patterns {
-            match self.found.iter().position(|f| f.pattern == p) {
-                Some(i) => {
-                    let mut f = std::sync::Arc::make_mut(&mut self.found).remove(i);
-                    f.count += 1;
-                    f.last_line = excerpt.clone();
-                    f.seen_at = at;
-                    self.insert(f);
-                }
-                None => self.insert(Finding {
-                    pattern: p,
-                    severity: set.patterns[p].severity,
-                    count: 1,
-                    last_line: excerpt.clone(),
-                    seen_at: at,
-                }),
+        match self.found.iter().position(|f| f.pattern == p) {
+            Some(i) => {
+                let mut f = std::sync::Arc::make_mut(&mut self.found).remove(i);
+                f.count += count;
+                f.last_line = excerpt;
+                f.seen_at = at;
+                self.insert(f);
             }
+            None => self.insert(Finding {
+                pattern: p,
+                severity: set.patterns[p].severity,
+                count,
+                last_line: excerpt,
+                seen_at: at,
+            }),
         }
     }
 
@@ -395,9 +436,7 @@ pub fn scan_text(set: &PatternSet, text: &[u8]) -> Findings {
     let mut findings = Findings::default();
     let mut plain = Vec::new();
     strip_escapes(text, &mut plain);
-    set.scan_lines(&plain, |line, patterns| {
-        findings.record(set, line, patterns, None)
-    });
+    findings.record_lines(set, &plain, None);
     findings
 }
 

@@ -11,14 +11,14 @@ use std::time::SystemTime;
 use chrono::{DateTime, Utc};
 
 use super::{Findings, PatternSet, strip_escapes};
-use crate::jobs::fs::follow::{Follower, Handoff};
-use crate::jobs::fs::tail::RawLine;
+use crate::jobs::fs::follow::{Follower, Handoff, WholeLines};
 
 /// A log seen for the first time is scanned from this far before its end, not from its start:
 /// what went wrong is near the end, and a 2 GiB log must not cost seconds to open.
 pub const SCAN_WINDOW: u64 = 8 * 1024 * 1024;
-/// Bytes read at a time.
-const CHUNK: u64 = 1024 * 1024;
+/// Bytes read at a time, into one buffer kept for the whole scan: a log far ahead of the scanner
+/// (a gigabyte written at once) costs this much memory, not more. Larger reads scan no faster.
+const CHUNK: u64 = 256 * 1024;
 
 #[derive(Debug, Default)]
 pub struct IssueScanner {
@@ -90,7 +90,14 @@ impl IssueScanner {
                 return Ok(changed);
             }
         }
-        changed |= self.scan(&handed.lines, set, handed.modified);
+        let mut plain = Vec::new();
+        changed |= scan_whole(
+            &mut self.findings,
+            set,
+            &handed.text,
+            &mut plain,
+            handed.modified,
+        );
         self.follower(path, window).set_position(handed.end.clone());
         Ok(changed)
     }
@@ -111,7 +118,7 @@ impl IssueScanner {
         }
     }
 
-    /// Reads and scans the log up to byte `limit`.
+    /// Reads and scans the log up to byte `limit`, [`CHUNK`] bytes at a time into one buffer.
     fn read_to(
         &mut self,
         path: &Path,
@@ -120,49 +127,50 @@ impl IssueScanner {
         limit: u64,
     ) -> io::Result<bool> {
         let mut changed = false;
+        let mut buf = Vec::new();
         let mut plain = Vec::new();
         loop {
-            plain.clear();
-            let chunk = self
-                .follower(path, window)
-                .poll_text(limit, |text| strip_escapes(text, &mut plain))?;
+            let (chunk, text) = self.follower(path, window).poll_whole(limit, buf)?;
             if chunk.reset.is_some() {
                 changed |= !self.findings.is_empty();
                 self.findings = Findings::default();
             }
             self.bytes_scanned += chunk.read;
-            changed |= scan_plain(&mut self.findings, set, &mut plain, chunk.modified);
+            changed |= scan_whole(&mut self.findings, set, &text, &mut plain, chunk.modified);
+            buf = text.into_buf();
             if !chunk.more {
                 return Ok(changed);
             }
         }
     }
-
-    fn scan(&mut self, lines: &[RawLine], set: &PatternSet, at: Option<SystemTime>) -> bool {
-        let mut plain = Vec::with_capacity(lines.iter().map(|l| l.bytes.len() + 1).sum());
-        for line in lines {
-            strip_escapes(&line.bytes, &mut plain);
-            plain.push(b'\n');
-        }
-        scan_plain(&mut self.findings, set, &mut plain, at)
-    }
 }
 
-/// Scans whole lines (each ended by a newline, escape sequences stripped) into `findings`.
-/// Every matching line changes the findings (a count at least): returns whether any matched.
-fn scan_plain(
+/// Scans whole lines into `findings`, stripping escape sequences into `plain` only where there
+/// are any (most text has none, and is scanned where it lies). Every matching line changes the
+/// findings (a count at least): returns whether any matched.
+fn scan_whole(
     findings: &mut Findings,
     set: &PatternSet,
+    text: &WholeLines,
     plain: &mut Vec<u8>,
     modified: Option<SystemTime>,
 ) -> bool {
-    plain.pop();
     let at = modified.map(DateTime::<Utc>::from);
     let mut found = false;
-    set.scan_lines(plain, |line, patterns| {
-        found = true;
-        findings.record(set, line, patterns, at)
-    });
+    for part in [text.head.as_slice(), text.body()] {
+        // Without its final newline, which would end one more, empty, line.
+        let part = part.strip_suffix(b"\n").unwrap_or(part);
+        if part.is_empty() {
+            continue;
+        }
+        if memchr::memchr(0x1b, part).is_none() {
+            found |= findings.record_lines(set, part, at);
+        } else {
+            plain.clear();
+            strip_escapes(part, plain);
+            found |= findings.record_lines(set, plain, at);
+        }
+    }
     found
 }
 

@@ -43,8 +43,12 @@ fn skip_sequence(s: &[u8]) -> &[u8] {
             &[]
         }
         Some(b'\n') | None => s,
-        // Two-byte sequences (ESC 7, ESC =, ...) and charset designations (ESC ( B).
-        Some(b'(' | b')' | b'*' | b'+') => s.get(2..).unwrap_or(&[]),
+        // Two-byte sequences (ESC 7, ESC =, ...) and charset designations (ESC ( B); a
+        // designation cut by the end of its line leaves the newline.
+        Some(b'(' | b')' | b'*' | b'+') => match s.get(1) {
+            Some(b'\n') => &s[1..],
+            _ => s.get(2..).unwrap_or(&[]),
+        },
         Some(_) => &s[1..],
     }
 }
@@ -75,6 +79,7 @@ mod tests {
             (b"a\x1b[12;\nnext\n", b"a\nnext\n"),
             (b"a\x1b]0;never ended\nnext", b"a\nnext"),
             (b"trailing\x1b", b"trailing"),
+            (b"cut\x1b(\nnext", b"cut\nnext"),
         ];
         for (input, want) in cases {
             assert_eq!(

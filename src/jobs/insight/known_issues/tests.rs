@@ -209,3 +209,187 @@ fn match_line_names_the_most_severe() {
     assert_eq!(set.pattern(i).name, "disk-full");
     assert_eq!(set.match_line(b"all good"), None);
 }
+
+/// What scanning line by line finds: each line stripped and asked about alone, and recorded in
+/// turn. The reference the scanners, which search whole chunks, must agree with.
+fn line_by_line(set: &PatternSet, text: &[u8]) -> Findings {
+    let mut f = Findings::default();
+    if text.is_empty() {
+        return f;
+    }
+    // A final newline ends the last line; it does not begin another.
+    let lines = text.strip_suffix(b"\n").unwrap_or(text);
+    for line in lines.split(|&b| b == b'\n') {
+        let mut plain = Vec::new();
+        strip_escapes(line, &mut plain);
+        let patterns = set.line_matches(&plain);
+        if patterns.is_empty() {
+            continue;
+        }
+        let shown = excerpt(&plain);
+        for p in patterns {
+            f.record(set, p, 1, shown.clone(), None);
+        }
+    }
+    f
+}
+
+fn found(f: &Findings) -> Vec<(usize, u64, String)> {
+    f.found
+        .iter()
+        .map(|x| (x.pattern, x.count, x.last_line.clone()))
+        .collect()
+}
+
+/// Pieces of agent output: known issues, lines that come close, colours, cut escape
+/// sequences, non-ASCII text, blank lines.
+const PIECES: &[&[u8]] = &[
+    b"OSError: [Errno 28] No space left on device\n",
+    b"curl: (6) Could not resolve host: github.com\n",
+    b"Segmentation fault (core dumped)\n",
+    b"ModuleNotFoundError: No module named 'yaml'\n",
+    b"\x1b[1m\x1b[38;5;9merror[E0432]\x1b[0m: unresolved import `x`\n",
+    b"test result: ok. 142 passed; 0 failed; 0 ignored\n",
+    b"--- FAIL: TestParse (0.00s)\r\n",
+    b"rate limit: 100/min configured\n",
+    b"   Compiling serde v1.0.0\n",
+    b"\xce\xb1\xce\xb2 no space \xe6\x97\xa5\n",
+    b"\x1b(",
+    b"\x1b]0;title",
+    b"\x1b[31",
+    b"No space left",
+    b" on device",
+    b"\n",
+    b"plain words of a log line ",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The scanner reading a log appended in pieces split anywhere, and the one handed what a
+    /// pane's follower read (in reads of any size), find what scanning the whole text line by
+    /// line finds: the same patterns, counts, last lines and order.
+    #[test]
+    fn chunked_scanning_finds_what_line_by_line_finds(
+        picks in proptest::collection::vec(0..PIECES.len(), 0..120),
+        cuts in proptest::collection::vec(0usize..4000, 0..12),
+        read_cap in 1u64..300,
+    ) {
+        let set = PatternSet::shared_builtin();
+        let mut text: Vec<u8> = picks.iter().flat_map(|&i| PIECES[i].iter().copied()).collect();
+        text.push(b'\n');
+        let want = found(&line_by_line(&set, &text));
+        proptest::prop_assert_eq!(&found(&scan_text(&set, &text)), &want);
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        std::fs::write(&path, b"").unwrap();
+        let mut reading = IssueScanner::new();
+        let mut handed = IssueScanner::new();
+        let mut pane = crate::jobs::fs::follow::Follower::from_start(&path).read_at_most(read_cap);
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(text.len())).collect();
+        cuts.push(text.len());
+        cuts.sort_unstable();
+        let mut at = 0;
+        for cut in cuts {
+            append(&path, &text[at..cut]);
+            at = cut;
+            reading.advance(&path, &set, u64::MAX).unwrap();
+            loop {
+                let (chunk, read) = pane.poll_whole(u64::MAX, Vec::new()).unwrap();
+                let h = pane.handoff_whole(&chunk, read);
+                handed.take(&path, &h, &set, u64::MAX).unwrap();
+                if !chunk.more {
+                    break;
+                }
+            }
+        }
+        proptest::prop_assert_eq!(&found(&reading.findings), &want);
+        proptest::prop_assert_eq!(&found(&handed.findings), &want);
+        proptest::prop_assert_eq!(handed.bytes_scanned, 0, "all of it was handed in");
+    }
+}
+
+#[test]
+fn an_issue_in_the_middle_of_a_large_burst_is_found_and_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("output.log");
+    let set = PatternSet::builtin();
+    let filler = b"filler line of a burst written at once, far ahead of anyone\n";
+    let mut burst = Vec::new();
+    while burst.len() < 24 * 1024 * 1024 {
+        burst.extend_from_slice(filler);
+    }
+    burst.extend_from_slice(b"OSError: [Errno 28] No space left on device\n");
+    while burst.len() < 48 * 1024 * 1024 {
+        burst.extend_from_slice(filler);
+    }
+    append(&path, b"start\n");
+    let mut scanner = IssueScanner::new();
+    scanner.advance(&path, &set, SCAN_WINDOW).unwrap();
+    append(&path, &burst);
+    assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
+    assert_eq!(names(&set, &scanner.findings), ["disk-full"]);
+    assert_eq!(scanner.findings.found[0].count, 1);
+    assert_eq!(scanner.bytes_scanned, 6 + burst.len() as u64);
+}
+
+/// Regexes of every kind: literals in either case, anchors, word boundaries, and matches that
+/// may run across a line end.
+fn tricky_set() -> PatternSet {
+    let pattern = |name: &str, ignore_case: bool, regexes: &[&str]| Pattern {
+        name: name.into(),
+        description: "d".into(),
+        severity: Severity::Error,
+        regexes: regexes.iter().map(|r| r.to_string()).collect(),
+        fix: "f".into(),
+        ignore_case,
+        origin: Origin::Builtin,
+    };
+    let (set, problems) = PatternSet::new(vec![
+        pattern("word", false, &[r"\bspace\b", r"^\s*[1-9]\d* errors?"]),
+        pattern("either-case", true, &["no space left", r"\[?E_NOPE\]?"]),
+        pattern("anchored", false, &[r"^\S+: \d+: not found$"]),
+        pattern("spanning", false, &[r"[0-9]{3}", r"^\d+$", r"x\s+y"]),
+    ]);
+    assert!(problems.is_empty(), "{problems:?}");
+    set
+}
+
+const TRICKY_PIECES: &[&[u8]] = &[
+    b"space",
+    b"spaces",
+    b"1 error",
+    b"12 errors",
+    b"No Space Left",
+    b"e_nope",
+    b"[E_NOPE]",
+    b"sh: 12: not found",
+    b"123",
+    b"12",
+    b"x ",
+    b"y",
+    b"\n",
+    b"\r\n",
+    b"\x1b[1m",
+    b" ",
+    b"word",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Searching the whole text for where the earliest match ends, then asking about that
+    /// line alone, finds every line that asking line by line finds, and only those.
+    #[test]
+    fn the_search_misses_no_line(
+        picks in proptest::collection::vec(0..TRICKY_PIECES.len(), 0..60),
+    ) {
+        let set = tricky_set();
+        let text: Vec<u8> = picks.iter().flat_map(|&i| TRICKY_PIECES[i].iter().copied()).collect();
+        proptest::prop_assert_eq!(
+            found(&scan_text(&set, &text)),
+            found(&line_by_line(&set, &text))
+        );
+    }
+}
