@@ -111,8 +111,8 @@ class Sshd:
     def ssh_options(self):
         """The host's `ssh_options`: no user or system ssh config, this port and key."""
         return ["-F", "/dev/null", "-p", str(self.port), "-i", self.client_key,
-                "-o", f"UserKnownHostsFile={self.known_hosts}",
-                "-o", "StrictHostKeyChecking=accept-new"]
+                "-o", "IdentitiesOnly=yes", "-o", f"UserKnownHostsFile={self.known_hosts}",
+                "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=accept-new"]
 
     def host_toml(self, luzia_bin):
         opts = ", ".join(json.dumps(o) for o in self.ssh_options())
