@@ -11,8 +11,8 @@ key, config, free port and jobs root), each root holding `--agents` (200) agents
 each host's `luzia watch` follows 200 running jobs, their pidfds and inotify watches. Every
 agent stays quiet; the changes are made by this script, in one running job per root, by
 replacing its progress.json the way `luzia progress` does (temporary file, fsync, rename), so
-that the moment of the change is known to the microsecond and the same writer serves the local
-root and the remote ones. The remote logins are a throwaway system user whose shell is /bin/sh
+that the moment of the change (when the rename returns) is known to the microsecond and the
+same writer serves the local root and the remote ones. The remote logins are a throwaway system user whose shell is /bin/sh
 (removed at the end), so no login shell's start-up files are timed; `--login root` uses root.
 
   stream   what the cockpit's links get, without the cockpit: `ssh ... luzia watch --json` per
@@ -277,8 +277,8 @@ def print_ms(label, v, extra=""):
     if not v:
         print(f"  {label}: no samples {extra}", flush=True)
         return
-    print(f"  {label}: p50 {pct(v, 50):.1f} ms  p99 {pct(v, 99):.1f}  max {max(v):.1f}  "
-          f"({len(v)} samples){extra}", flush=True)
+    print(f"  {label}: p50 {pct(v, 50):.2f} ms  p90 {pct(v, 90):.2f}  p99 {pct(v, 99):.2f}  "
+          f"max {max(v):.2f}  ({len(v)} samples){extra}", flush=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,13 +324,14 @@ def open_streams(fleet):
         streams[h[0]] = Stream(h[0], fleet.watch_argv(h), fleet.env)
     streams["local"] = Stream("local", [fleet.bin, "--jobs-dir", fleet.local[0]["jobs"], "watch",
                                         "--json"], fleet.env)
-    synced = {}
+    synced, sizes = {}, {}
     deadline = time.monotonic() + 120
     while len(synced) < len(streams):
         for name, s in streams.items():
             for t, line in s.take():
                 if name not in synced and kind(line) == "synced":
                     synced[name] = (t - s.t_spawn) * 1000
+                    sizes[name] = s.bytes - len(s.buf)
             if s.eof and name not in synced:
                 raise RuntimeError(f"`luzia watch --json` on {name} ended: {s.stderr()}")
         if time.monotonic() > deadline:
@@ -338,7 +339,7 @@ def open_streams(fleet):
             raise RuntimeError(f"no `synced` from {' '.join(missing)} within 120 s")
         pump(streams.values(), 0.5)
     all_remote = max(v for k, v in synced.items() if k != "local")
-    return streams, synced, all_remote
+    return streams, synced, all_remote, sizes
 
 
 def connect_rounds(fleet, rounds):
@@ -347,14 +348,15 @@ def connect_rounds(fleet, rounds):
         for case in ("cold", "warm"):
             if case == "cold":
                 fleet.close_masters()
-            streams, synced, all_remote = open_streams(fleet)
+            streams, synced, all_remote, sizes = open_streams(fleet)
             for s in streams.values():
                 s.close()
-            res[case].append({"per_host_ms": synced, "all_remote_ms": all_remote})
+            res[case].append({"per_host_ms": synced, "all_remote_ms": all_remote,
+                              "bytes_to_synced": sizes})
             hosts = [v for k, v in synced.items() if k != "local"]
             print(f"  connect {case} {i + 1}: all {len(hosts)} hosts synced {all_remote:.0f} ms "
                   f"(each {min(hosts):.0f} - {max(hosts):.0f}); local root {synced['local']:.0f} "
-                  f"ms", flush=True)
+                  f"ms; {sizes['local'] / 1000:.0f} KB of JSON a root", flush=True)
     return res
 
 
@@ -373,8 +375,7 @@ def latency_samples(fleet, n, gap, shown, pump_fn):
         for name, job_dir in order:
             pump_fn(gap * (0.5 + rng.random()))
             step = step % (TOTAL_STEPS - 1) + 1
-            t0 = time.monotonic()
-            fh.write_progress(job_dir, step, TOTAL_STEPS)
+            t0 = fh.write_progress(job_dir, step, TOTAL_STEPS)
             t = shown(name, step, 5.0)
             if t is None:
                 res["missed"] += 1
@@ -388,7 +389,13 @@ def bench_stream(fleet, out):
     a = fleet.args
     cdir = fleet.control_dir()
     res = {"connect": connect_rounds(fleet, a.connect_rounds)}
-    streams, _, _ = open_streams(fleet)
+    # The floor: the same master connections with no session at all (ssh's keepalives only).
+    rtt_true(fleet, cdir, 0)
+    time.sleep(2.0)
+    print("  masters open, no session:", flush=True)
+    res["idle_floor"] = idle_bytes(fleet, a.idle_seconds,
+                                   lambda left: time.sleep(min(left, 1.0)))
+    streams, _, _, _ = open_streams(fleet)
     try:
         every = list(streams.values())
 

@@ -221,7 +221,9 @@ def stop_agents(jobs_root):
 
 
 def write_progress(job_dir, step, total):
-    """Replaces progress.json the way `luzia progress` does (temporary file, fsync, rename)."""
+    """Replaces progress.json the way `luzia progress` does (temporary file, fsync, rename);
+    returns the time the rename returned: the moment the change is there for any reader (the
+    fsync before it, tens of ms on a busy disk at times, is the writer's, not the reader's)."""
     body = json.dumps({"step": step, "total_steps": total, "step_name": f"M{step}",
                        "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     tmp = os.path.join(job_dir, f".progress.json.bench.{os.getpid()}.tmp")
@@ -232,6 +234,7 @@ def write_progress(job_dir, step, total):
     finally:
         os.close(fd)
     os.rename(tmp, os.path.join(job_dir, "progress.json"))
+    return time.monotonic()
 
 
 # --------------------------------------------------------------------------------------------
