@@ -29,7 +29,7 @@ same writer serves the local root and the remote ones. The remote logins are a t
                     `ss -tin` at the start and the end (payload; with the TCP/IP headers of
                     loopback, 52 bytes a segment, beside it), and the JSON bytes read.
   cockpit  the same with `luzia tui --all-hosts` in a pty (160x45, the terminal model of
-           benches/cockpit.py): time from spawn to every job on screen (`jobs 1/N`), a change
+           benches/cockpit.py): time from spawn to every job on screen (`jobs K/N`), a change
            until the screen shows it (its step in the PROGRESS cell, `K/1000`) for the remote
            and the local root, the round trips over the cockpit's own master connection, and
            the idle bytes on its connections.
@@ -297,6 +297,9 @@ def idle_bytes(fleet, seconds, reader, streams_of=None):
     for h in fleet.hosts:
         a = fh.tcp_counters(h[2].port)
         b = before[h[0]]
+        if a["sockets"] != b["sockets"] or a["sockets"] == 0:
+            raise RuntimeError(f"{h[0]}: {b['sockets']} connection(s) at the start of the idle "
+                               f"window, {a['sockets']} at its end: the counters do not compare")
         payload = (a["bytes_acked"] - b["bytes_acked"]) + (a["bytes_received"] - b["bytes_received"])
         segs = (a["segs_out"] - b["segs_out"]) + (a["segs_in"] - b["segs_in"])
         r = {"seconds": elapsed, "payload_bps": payload / elapsed,
@@ -392,9 +395,10 @@ def bench_stream(fleet, out):
     # The floor: the same master connections with no session at all (ssh's keepalives only).
     rtt_true(fleet, cdir, 0)
     time.sleep(2.0)
+    # Shorter than ControlPersist (60 s), which ends a master that long after its last session.
+    floor_s = min(a.idle_seconds, 45.0)
     print("  masters open, no session:", flush=True)
-    res["idle_floor"] = idle_bytes(fleet, a.idle_seconds,
-                                   lambda left: time.sleep(min(left, 1.0)))
+    res["idle_floor"] = idle_bytes(fleet, floor_s, lambda left: time.sleep(min(left, 1.0)))
     streams, _, _, _ = open_streams(fleet)
     try:
         every = list(streams.values())
@@ -453,14 +457,15 @@ def start_cockpit(fleet, tag):
 
 def bench_cockpit(fleet, out):
     a = fleet.args
-    title = ck.jobs_title(fleet.total)
+    # `jobs K/N`: K is the selected row, which the sort may move as hosts come in.
+    title = re.compile(rf"jobs \d+/{fleet.total}(?!\d)")
     res = {"connect_ms": []}
     for i in range(a.connect_rounds):
         p, cdir = start_cockpit(fleet, f"c{i}")
         try:
             t = p.wait_for(lambda s: title.search(s), 120)
             if t is None:
-                raise RuntimeError(f"the cockpit never showed `jobs 1/{fleet.total}`:\n"
+                raise RuntimeError(f"the cockpit never showed `jobs K/{fleet.total}`:\n"
                                    + p.screen.text())
             res["connect_ms"].append((t - p.t_spawn) * 1000)
             print(f"  cockpit {i + 1}: every job on screen {res['connect_ms'][-1]:.0f} ms after "
