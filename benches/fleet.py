@@ -286,33 +286,51 @@ def print_ms(label, v, extra=""):
 
 
 def idle_bytes(fleet, seconds, reader, streams_of=None):
-    """Bytes on each host's connections over `seconds`, while `reader(left)` keeps reading."""
-    before = {h[0]: fh.tcp_counters(h[2].port) for h in fleet.hosts}
+    """Bytes on each host's connections over `seconds`, while `reader(left)` keeps reading.
+    The counters are sampled every second, per connection: one that opens in the window counts
+    from zero, one that closes counts up to its last sample."""
+    first = {h[0]: fh.tcp_sockets(h[2].port) for h in fleet.hosts}
+    last = {name: dict(socks) for name, socks in first.items()}
     app0 = {n: s.bytes for n, s in (streams_of or {}).items()}
     t0 = time.monotonic()
     while (left := t0 + seconds - time.monotonic()) > 0:
-        reader(left)
+        reader(min(left, 1.0))
+        for h in fleet.hosts:
+            last[h[0]].update(fh.tcp_sockets(h[2].port))
     elapsed = time.monotonic() - t0
     res = {}
     for h in fleet.hosts:
-        a = fh.tcp_counters(h[2].port)
-        b = before[h[0]]
-        if a["sockets"] != b["sockets"] or a["sockets"] == 0:
-            raise RuntimeError(f"{h[0]}: {b['sockets']} connection(s) at the start of the idle "
-                               f"window, {a['sockets']} at its end: the counters do not compare")
-        payload = (a["bytes_acked"] - b["bytes_acked"]) + (a["bytes_received"] - b["bytes_received"])
-        segs = (a["segs_out"] - b["segs_out"]) + (a["segs_in"] - b["segs_in"])
+        a, b = last[h[0]], first[h[0]]
+        zero = dict.fromkeys(fh.COUNTERS, 0)
+
+        def delta(k):
+            return sum(a[s][k] - b.get(s, zero)[k] for s in a)
+        payload = delta("bytes_acked") + delta("bytes_received")
+        segs = delta("segs_out") + delta("segs_in")
         r = {"seconds": elapsed, "payload_bps": payload / elapsed,
              "wire_bps": (payload + HEADER_BYTES * segs) / elapsed,
-             "segments_per_s": segs / elapsed, "sockets": [b["sockets"], a["sockets"]]}
+             "segments_per_s": segs / elapsed, "connections": len(a),
+             "connections_at_start": len(b)}
         if streams_of and h[0] in streams_of:
             r["json_bps"] = (streams_of[h[0]].bytes - app0[h[0]]) / elapsed
         res[h[0]] = r
         json_part = f", JSON lines read {r['json_bps']:.1f} B/s" if "json_bps" in r else ""
         print(f"  idle {h[0]}: {r['payload_bps']:.1f} B/s payload, {r['wire_bps']:.1f} B/s with "
               f"headers, {r['segments_per_s']:.2f} segments/s{json_part} "
-              f"({elapsed:.0f} s, {a['sockets']} connection(s))", flush=True)
+              f"({elapsed:.0f} s, {len(a)} connection(s), {len(b)} at the start)", flush=True)
     return res
+
+
+def wait_no_connections(fleet, timeout):
+    """Waits until no connection to any host is left (an earlier cockpit's master ends
+    ControlPersist after its last session); returns the seconds waited."""
+    t0 = time.monotonic()
+    while any(fh.tcp_sockets(h[2].port) for h in fleet.hosts):
+        if time.monotonic() - t0 > timeout:
+            left = {h[0]: len(fh.tcp_sockets(h[2].port)) for h in fleet.hosts}
+            raise RuntimeError(f"connections still open after {timeout} s: {left}")
+        time.sleep(0.5)
+    return time.monotonic() - t0
 
 
 # --------------------------------------------------------------------------------------------
@@ -460,7 +478,9 @@ def bench_cockpit(fleet, out):
     # `jobs K/N`: K is the selected row, which the sort may move as hosts come in.
     title = re.compile(rf"jobs \d+/{fleet.total}(?!\d)")
     res = {"connect_ms": []}
+    fleet.close_masters()  # the stream mode's
     for i in range(a.connect_rounds):
+        wait_no_connections(fleet, 90)
         p, cdir = start_cockpit(fleet, f"c{i}")
         try:
             t = p.wait_for(lambda s: title.search(s), 120)
@@ -473,6 +493,9 @@ def bench_cockpit(fleet, out):
         finally:
             p.close()
             fleet.close_masters(cdir)
+    waited = wait_no_connections(fleet, 90)
+    if waited > 1:
+        print(f"  waited {waited:.0f} s for the earlier cockpits' connections to end", flush=True)
     p, cdir = start_cockpit(fleet, "main")
     try:
         if p.wait_for(lambda s: title.search(s), 120) is None:

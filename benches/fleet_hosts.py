@@ -242,17 +242,20 @@ def write_progress(job_dir, step, total):
 
 
 SS_FIELD = re.compile(r"\b(bytes_acked|bytes_received|segs_out|segs_in):(\d+)")
+COUNTERS = ("bytes_acked", "bytes_received", "segs_out", "segs_in")
 
 
-def tcp_counters(port):
-    """The client ends of the established connections to 127.0.0.1:`port`, summed:
-    {bytes_acked, bytes_received, segs_out, segs_in, sockets} from `ss -tin`."""
+def tcp_sockets(port):
+    """The client ends of the established connections to 127.0.0.1:`port`, by local port:
+    {local port: {bytes_acked, bytes_received, segs_out, segs_in}} from `ss -tin`."""
     out = subprocess.run(["ss", "-tinH", "state", "established", "dport", "=", f":{port}"],
                          capture_output=True, text=True, check=True).stdout
-    total = {"bytes_acked": 0, "bytes_received": 0, "segs_out": 0, "segs_in": 0, "sockets": 0}
+    socks, current = {}, None
     for line in out.splitlines():
         if line and not line[0].isspace():  # the socket's line; its counters follow indented
-            total["sockets"] += 1
-        for k, v in SS_FIELD.findall(line):
-            total[k] += int(v)
-    return total
+            current = line.split()[2].rsplit(":", 1)[1]
+            socks[current] = dict.fromkeys(COUNTERS, 0)
+        elif current is not None:
+            for k, v in SS_FIELD.findall(line):
+                socks[current][k] = int(v)
+    return socks
