@@ -104,6 +104,9 @@ class Fleet:
         for h in self.hosts:
             fh.dispatch(self.bin, h[1], a.agents - 1, self.env)
         fh.dispatch(self.bin, self.local[0], a.agents - 1, self.env)
+        # Ids and `started` count seconds: a second apart, the changing jobs are newer than
+        # every idle one, whatever the order within a second.
+        time.sleep(1.1)
         for h in self.hosts:
             jid = fh.dispatch(self.bin, h[1], 1, self.env, "changing agent")[0]
             h[3] = os.path.join(h[1]["jobs"], jid)
@@ -501,6 +504,11 @@ def bench_cockpit(fleet, out):
         if p.wait_for(lambda s: title.search(s), 120) is None:
             raise RuntimeError("the cockpit never showed every job:\n" + p.screen.text())
         p.pump(2.0)
+        text = p.screen.text()
+        rows = [os.path.basename(h[3]) + f"@{h[0]}" for h in fleet.hosts]
+        rows.append(os.path.basename(fleet.local[1]))
+        if any(r not in text for r in rows):
+            raise RuntimeError(f"not every changing job ({' '.join(rows)}) is on screen:\n{text}")
 
         def shown(_name, step, timeout):
             pat = re.compile(rf"(?<!\d){step}/{TOTAL_STEPS}(?!\d)")
