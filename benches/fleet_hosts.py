@@ -20,7 +20,7 @@ SSHD = "/usr/sbin/sshd"
 # the cockpit's connection when it names the same ControlPath directory.
 LINK_OPTIONS = ["-o", "BatchMode=yes", "-o", "ControlMaster=auto", "-o", "ControlPersist=60",
                 "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2",
-                "-o", "ConnectTimeout=10"]
+                "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR"]
 
 
 def free_port():
@@ -124,7 +124,7 @@ class Sshd:
         """What the cockpit runs for this host: its link options, the ControlPath under
         `control_dir`, the host's options, the destination, `--` and the remote command."""
         return (["ssh", *LINK_OPTIONS, "-o", f"ControlPath={control_dir}/%C",
-                 *self.ssh_options(), self.destination, "--", *remote])
+                 *self.ssh_options(), "-T", self.destination, "--", *remote])
 
     def stop(self):
         self.clean.stop(self.proc, grace=1.0)
