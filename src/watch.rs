@@ -41,7 +41,9 @@ pub struct JobWatcher {
 impl JobWatcher {
     /// Starts watching `root`; `sink` is called from the watcher's own thread.
     pub fn start(root: &Path, sink: impl Fn(Signal) + Send + 'static) -> JobWatcher {
-        let root_for_events = root.to_owned();
+        // Events name absolute paths: a relative root (`--jobs-dir jobs`) would match none of
+        // them, and jobs appearing or vanishing would go unseen.
+        let root_for_events = std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
         let inner = FsWatcher::start(root, Backend::from_env(), move |change| {
             if let Some(signal) = jobs_of(&root_for_events, change) {
                 sink(signal);
@@ -293,5 +295,24 @@ mod tests {
         let got = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         assert_eq!(got, Signal::Changed(vec![JobId::parse("j1").unwrap()]));
         assert_eq!(w.watched_count(), 1);
+    }
+
+    #[test]
+    fn a_relative_root_still_hears_jobs_appear() {
+        let dir = tempfile::tempdir().unwrap();
+        // The same directory, named relative to the test's working directory.
+        let cwd = std::env::current_dir().unwrap();
+        let up = cwd.components().count() - 1;
+        let relative: PathBuf = std::iter::repeat_n(Path::new(".."), up)
+            .collect::<PathBuf>()
+            .join(dir.path().strip_prefix("/").unwrap());
+        assert!(relative.is_relative() && relative.exists(), "{relative:?}");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _w = JobWatcher::start(&relative, move |s| {
+            let _ = tx.send(s);
+        });
+        std::fs::create_dir(dir.path().join("j1")).unwrap();
+        let first = rx.recv_timeout(Duration::from_secs(5)).expect("an event");
+        assert_eq!(first, Signal::Changed(vec![JobId::parse("j1").unwrap()]));
     }
 }
