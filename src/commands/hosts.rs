@@ -137,6 +137,21 @@ fn json_of(
 }
 
 /// The element with `"host"` first.
+/// The merged list as JSON: each host's own elements, `"host"` first.
+fn write_hosted_json(
+    hosts: Vec<Option<String>>,
+    items: impl Iterator<Item = Value>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let list: Vec<Value> = hosts
+        .iter()
+        .zip(items)
+        .map(|(host, item)| with_host(host.as_deref().unwrap_or_default(), item))
+        .collect();
+    writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+    Ok(())
+}
+
 fn with_host(host: &str, item: Value) -> Value {
     let mut map = Map::new();
     map.insert("host".into(), Value::from(host));
@@ -175,11 +190,8 @@ pub fn jobs(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<u8> {
     rows.sort_by(|(a, _), (b, _)| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id)));
     rows.truncate(args.limit.unwrap_or(usize::MAX));
     if args.json {
-        let list: Vec<Value> = rows
-            .into_iter()
-            .map(|(row, item)| with_host(row.host.as_deref().unwrap_or_default(), item))
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        let hosts: Vec<_> = rows.iter().map(|(row, _)| row.host.clone()).collect();
+        write_hosted_json(hosts, rows.into_iter().map(|(_, item)| item), out)?;
     } else {
         let rows: Vec<JobRow> = rows.into_iter().map(|(row, _)| row).collect();
         let now = chrono::Utc::now();
@@ -261,11 +273,8 @@ pub fn questions(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Res
         .collect();
     rows.sort_by_key(|(r, _)| (r.waiting_secs.is_some(), std::cmp::Reverse(r.waiting_secs)));
     if args.json {
-        let list: Vec<Value> = rows
-            .into_iter()
-            .map(|(row, item)| with_host(row.host.as_deref().unwrap_or_default(), item))
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        let hosts: Vec<_> = rows.iter().map(|(row, _)| row.host.clone()).collect();
+        write_hosted_json(hosts, rows.into_iter().map(|(_, item)| item), out)?;
     } else {
         let rows: Vec<QuestionRow> = rows.into_iter().map(|(row, _)| row).collect();
         if !question_rows::write_sections(&rows, out)? {
