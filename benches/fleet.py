@@ -368,10 +368,12 @@ def bench_cockpit(fleet, out):
             raise RuntimeError("the cockpit never showed every job:\n" + p.screen.text())
         p.pump(2.0)
         text = p.screen.text()
-        rows = [os.path.basename(h[3]) + f"@{h[0]}" for h in fleet.hosts]
-        rows.append(os.path.basename(fleet.local[1]))
-        if any(r not in text for r in rows):
-            raise RuntimeError(f"not every changing job ({' '.join(rows)}) is on screen:\n{text}")
+        # A row names its host in the HOST column and the job by its id there.
+        rows = [(h[0], os.path.basename(h[3])) for h in fleet.hosts]
+        rows.append(("local", os.path.basename(fleet.local[1])))
+        missing = [f"{i}@{h}" for h, i in rows if not re.search(rf"\b{h}\s+{i}\b", text)]
+        if missing:
+            raise RuntimeError(f"not every changing job ({' '.join(missing)}) is on screen:\n{text}")
 
         def shown(_name, step, timeout):
             pat = re.compile(rf"(?<!\d){step}/{TOTAL_STEPS}(?!\d)")
