@@ -556,3 +556,45 @@ fn d_shows_the_diff_of_a_job_on_another_host() {
     });
     assert!(s.contains("+three-on-beta"), "{}", s.text());
 }
+
+/// A host that connects but never answers (its luzia hangs) delays nobody: the other host's
+/// jobs are on screen, and its question answered there, well before the hung host's link gives
+/// up waiting for its hello (30 s).
+#[test]
+fn a_hung_host_never_delays_the_other_host_or_the_screen() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let Some((alpha, beta)) = two_hosts(&sb) else {
+        return;
+    };
+    let _agents = Agents(vec![beta.root.clone()]);
+    let hung = alpha.dir.join("luzia-hung");
+    fs::write(&hung, "#!/bin/sh\nexec sleep 1000\n").unwrap();
+    fs::set_permissions(&hung, fs::Permissions::from_mode(0o755)).unwrap();
+    let answer = beta.dir.join("answer");
+    let bin = sh_quote(tmux::BIN);
+    let on_beta = beta.run(
+        &sb,
+        &format!(
+            "{bin} ask 'Which region?' --option north --option south > {}; exec sleep 1000",
+            sh_quote(answer.to_str().unwrap())
+        ),
+    );
+    let config = cockpit_config(
+        &sb,
+        &[
+            alpha.sshd.host_toml(&hung),
+            beta.sshd.host_toml(Path::new(tmux::BIN)),
+        ],
+    );
+    let ck = Cockpit::start(&sb, opts(&sb, &config));
+    // Well inside the hung host's hello deadline: nothing here waited for it.
+    let before_alpha_gives_up = Duration::from_secs(20);
+    ck.wait_for_up_to(before_alpha_gives_up, "beta's job waiting", |s| {
+        row(s, &on_beta, "beta").is_some_and(|r| r.contains("waiting"))
+    });
+    ck.key("i");
+    ck.wait_text("Which region?");
+    ck.keys(&["2", "Enter"]);
+    wait_file(&answer, "south");
+}
