@@ -27,6 +27,19 @@ pub struct Draft {
 }
 
 impl Draft {
+    /// An empty task for `projects` of `host` (`None`: this machine), `project` preselected.
+    pub fn new(host: Option<String>, projects: Vec<String>, project: usize) -> Draft {
+        Draft {
+            host,
+            projects,
+            project,
+            task: TextInput::lines(),
+            error: None,
+            sending: false,
+            reply_to: None,
+        }
+    }
+
     pub fn project_name(&self) -> Option<&str> {
         self.projects.get(self.project).map(String::as_str)
     }
@@ -106,15 +119,11 @@ impl App {
             }
             Some(_) => {}
             None => {
-                self.draft = Some(Draft {
-                    host: None,
-                    projects: self.opts.dispatch_projects.clone(),
+                self.draft = Some(Draft::new(
+                    None,
+                    self.opts.dispatch_projects.clone(),
                     project,
-                    task: TextInput::lines(),
-                    error: None,
-                    sending: false,
-                    reply_to: None,
-                })
+                ))
             }
         }
         self.mode = Mode::InputBar;
@@ -193,15 +202,7 @@ impl App {
             .and_then(|j| at(j.project()))
             .or_else(|| self.table.projects.iter().find_map(|p| at(p)))
             .unwrap_or(0);
-        self.draft = Some(Draft {
-            host,
-            projects,
-            project,
-            task: TextInput::lines(),
-            error: None,
-            sending: false,
-            reply_to: None,
-        });
+        self.draft = Some(Draft::new(host, projects, project));
         self.mode = Mode::InputBar;
         vec![]
     }

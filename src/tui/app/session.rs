@@ -9,7 +9,6 @@ use crate::jobs::Job;
 use crate::jobs::run::session::is_claude;
 use crate::tui::action::NormalAction;
 use crate::tui::effect::Effect;
-use crate::tui::input::TextInput;
 
 impl App {
     /// Opens the input bar to reply to the selected job.
@@ -29,13 +28,8 @@ impl App {
             }
             _ => {
                 self.draft = Some(Draft {
-                    host: None,
-                    projects: Vec::new(),
-                    project: 0,
-                    task: TextInput::lines(),
-                    error: None,
-                    sending: false,
                     reply_to: Some(id),
+                    ..Draft::new(None, Vec::new(), 0)
                 });
             }
         }
