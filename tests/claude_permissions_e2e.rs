@@ -291,12 +291,15 @@ fn cockpit_world(claude: &Path, api: &FakeApi) -> (tmux::Sandbox, World) {
 fn open_inbox_on(ck: &tmux::Cockpit, text: &str) {
     let deadline = Instant::now() + WAIT;
     loop {
-        if ck.screen().contains(text) {
+        // The popup's title names what it shows; without one, the inbox is closed. The text
+        // alone is not enough: the table's activity cell can show it too, and a key meant for
+        // the popup would then reach the main screen (`d` opening the diff view).
+        let screen = ck.screen();
+        let open = screen.contains(" question · ") || screen.contains(" approval gate · ");
+        if open && screen.contains(text) {
             return;
         }
-        // The popup's title names what it shows; without one, the inbox is closed.
-        let screen = ck.screen();
-        if !screen.contains(" question · ") && !screen.contains(" approval gate · ") {
+        if !open {
             ck.key("i");
         }
         assert!(

@@ -184,7 +184,10 @@ fn the_demo_s_claude_job_asks_permission_and_hears_the_reason() {
         s.job_rows().len() == 1 && s.job_row(&id).is_some_and(|r| r.contains("needs approval"))
     });
     ck.key("Enter"); // on the waiting row: opens the inbox on its gate
-    let s = ck.wait_text("Bash: rm -rf build");
+    // The popup's title too: the table's activity cell can show the command before it opens.
+    let s = ck.wait_for("the gate in the inbox", |s| {
+        s.contains(" approval gate · ") && s.contains("Bash: rm -rf build")
+    });
     assert!(
         s.contains("Remove the stale build directory"),
         "{}",
