@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use chrono::{DateTime, Utc};
 
 use super::{Findings, PatternSet, strip_escapes};
-use crate::jobs::fs::follow::{Follower, Handoff, WholeLines};
+use crate::jobs::fs::follow::{Follower, Handoff, Position, WholeLines};
 
 /// A log seen for the first time is scanned from this far before its end, not from its start:
 /// what went wrong is near the end, and a 2 GiB log must not cost seconds to open.
@@ -22,7 +22,10 @@ const CHUNK: u64 = 256 * 1024;
 
 #[derive(Debug, Default)]
 pub struct IssueScanner {
-    follower: Option<Follower>,
+    /// Where the scan stands in the log between two scans: a position only (no path, no file,
+    /// no buffer), as the cockpit keeps one scanner for every job of the root. The follower
+    /// that reads is made from it for one scan.
+    pos: Option<Position>,
     pub findings: Findings,
     /// Bytes read and scanned so far (what proves old bytes are not scanned again).
     pub bytes_scanned: u64,
@@ -37,8 +40,9 @@ impl IssueScanner {
     /// at most the last `window` bytes. Returns whether the findings changed. A truncated or
     /// replaced log is scanned again from its start (within the window).
     pub fn advance(&mut self, path: &Path, set: &PatternSet, window: u64) -> io::Result<bool> {
-        let result = self.read_to(path, set, window, u64::MAX);
-        self.release();
+        let mut follower = self.follower(path, window);
+        let result = self.read_to(&mut follower, set, u64::MAX);
+        self.keep(&follower);
         result
     }
 
@@ -53,17 +57,17 @@ impl IssueScanner {
         set: &PatternSet,
         window: u64,
     ) -> io::Result<bool> {
-        let result = self.take_inner(path, handed, set, window);
-        self.release();
+        let mut follower = self.follower(path, window);
+        let result = self.take_inner(&mut follower, handed, set);
+        self.keep(&follower);
         result
     }
 
     fn take_inner(
         &mut self,
-        path: &Path,
+        follower: &mut Follower,
         handed: &Handoff,
         set: &PatternSet,
-        window: u64,
     ) -> io::Result<bool> {
         let mut changed = false;
         if handed.reset.is_some() {
@@ -74,17 +78,17 @@ impl IssueScanner {
             let Some(identity) = handed.end.identity else {
                 return Ok(false);
             };
-            let mine = self.follower(path, window).position();
+            let mine = follower.position();
             if mine.identity != Some(identity) || mine.offset < handed.start {
                 // Behind, or never read this file: read what comes before the handed lines.
-                changed |= self.read_to(path, set, window, handed.start)?;
+                changed |= self.read_to(follower, set, handed.start)?;
             }
-            let mine = self.follower(path, window).position();
+            let mine = follower.position();
             if mine.identity != Some(identity) || mine.offset > handed.start {
                 if mine.identity == Some(identity) && mine.offset < handed.end.offset {
                     // Read past where the handed lines begin (asked to scan meanwhile): the
                     // rest of them is read again rather than scanned twice.
-                    changed |= self.read_to(path, set, window, handed.end.offset)?;
+                    changed |= self.read_to(follower, set, handed.end.offset)?;
                 }
                 // Otherwise the file changed under both: the next handoff says how.
                 return Ok(changed);
@@ -98,39 +102,43 @@ impl IssueScanner {
             &mut plain,
             handed.modified,
         );
-        self.follower(path, window).set_position(handed.end.clone());
+        follower.set_position(handed.end.clone());
         Ok(changed)
     }
 
-    fn follower(&mut self, path: &Path, window: u64) -> &mut Follower {
-        if self.follower.as_ref().is_some_and(|f| f.path() != path) {
-            self.follower = None;
+    /// A follower of the log at `path` standing where the last scan stopped (at most `window`
+    /// bytes before the end of a log not read yet).
+    fn follower(&mut self, path: &Path, window: u64) -> Follower {
+        let mut follower = Follower::windowed(path, window).read_at_most(CHUNK);
+        if let Some(pos) = self.pos.take() {
+            follower.set_position(pos);
         }
-        self.follower
-            .get_or_insert_with(|| Follower::windowed(path, window).read_at_most(CHUNK))
+        follower
     }
 
-    /// The file stays closed between calls: thousands of scanners must not hold thousands of
-    /// open files.
-    fn release(&mut self) {
-        if let Some(f) = self.follower.as_mut() {
-            f.release();
+    /// Keeps where `follower` stands, and nothing else of it: the file is closed (thousands of
+    /// scanners must not hold thousands of open files) and its buffer dropped. The findings
+    /// lose their spare room too: most logs never grow again once scanned.
+    fn keep(&mut self, follower: &Follower) {
+        let pos = follower.position();
+        self.pos = (*pos != Position::default()).then(|| pos.clone());
+        if let Some(found) = std::sync::Arc::get_mut(&mut self.findings.found) {
+            found.shrink_to_fit();
         }
     }
 
     /// Reads and scans the log up to byte `limit`, [`CHUNK`] bytes at a time into one buffer.
     fn read_to(
         &mut self,
-        path: &Path,
+        follower: &mut Follower,
         set: &PatternSet,
-        window: u64,
         limit: u64,
     ) -> io::Result<bool> {
         let mut changed = false;
         let mut buf = Vec::new();
         let mut plain = Vec::new();
         loop {
-            let (chunk, text) = self.follower(path, window).poll_whole(limit, buf)?;
+            let (chunk, text) = follower.poll_whole(limit, buf)?;
             if chunk.reset.is_some() {
                 changed |= !self.findings.is_empty();
                 self.findings = Findings::default();
