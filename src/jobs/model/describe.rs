@@ -77,14 +77,14 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
         // The session's chain: the job this one continues, and those that continued it.
         let resumed_by = m.resumed_by.join(", ");
         let extras = [
-            ("type", &m.kind),
-            ("user", &m.user),
-            ("host", &m.host),
-            ("agent", &m.agent),
-            ("retry of", &m.retry_of),
-            ("session", &m.session_id),
-            ("resumes", &m.resumes),
-            ("resumed by", &resumed_by),
+            ("type", m.kind.as_str()),
+            ("user", m.user.as_str()),
+            ("host", m.host.as_str()),
+            ("agent", m.agent.as_str()),
+            ("retry of", m.retry_of.as_str()),
+            ("session", m.session_id.as_str()),
+            ("resumes", m.resumes.as_str()),
+            ("resumed by", resumed_by.as_str()),
         ];
         out.extend(
             extras

@@ -3,6 +3,7 @@
 //! that is not an object at all is an error, and that error belongs to one job.
 
 use chrono::{DateTime, Utc};
+use compact_str::CompactString;
 use serde_json::{Map, Value};
 
 use crate::jobs::model::review::Review;
@@ -10,36 +11,37 @@ use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::parse_timestamp;
 
-/// What the dispatcher wrote. Every field is optional in practice; absent text is empty.
+/// What the dispatcher wrote. Every field is optional in practice; absent text is empty. Text
+/// is a [`CompactString`]: up to 24 bytes held in place, without an allocation.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Meta {
-    pub id: String,
-    pub project: String,
-    pub task: String,
-    pub kind: String,
-    pub user: String,
+    pub id: CompactString,
+    pub project: CompactString,
+    pub task: CompactString,
+    pub kind: CompactString,
+    pub user: CompactString,
     pub pid: Option<u32>,
     pub started: Option<DateTime<Utc>>,
     /// Advisory only: written once at start. The real status is derived (see `status`).
-    pub status: String,
+    pub status: CompactString,
     pub debug: bool,
     pub finished: Option<DateTime<Utc>>,
     pub exit_code: Option<i32>,
     pub estimated_duration_seconds: Option<u64>,
     pub priority: Option<String>,
-    pub retry_of: String,
-    pub host: String,
-    pub agent: String,
+    pub retry_of: CompactString,
+    pub host: CompactString,
+    pub agent: CompactString,
     /// The directory the agent ran in (luzia's dispatcher writes it).
-    pub cwd: String,
+    pub cwd: CompactString,
     /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
     pub supervised: bool,
     /// A requested stop, as the supervisor recorded it when the agent ended.
     pub stop: Option<Box<StopRequest>>,
     /// The Claude Code session the job runs (fixed at dispatch, confirmed by the stream).
-    pub session_id: String,
+    pub session_id: CompactString,
     /// The job whose session this one continues (`luzia reply`, a resuming retry).
-    pub resumes: String,
+    pub resumes: CompactString,
     /// The figures of the run, as the supervisor recorded them from the agent's stream.
     pub usage: Option<Box<Usage>>,
     /// The jobs that continued this one's session (`luzia reply`, a resuming retry, `attach`),
@@ -122,9 +124,15 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// A string field, or a number rendered as text; anything else reads as empty.
-fn text(raw: &Map<String, Value>, key: &str) -> String {
-    raw.get(key).and_then(scalar_text).unwrap_or_default()
+/// A string field, or a number rendered as text; anything else reads as empty. Kept in place,
+/// not on the heap, when short (ids, projects, users, types, statuses): the cockpit keeps every
+/// job's record, and at 100,000 jobs an allocation each is megabytes.
+fn text(raw: &Map<String, Value>, key: &str) -> CompactString {
+    match raw.get(key) {
+        Some(Value::String(s)) => CompactString::from(s.as_str()),
+        Some(v) => scalar_text(v).map(CompactString::from).unwrap_or_default(),
+        None => CompactString::default(),
+    }
 }
 
 /// For serde: a string field, or a number or boolean rendered as text; anything else (a list,

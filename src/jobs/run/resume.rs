@@ -63,7 +63,7 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
     if !is_claude(&meta.agent) {
         return Err(ResumeError::NotClaude {
             id,
-            agent: meta.agent,
+            agent: meta.agent.into_string(),
         });
     }
     if meta.session_id.is_empty() {
@@ -85,7 +85,7 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
         });
     }
     Ok(Resume {
-        session_id: meta.session_id,
+        session_id: meta.session_id.into_string(),
         job: id,
     })
 }

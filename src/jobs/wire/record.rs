@@ -8,6 +8,7 @@
 //! not compile until the wire has decided how to carry it.
 
 use chrono::{DateTime, Utc};
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -60,22 +61,22 @@ mirror! {
     #[derive(Default)]
     #[serde(default)]
     MetaRecord <=> Meta {
-        #[serde(skip_serializing_if = "String::is_empty")]
-        id: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        project: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        task: String,
-        #[serde(rename = "type", skip_serializing_if = "String::is_empty")]
-        kind: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        user: String,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        id: CompactString,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        project: CompactString,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        task: CompactString,
+        #[serde(rename = "type", skip_serializing_if = "CompactString::is_empty")]
+        kind: CompactString,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        user: CompactString,
         #[serde(skip_serializing_if = "Option::is_none")]
         pid: Option<u32>,
         #[serde(skip_serializing_if = "Option::is_none")]
         started: Option<DateTime<Utc>>,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        status: String,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        status: CompactString,
         #[serde(skip_serializing_if = "is_false")]
         debug: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,22 +87,22 @@ mirror! {
         estimated_duration_seconds: Option<u64>,
         #[serde(skip_serializing_if = "Option::is_none")]
         priority: Option<String>,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        retry_of: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        host: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        agent: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        cwd: String,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        retry_of: CompactString,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        host: CompactString,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        agent: CompactString,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        cwd: CompactString,
         #[serde(skip_serializing_if = "is_false")]
         supervised: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         stop: Option<Box<StopRequest>>,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        session_id: String,
-        #[serde(skip_serializing_if = "String::is_empty")]
-        resumes: String,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        session_id: CompactString,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        resumes: CompactString,
         #[serde(skip_serializing_if = "Option::is_none")]
         usage: Option<Box<Usage>>,
         #[serde(skip_serializing_if = "Vec::is_empty")]

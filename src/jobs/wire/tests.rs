@@ -432,7 +432,7 @@ proptest! {
     fn any_text_in_a_job_survives_the_trip(task in any::<String>(), what in any::<String>(), len in any::<u64>()) {
         let mut job = everything();
         if let Some(m) = job.meta.as_mut() {
-            m.task = task;
+            m.task = task.into();
         }
         job.activity = Some(Box::new(Activity { what, since: None }));
         job.log_len = len;
