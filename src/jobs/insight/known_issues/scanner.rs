@@ -222,6 +222,24 @@ mod tests {
     }
 
     #[test]
+    fn a_scanned_log_keeps_no_more_than_its_findings_need() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        let set = PatternSet::builtin();
+        append(&path, b"building\n");
+        let mut scanner = IssueScanner::new();
+        scanner.advance(&path, &set, SCAN_WINDOW).unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&scanner.findings.found, &Findings::default().found),
+            "nothing found: the one shared empty list"
+        );
+        append(&path, DISK);
+        assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
+        let found = &scanner.findings.found;
+        assert_eq!((found.len(), found.capacity()), (1, 1), "no spare room");
+    }
+
+    #[test]
     fn lines_handed_in_are_scanned_without_being_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("output.log");
