@@ -76,7 +76,7 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
             // The session luzia fixed at dispatch, when it did; else a fresh one, as Claude
             // Code makes.
             let session = meta
-                .map(|m| m.session_id.into_string())
+                .map(|m| m.session_id.to_string())
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(super::demo_claude::session_id);
             super::demo_claude::run(&args.job_dir, session)?

@@ -374,11 +374,10 @@ mod tests {
     #[test]
     fn a_session_s_chain_is_shown_both_ways() {
         let mut job = sample("151200-q1q1");
-        job.meta = Some(Box::new(crate::jobs::Meta {
-            resumes: "150000-aaaa".into(),
-            resumed_by: vec!["152000-bbbb".into(), "153000-cccc".into()],
-            ..*job.meta.unwrap_or_default()
-        }));
+        let mut meta = job.meta.take().unwrap_or_default();
+        meta.resumes = "150000-aaaa".into();
+        meta.resumed_by = vec!["152000-bbbb".into(), "153000-cccc".into()];
+        job.meta = Some(meta);
         let f = facts(&job, Utc::now());
         assert_eq!(value(&f, "resumes"), "150000-aaaa");
         assert_eq!(value(&f, "resumed by"), "152000-bbbb, 153000-cccc");

@@ -314,7 +314,8 @@ fn a_live_job_or_one_without_a_record_is_refused_at_once() {
     live.meta.as_mut().unwrap().review = reviewed("142315-a1b2", Isolation::Snapshot)
         .meta
         .unwrap()
-        .review;
+        .review
+        .clone();
     app.update(Event::JobsRead(vec![(live.id.clone(), Some(live))]), now());
     select(&mut app, "155900-run1");
     for k in ['M', 'X'] {

@@ -17,11 +17,10 @@ fn with_a_finished_session(read_only: bool) -> (App, JobId) {
     press(&mut app, [ch('G')]);
     let mut job = app.selected_job().unwrap().clone();
     assert!(!job.status.is_active(), "{:?}", job.status);
-    job.meta = Some(Box::new(Meta {
-        agent: "/usr/local/bin/claude".into(),
-        session_id: "0b6f5f0e-4c8e-4d0a-9c7e-3f2a1b0c9d8e".into(),
-        ..*job.meta.unwrap_or_default()
-    }));
+    let mut meta = job.meta.take().unwrap_or_default();
+    meta.agent = "/usr/local/bin/claude".into();
+    meta.session_id = "0b6f5f0e-4c8e-4d0a-9c7e-3f2a1b0c9d8e".into();
+    job.meta = Some(meta);
     let id = job.id.clone();
     app.update(Event::JobsRead(vec![(id.clone(), Some(job))]), now());
     app.table.selected = Some(id.clone());
@@ -100,7 +99,10 @@ fn a_running_job_or_one_without_a_session_offers_neither() {
     let mut other = app.jobs[&job].clone();
     other.status = Status::Failed;
     other.meta = Some(Box::new(Meta {
-        agent: "codex".into(),
+        more: Some(Box::new(crate::jobs::model::meta::MetaMore {
+            agent: "codex".into(),
+            ..Default::default()
+        })),
         ..Meta::default()
     }));
     app.update(Event::JobsRead(vec![(job.clone(), Some(other))]), now());
