@@ -25,10 +25,24 @@ pub struct IssueScanner {
     /// Where the scan stands in the log between two scans: a position only (no path, no file,
     /// no buffer), as the cockpit keeps one scanner for every job of the root. The follower
     /// that reads is made from it for one scan.
-    pos: Option<Position>,
+    stand: Stand,
     pub findings: Findings,
     /// Bytes read and scanned so far (what proves old bytes are not scanned again).
     pub bytes_scanned: u64,
+}
+
+/// Where a scan stopped. Most logs end with a newline (an exit line last): their place is a
+/// file and an offset; a log whose last line has not ended keeps that line, boxed.
+#[derive(Debug, Default)]
+enum Stand {
+    #[default]
+    Unread,
+    At {
+        /// The file's device and inode: a replaced log is read again from its start.
+        file: (u64, u64),
+        offset: u64,
+    },
+    Within(Box<Position>),
 }
 
 impl IssueScanner {
@@ -110,8 +124,15 @@ impl IssueScanner {
     /// bytes before the end of a log not read yet).
     fn follower(&mut self, path: &Path, window: u64) -> Follower {
         let mut follower = Follower::windowed(path, window).read_at_most(CHUNK);
-        if let Some(pos) = self.pos.take() {
-            follower.set_position(pos);
+        match std::mem::take(&mut self.stand) {
+            Stand::Unread => {}
+            Stand::At { file, offset } => {
+                let mut pos = Position::default();
+                pos.identity = Some(file);
+                pos.offset = offset;
+                follower.set_position(pos);
+            }
+            Stand::Within(pos) => follower.set_position(*pos),
         }
         follower
     }
@@ -121,7 +142,17 @@ impl IssueScanner {
     /// lose their spare room too: most logs never grow again once scanned.
     fn keep(&mut self, follower: &Follower) {
         let pos = follower.position();
-        self.pos = (*pos != Position::default()).then(|| pos.clone());
+        let mut plain = Position::default();
+        plain.identity = pos.identity;
+        plain.offset = pos.offset;
+        self.stand = match pos.identity {
+            None if *pos == Position::default() => Stand::Unread,
+            Some(file) if *pos == plain => Stand::At {
+                file,
+                offset: pos.offset,
+            },
+            _ => Stand::Within(Box::new(pos.clone())),
+        };
         if let Some(found) = std::sync::Arc::get_mut(&mut self.findings.found) {
             found.shrink_to_fit();
         }
@@ -237,6 +268,24 @@ mod tests {
         assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
         let found = &scanner.findings.found;
         assert_eq!((found.len(), found.capacity()), (1, 1), "no spare room");
+        assert!(
+            matches!(scanner.stand, Stand::At { .. }),
+            "{:?}",
+            scanner.stand
+        );
+        // A last line without its newline yet is kept, and completed by the next scan.
+        append(&path, b"OSError: [Errno 28] No space");
+        scanner.advance(&path, &set, SCAN_WINDOW).unwrap();
+        assert!(
+            matches!(scanner.stand, Stand::Within(_)),
+            "{:?}",
+            scanner.stand
+        );
+        append(&path, b" left on device\n");
+        assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
+        assert_eq!(scanner.findings.found[0].count, 2, "{:?}", scanner.findings);
+        // The scanner's whole state stays small: the cockpit keeps one per job.
+        assert!(std::mem::size_of::<IssueScanner>() <= 48);
     }
 
     #[test]
