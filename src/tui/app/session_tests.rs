@@ -84,7 +84,7 @@ fn attach_asks_the_loop_to_open_the_session() {
 #[test]
 fn a_running_job_or_one_without_a_session_offers_neither() {
     let (mut app, job) = with_a_finished_session(false);
-    let mut running = app.jobs[&job].clone();
+    let mut running = crate::jobs::Job::clone(&app.jobs[&job]);
     running.status = Status::Running;
     app.update(Event::JobsRead(vec![(job.clone(), Some(running))]), now());
     app.table.selected = Some(job.clone());
@@ -96,7 +96,7 @@ fn a_running_job_or_one_without_a_session_offers_neither() {
             "{k}"
         );
     }
-    let mut other = app.jobs[&job].clone();
+    let mut other = crate::jobs::Job::clone(&app.jobs[&job]);
     other.status = Status::Failed;
     other.meta = Some(Box::new(Meta {
         more: Some(Box::new(crate::jobs::model::meta::MetaMore {
