@@ -384,7 +384,7 @@ mod tests {
         assert_eq!(job.status, crate::jobs::Status::Completed);
         assert!(job.problems.is_empty(), "{:?}", job.problems);
         let meta = job.meta.unwrap();
-        let usage = meta.usage.unwrap();
+        let usage = meta.usage.clone().unwrap();
         assert_eq!(usage.model, demo_claude::MODEL);
         assert_eq!(usage.duration_ms, Some(252_000));
         assert!(usage.cost_usd.unwrap() > 0.0 && usage.total_tokens() > 0);

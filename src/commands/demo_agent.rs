@@ -62,7 +62,7 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
     let meta = std::fs::read(args.job_dir.join("meta.json"))
         .ok()
         .and_then(|b| crate::jobs::Meta::parse(&b).ok());
-    let task = meta.as_ref().map_or(prompt, |m| m.task.clone());
+    let task = meta.as_ref().map_or(prompt, |m| m.task.to_string());
     let scenario = args
         .scenario
         .clone()
@@ -76,7 +76,7 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
             // The session luzia fixed at dispatch, when it did; else a fresh one, as Claude
             // Code makes.
             let session = meta
-                .map(|m| m.session_id)
+                .map(|m| m.session_id.to_string())
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(super::demo_claude::session_id);
             super::demo_claude::run(&args.job_dir, session)?

@@ -17,7 +17,7 @@ fn job(id: &str, status: Status, started_min: i64) -> Job {
     Job {
         meta: Some(Box::new(Meta {
             project: "musica".into(),
-            task: format!("task of {id}"),
+            task: format!("task of {id}").into(),
             ..Meta::default()
         })),
         status,

@@ -245,10 +245,10 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
 }
 
 /// A text field of meta.json, `None` when empty or unknown.
-fn meta_text(job: &Job, field: impl Fn(&Meta) -> &String) -> Option<&str> {
+fn meta_text(job: &Job, field: impl Fn(&Meta) -> &str) -> Option<&str> {
     job.meta
         .as_ref()
-        .map(|m| field(m).as_str())
+        .map(|m| field(m))
         .filter(|s| !s.is_empty())
 }
 

@@ -128,7 +128,7 @@ mod tests {
         assert_eq!(files, ["cart.py", "legacy.py", "test_cart.py"]);
         assert!(change.patch.contains("+def total(items, discount=0):"));
         assert!(change.notes.is_empty(), "{:?}", change.notes);
-        let stat = job.meta.unwrap().review.unwrap().changes.unwrap();
+        let stat = job.meta.unwrap().review.clone().unwrap().changes.unwrap();
         assert_eq!(stat, change.stat());
     }
 }

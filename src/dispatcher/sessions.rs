@@ -80,7 +80,7 @@ impl Dispatcher<'_> {
 
     fn resume_spec(&self, job: &Job, session: Resume, how: &Continuation) -> Result<Spec> {
         let meta = job.meta.clone().unwrap_or_default();
-        let project = self.cfg.projects.get(&meta.project);
+        let project = self.cfg.projects.get(meta.project.as_str());
         let project_path = match (meta.cwd.as_str(), project) {
             ("", Some(p)) => p.path.clone(),
             ("", None) => bail!(
@@ -101,9 +101,9 @@ impl Dispatcher<'_> {
             prompt
         };
         Ok(Spec {
-            project: meta.project.clone(),
+            project: meta.project.to_string(),
             project_path,
-            user: Some(meta.user.clone()).filter(|u| !u.is_empty()),
+            user: Some(meta.user.to_string()).filter(|u| !u.is_empty()),
             task: how.task.clone(),
             command: self.cfg.agent.command.clone(),
             prompt_template,
@@ -116,7 +116,7 @@ impl Dispatcher<'_> {
             isolation: match self
                 .cfg
                 .projects
-                .get(&meta.project)
+                .get(meta.project.as_str())
                 .and_then(|p| p.isolation)
             {
                 Some(Isolation::Worktree) => None,

@@ -77,7 +77,8 @@ pub fn jobs() -> Vec<Job> {
             m.session_id = format!(
                 "5f0c6a1e-9d7b-4c1a-8f3e-{}",
                 job.id.as_str().replace('-', "")
-            );
+            )
+            .into();
             m.usage = Some(Box::new(usage));
         }
     }

@@ -276,7 +276,7 @@ impl<W: Write> Stream<W> {
             return Ok(());
         };
         self.emit(&Line::Gone { id: id.clone() })?;
-        let retry_of = sent.record.meta.as_ref().map(|m| m.retry_of.clone());
+        let retry_of = sent.record.meta.as_ref().map(|m| m.more.retry_of.clone());
         match retry_of.and_then(|of| JobId::parse(&of).ok()) {
             Some(of) => self.relink(&of, |by| by.retain(|r| *r != id)),
             None => Ok(()),

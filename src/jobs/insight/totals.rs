@@ -110,7 +110,12 @@ mod tests {
         Job {
             meta: Some(Box::new(Meta {
                 project: project.into(),
-                usage: usage.map(Box::new),
+                more: usage.map(|u| {
+                    Box::new(crate::jobs::model::meta::MetaMore {
+                        usage: Some(Box::new(u)),
+                        ..Default::default()
+                    })
+                }),
                 ..Meta::default()
             })),
             status: Status::Completed,

@@ -77,14 +77,14 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
         // The session's chain: the job this one continues, and those that continued it.
         let resumed_by = m.resumed_by.join(", ");
         let extras = [
-            ("type", &m.kind),
-            ("user", &m.user),
-            ("host", &m.host),
-            ("agent", &m.agent),
-            ("retry of", &m.retry_of),
-            ("session", &m.session_id),
-            ("resumes", &m.resumes),
-            ("resumed by", &resumed_by),
+            ("type", m.kind.as_str()),
+            ("user", m.user.as_str()),
+            ("host", m.host.as_str()),
+            ("agent", m.agent.as_str()),
+            ("retry of", m.retry_of.as_str()),
+            ("session", m.session_id.as_str()),
+            ("resumes", m.resumes.as_str()),
+            ("resumed by", resumed_by.as_str()),
         ];
         out.extend(
             extras
@@ -374,11 +374,10 @@ mod tests {
     #[test]
     fn a_session_s_chain_is_shown_both_ways() {
         let mut job = sample("151200-q1q1");
-        job.meta = Some(Box::new(crate::jobs::Meta {
-            resumes: "150000-aaaa".into(),
-            resumed_by: vec!["152000-bbbb".into(), "153000-cccc".into()],
-            ..*job.meta.unwrap_or_default()
-        }));
+        let mut meta = job.meta.take().unwrap_or_default();
+        meta.resumes = "150000-aaaa".into();
+        meta.resumed_by = vec!["152000-bbbb".into(), "153000-cccc".into()];
+        job.meta = Some(meta);
         let f = facts(&job, Utc::now());
         assert_eq!(value(&f, "resumes"), "150000-aaaa");
         assert_eq!(value(&f, "resumed by"), "152000-bbbb, 153000-cccc");

@@ -3,6 +3,7 @@
 //! that is not an object at all is an error, and that error belongs to one job.
 
 use chrono::{DateTime, Utc};
+use compact_str::CompactString;
 use serde_json::{Map, Value};
 
 use crate::jobs::model::review::Review;
@@ -10,36 +11,49 @@ use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::parse_timestamp;
 
-/// What the dispatcher wrote. Every field is optional in practice; absent text is empty.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// What the dispatcher wrote. Every field is optional in practice; absent text is empty. Text
+/// is a [`CompactString`]: up to 24 bytes held in place, without an allocation.
+///
+/// The fields every job has are here; the others are in [`MetaMore`], boxed apart and read
+/// through this record as if they were its own (`meta.cwd`): the cockpit keeps every job's
+/// record, and most jobs of a long-lived root have none of them.
+#[derive(Clone, Debug, Default)]
 pub struct Meta {
-    pub id: String,
-    pub project: String,
-    pub task: String,
-    pub kind: String,
-    pub user: String,
+    pub id: CompactString,
+    pub project: CompactString,
+    pub task: CompactString,
+    pub kind: CompactString,
+    pub user: CompactString,
     pub pid: Option<u32>,
     pub started: Option<DateTime<Utc>>,
     /// Advisory only: written once at start. The real status is derived (see `status`).
-    pub status: String,
+    pub status: CompactString,
     pub debug: bool,
     pub finished: Option<DateTime<Utc>>,
     pub exit_code: Option<i32>,
+    /// The rest, `None` when all of it is empty.
+    pub more: Option<Box<MetaMore>>,
+}
+
+/// The fields of meta.json that the orchestrator's jobs leave out (luzia's dispatcher writes
+/// some of them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetaMore {
     pub estimated_duration_seconds: Option<u64>,
     pub priority: Option<String>,
-    pub retry_of: String,
-    pub host: String,
-    pub agent: String,
+    pub retry_of: CompactString,
+    pub host: CompactString,
+    pub agent: CompactString,
     /// The directory the agent ran in (luzia's dispatcher writes it).
-    pub cwd: String,
+    pub cwd: CompactString,
     /// Dispatched by luzia: meta.json names the argument vector its supervisor runs.
     pub supervised: bool,
     /// A requested stop, as the supervisor recorded it when the agent ended.
     pub stop: Option<Box<StopRequest>>,
     /// The Claude Code session the job runs (fixed at dispatch, confirmed by the stream).
-    pub session_id: String,
+    pub session_id: CompactString,
     /// The job whose session this one continues (`luzia reply`, a resuming retry).
-    pub resumes: String,
+    pub resumes: CompactString,
     /// The figures of the run, as the supervisor recorded them from the agent's stream.
     pub usage: Option<Box<Usage>>,
     /// The jobs that continued this one's session (`luzia reply`, a resuming retry, `attach`),
@@ -48,9 +62,74 @@ pub struct Meta {
     /// Run interactively in an operator's terminal (`luzia run --fg`, `luzia attach`): its
     /// output went there, not to output.log.
     pub foreground: bool,
-    /// What the job changed in its project, where and how it was isolated (boxed: most jobs of
-    /// a long-lived root have none, and every job's `Meta` is kept in memory).
+    /// What the job changed in its project, where and how it was isolated.
     pub review: Option<Box<Review>>,
+}
+
+/// What a record without any of [`MetaMore`]'s fields reads as.
+static NO_MORE: MetaMore = MetaMore {
+    estimated_duration_seconds: None,
+    priority: None,
+    retry_of: CompactString::const_new(""),
+    host: CompactString::const_new(""),
+    agent: CompactString::const_new(""),
+    cwd: CompactString::const_new(""),
+    supervised: false,
+    stop: None,
+    session_id: CompactString::const_new(""),
+    resumes: CompactString::const_new(""),
+    usage: None,
+    resumed_by: Vec::new(),
+    foreground: false,
+    review: None,
+};
+
+impl std::ops::Deref for Meta {
+    type Target = MetaMore;
+
+    fn deref(&self) -> &MetaMore {
+        self.more.as_deref().unwrap_or(&NO_MORE)
+    }
+}
+
+impl std::ops::DerefMut for Meta {
+    fn deref_mut(&mut self) -> &mut MetaMore {
+        self.more.get_or_insert_with(Box::default)
+    }
+}
+
+/// Equal when every field is: a record whose rest was written empty equals one without it.
+impl PartialEq for Meta {
+    fn eq(&self, other: &Meta) -> bool {
+        let Meta {
+            id,
+            project,
+            task,
+            kind,
+            user,
+            pid,
+            started,
+            status,
+            debug,
+            finished,
+            exit_code,
+            more: _,
+        } = self;
+        (id, project, task, kind, user, pid, started, status, debug)
+            == (
+                &other.id,
+                &other.project,
+                &other.task,
+                &other.kind,
+                &other.user,
+                &other.pid,
+                &other.started,
+                &other.status,
+                &other.debug,
+            )
+            && (finished, exit_code) == (&other.finished, &other.exit_code)
+            && **self == **other
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -67,20 +146,7 @@ impl Meta {
         let Value::Object(raw) = value else {
             return Err(MetaError::NotAnObject(json_kind(&value)));
         };
-        Ok(Meta {
-            id: text(&raw, "id"),
-            project: text(&raw, "project"),
-            task: text(&raw, "task"),
-            kind: text(&raw, "type"),
-            user: text(&raw, "user"),
-            pid: integer(&raw, "pid")
-                .and_then(|n| u32::try_from(n).ok())
-                .filter(|&p| p > 0),
-            started: time(&raw, "started"),
-            status: text(&raw, "status"),
-            debug: raw.get("debug").is_some_and(truthy),
-            finished: time(&raw, "finished"),
-            exit_code: integer(&raw, "exit_code").and_then(|n| i32::try_from(n).ok()),
+        let more = MetaMore {
             estimated_duration_seconds: integer(&raw, "estimated_duration_seconds")
                 .and_then(|n| u64::try_from(n).ok()),
             priority: raw.get("priority").and_then(scalar_text),
@@ -107,6 +173,22 @@ impl Meta {
                 .unwrap_or_default(),
             foreground: raw.get("foreground").is_some_and(truthy),
             review: Review::from_meta(raw.get("review")),
+        };
+        Ok(Meta {
+            id: text(&raw, "id"),
+            project: text(&raw, "project"),
+            task: text(&raw, "task"),
+            kind: text(&raw, "type"),
+            user: text(&raw, "user"),
+            pid: integer(&raw, "pid")
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|&p| p > 0),
+            started: time(&raw, "started"),
+            status: text(&raw, "status"),
+            debug: raw.get("debug").is_some_and(truthy),
+            finished: time(&raw, "finished"),
+            exit_code: integer(&raw, "exit_code").and_then(|n| i32::try_from(n).ok()),
+            more: (more != NO_MORE).then(|| Box::new(more)),
         })
     }
 }
@@ -122,9 +204,15 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// A string field, or a number rendered as text; anything else reads as empty.
-fn text(raw: &Map<String, Value>, key: &str) -> String {
-    raw.get(key).and_then(scalar_text).unwrap_or_default()
+/// A string field, or a number rendered as text; anything else reads as empty. Kept in place,
+/// not on the heap, when short (ids, projects, users, types, statuses): the cockpit keeps every
+/// job's record, and at 100,000 jobs an allocation each is megabytes.
+fn text(raw: &Map<String, Value>, key: &str) -> CompactString {
+    match raw.get(key) {
+        Some(Value::String(s)) => CompactString::from(s.as_str()),
+        Some(v) => scalar_text(v).map(CompactString::from).unwrap_or_default(),
+        None => CompactString::default(),
+    }
 }
 
 /// For serde: a string field, or a number or boolean rendered as text; anything else (a list,
@@ -230,7 +318,7 @@ mod tests {
                  "requested_at": "2026-01-11T14:31:02Z", "source": "tui"}}"#,
         )
         .unwrap();
-        let stop = m.stop.unwrap();
+        let stop = m.stop.clone().unwrap();
         assert_eq!(
             (stop.requested_by.as_str(), stop.source.as_str()),
             ("bruno@host", "tui")
@@ -257,6 +345,33 @@ mod tests {
         assert!(m.foreground);
         let odd = Meta::parse(br#"{"resumed_by": "j3"}"#).unwrap();
         assert!(odd.resumed_by.is_empty() && !odd.foreground);
+    }
+
+    #[test]
+    fn the_rest_is_boxed_only_when_meta_json_has_some_of_it() {
+        let plain = Meta::parse(
+            br#"{"id": "142315-a1b2", "project": "musica", "task": "t", "type": "agent",
+             "user": "musica", "status": "running", "pid": "1"}"#,
+        )
+        .unwrap();
+        assert!(
+            plain.more.is_none(),
+            "the orchestrator's form has none of it"
+        );
+        assert_eq!((plain.cwd.as_str(), plain.supervised), ("", false));
+        let mut dispatched = Meta::parse(br#"{"cwd": "/srv/p", "argv": ["x"]}"#).unwrap();
+        assert_eq!(dispatched.more.as_ref().unwrap().cwd, "/srv/p");
+        assert!(dispatched.supervised);
+        // Emptied by hand, it equals a record that never had any.
+        dispatched.cwd = "".into();
+        dispatched.supervised = false;
+        assert_eq!(dispatched, Meta::parse(b"{}").unwrap());
+        // The cockpit keeps one per job: the fields every job has, and a pointer.
+        assert!(
+            std::mem::size_of::<Meta>() <= 208,
+            "{}",
+            std::mem::size_of::<Meta>()
+        );
     }
 
     #[test]

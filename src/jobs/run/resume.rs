@@ -63,7 +63,7 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
     if !is_claude(&meta.agent) {
         return Err(ResumeError::NotClaude {
             id,
-            agent: meta.agent,
+            agent: meta.agent.to_string(),
         });
     }
     if meta.session_id.is_empty() {
@@ -85,7 +85,7 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
         });
     }
     Ok(Resume {
-        session_id: meta.session_id,
+        session_id: meta.session_id.to_string(),
         job: id,
     })
 }
@@ -157,8 +157,11 @@ mod tests {
     fn job(id: &str, status: Status, agent: &str, session: &str) -> Job {
         Job {
             meta: Some(Box::new(Meta {
-                agent: agent.into(),
-                session_id: session.into(),
+                more: Some(Box::new(crate::jobs::model::meta::MetaMore {
+                    agent: agent.into(),
+                    session_id: session.into(),
+                    ..Default::default()
+                })),
                 ..Meta::default()
             })),
             status,

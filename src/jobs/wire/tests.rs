@@ -107,49 +107,51 @@ fn everything() -> Job {
         debug: true,
         finished: Some(t + Duration::seconds(5)),
         exit_code: Some(-9),
-        estimated_duration_seconds: Some(600),
-        priority: Some("high".into()),
-        retry_of: "110000-old".into(),
-        host: "gpu2".into(),
-        agent: "claude".into(),
-        cwd: "/srv/p".into(),
-        supervised: true,
-        stop: Some(Box::new(StopRequest {
-            requested_by: "bo@h".into(),
-            requested_at: "2026-11-23T12:00:01Z".into(),
-            source: "tui".into(),
-        })),
-        session_id: "5f0c".into(),
-        resumes: "100000-a".into(),
-        usage: Some(Box::new(Usage {
-            model: "m".into(),
-            turns: Some(3),
-            duration_ms: Some(1),
-            input_tokens: Some(2),
-            output_tokens: Some(3),
-            cache_read_tokens: Some(4),
-            cache_creation_tokens: Some(5),
-            cost_usd: Some(1.0 / 3.0),
-            outcome: "error_max_turns".into(),
-            error: "API error".into(),
-        })),
-        resumed_by: vec!["130000-b".into()],
-        foreground: true,
-        review: Some(Box::new(Review {
-            isolation: Isolation::Worktree,
-            repo: "/srv/p".into(),
-            base: "abc".into(),
-            after: "def".into(),
-            worktree: "/srv/w".into(),
-            branch: "luzia/120000-full".into(),
-            changes: Some(ChangeStat {
-                files: 2,
-                added: 10,
-                removed: 1,
-            }),
-            note: "also changed outside".into(),
-            error: "e".into(),
-            outcome: "merged into main at abc".into(),
+        more: Some(Box::new(crate::jobs::model::meta::MetaMore {
+            estimated_duration_seconds: Some(600),
+            priority: Some("high".into()),
+            retry_of: "110000-old".into(),
+            host: "gpu2".into(),
+            agent: "claude".into(),
+            cwd: "/srv/p".into(),
+            supervised: true,
+            stop: Some(Box::new(StopRequest {
+                requested_by: "bo@h".into(),
+                requested_at: "2026-11-23T12:00:01Z".into(),
+                source: "tui".into(),
+            })),
+            session_id: "5f0c".into(),
+            resumes: "100000-a".into(),
+            usage: Some(Box::new(Usage {
+                model: "m".into(),
+                turns: Some(3),
+                duration_ms: Some(1),
+                input_tokens: Some(2),
+                output_tokens: Some(3),
+                cache_read_tokens: Some(4),
+                cache_creation_tokens: Some(5),
+                cost_usd: Some(1.0 / 3.0),
+                outcome: "error_max_turns".into(),
+                error: "API error".into(),
+            })),
+            resumed_by: vec!["130000-b".into()],
+            foreground: true,
+            review: Some(Box::new(Review {
+                isolation: Isolation::Worktree,
+                repo: "/srv/p".into(),
+                base: "abc".into(),
+                after: "def".into(),
+                worktree: "/srv/w".into(),
+                branch: "luzia/120000-full".into(),
+                changes: Some(ChangeStat {
+                    files: 2,
+                    added: 10,
+                    removed: 1,
+                }),
+                note: "also changed outside".into(),
+                error: "e".into(),
+                outcome: "merged into main at abc".into(),
+            })),
         })),
     };
     Job {
@@ -432,7 +434,7 @@ proptest! {
     fn any_text_in_a_job_survives_the_trip(task in any::<String>(), what in any::<String>(), len in any::<u64>()) {
         let mut job = everything();
         if let Some(m) = job.meta.as_mut() {
-            m.task = task;
+            m.task = task.into();
         }
         job.activity = Some(Box::new(Activity { what, since: None }));
         job.log_len = len;

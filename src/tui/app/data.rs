@@ -22,7 +22,7 @@ impl App {
         self.jobs
             .reserve(s.read.len().saturating_sub(self.jobs.len()));
         for job in s.read {
-            self.jobs.insert(job.id.clone(), job);
+            self.jobs.insert(job.id.clone(), Box::new(job));
         }
         self.link_retries();
         let effects = self.after_read(newly_waiting, None);
@@ -57,7 +57,7 @@ impl App {
         });
         if unchanged {
             for (id, job) in read.into_iter().filter_map(|(id, j)| j.map(|j| (id, j))) {
-                self.jobs.insert(id, job);
+                self.jobs.insert(id, Box::new(job));
             }
             // Its log grew (scan it) or its output moved (an alarm may clear).
             let (changed, effects) = self.insight_after_read(self.now, Some(&ids));
@@ -71,7 +71,7 @@ impl App {
         for (id, job) in read {
             match job {
                 Some(job) => {
-                    self.jobs.insert(id, job);
+                    self.jobs.insert(id, Box::new(job));
                 }
                 None => {
                     self.jobs.remove(&id);
@@ -102,7 +102,7 @@ impl App {
         self.jobs
             .retain(|id, _| !id.is_queued() || id.host().is_some());
         for job in queued {
-            self.jobs.insert(job.id.clone(), job);
+            self.jobs.insert(job.id.clone(), Box::new(job));
         }
         self.refresh_view()
     }
@@ -110,7 +110,7 @@ impl App {
     /// Fills in every job's retries from the others' `retry_of` (a job read alone cannot know
     /// them). One pass over the jobs, only when some were read anew.
     fn link_retries(&mut self) {
-        let mut by = crate::jobs::model::lifecycle::retries(self.jobs.values());
+        let mut by = crate::jobs::model::lifecycle::retries(self.jobs.values().map(|j| &**j));
         for job in self.jobs.values_mut() {
             let found = by.remove(&job.id).unwrap_or_default();
             if job.retried_by != found {

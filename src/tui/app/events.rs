@@ -102,6 +102,7 @@ impl App {
         let shown = self
             .jobs
             .values()
+            .map(|j| &**j)
             .filter(|j| super::table::view::in_projects(j, &self.table.projects));
         let ids = timeline::feed_jobs(shown)
             .into_iter()

@@ -13,7 +13,7 @@ const STOPPED: &str = "151200-q1q1";
 
 /// The sample that stopped for an answer, as read again once `ana` answered it.
 fn answered(app: &App) -> Job {
-    let mut job = app.jobs[&id(STOPPED)].clone();
+    let mut job = crate::jobs::Job::clone(&app.jobs[&id(STOPPED)]);
     let question = job
         .question
         .take()
@@ -114,7 +114,11 @@ fn a_retried_job_that_was_never_answered_leaves_waiting_too() {
     assert_eq!(waiting_tab(&mut app), ["155700-gate"]);
     assert_eq!(waiting_count(&app), 1);
     // A full listing links it the same way.
-    let all: Vec<Job> = app.jobs.values().cloned().collect();
+    let all: Vec<Job> = app
+        .jobs
+        .values()
+        .map(|j| crate::jobs::Job::clone(j))
+        .collect();
     let present = all.iter().map(|j| j.id.clone()).collect();
     app.update(
         Event::Synced(crate::tui::event::Synced {

@@ -310,11 +310,12 @@ fn read_only_shows_changes_and_never_merges() {
 fn a_live_job_or_one_without_a_record_is_refused_at_once() {
     let mut app = reviewing(false);
     // 155900-run1 runs (and the fixture has its change recorded as a snapshot would).
-    let mut live = app.jobs[&id("155900-run1")].clone();
+    let mut live = crate::jobs::Job::clone(&app.jobs[&id("155900-run1")]);
     live.meta.as_mut().unwrap().review = reviewed("142315-a1b2", Isolation::Snapshot)
         .meta
         .unwrap()
-        .review;
+        .review
+        .clone();
     app.update(Event::JobsRead(vec![(live.id.clone(), Some(live))]), now());
     select(&mut app, "155900-run1");
     for k in ['M', 'X'] {

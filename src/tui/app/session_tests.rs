@@ -17,11 +17,10 @@ fn with_a_finished_session(read_only: bool) -> (App, JobId) {
     press(&mut app, [ch('G')]);
     let mut job = app.selected_job().unwrap().clone();
     assert!(!job.status.is_active(), "{:?}", job.status);
-    job.meta = Some(Box::new(Meta {
-        agent: "/usr/local/bin/claude".into(),
-        session_id: "0b6f5f0e-4c8e-4d0a-9c7e-3f2a1b0c9d8e".into(),
-        ..*job.meta.unwrap_or_default()
-    }));
+    let mut meta = job.meta.take().unwrap_or_default();
+    meta.agent = "/usr/local/bin/claude".into();
+    meta.session_id = "0b6f5f0e-4c8e-4d0a-9c7e-3f2a1b0c9d8e".into();
+    job.meta = Some(meta);
     let id = job.id.clone();
     app.update(Event::JobsRead(vec![(id.clone(), Some(job))]), now());
     app.table.selected = Some(id.clone());
@@ -85,7 +84,7 @@ fn attach_asks_the_loop_to_open_the_session() {
 #[test]
 fn a_running_job_or_one_without_a_session_offers_neither() {
     let (mut app, job) = with_a_finished_session(false);
-    let mut running = app.jobs[&job].clone();
+    let mut running = crate::jobs::Job::clone(&app.jobs[&job]);
     running.status = Status::Running;
     app.update(Event::JobsRead(vec![(job.clone(), Some(running))]), now());
     app.table.selected = Some(job.clone());
@@ -97,10 +96,13 @@ fn a_running_job_or_one_without_a_session_offers_neither() {
             "{k}"
         );
     }
-    let mut other = app.jobs[&job].clone();
+    let mut other = crate::jobs::Job::clone(&app.jobs[&job]);
     other.status = Status::Failed;
     other.meta = Some(Box::new(Meta {
-        agent: "codex".into(),
+        more: Some(Box::new(crate::jobs::model::meta::MetaMore {
+            agent: "codex".into(),
+            ..Default::default()
+        })),
         ..Meta::default()
     }));
     app.update(Event::JobsRead(vec![(job.clone(), Some(other))]), now());

@@ -1276,7 +1276,7 @@ fn a_reread_that_changes_nothing_on_screen_draws_nothing_and_loses_nothing() {
     let mut app = app(160, 45);
     app.dirty = false;
     let id0 = app.table.selected.clone().unwrap();
-    let mut same = app.jobs[&id0].clone();
+    let mut same = crate::jobs::Job::clone(&app.jobs[&id0]);
     same.log_len += 4096; // the log grew; nothing shown changed
     app.update(
         Event::JobsRead(vec![(id0.clone(), Some(same.clone()))]),

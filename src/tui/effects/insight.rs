@@ -129,6 +129,7 @@ impl Scanning {
         let mut seen = std::collections::HashSet::new();
         logs.retain(|(id, _)| seen.insert(id.clone()));
         let mut changed = Vec::new();
+        let n = logs.len();
         for (i, (id, path)) in logs.into_iter().enumerate() {
             match self.cache.advance(&id, &path, &self.patterns) {
                 Ok(true) => changed.push(id),
@@ -141,6 +142,10 @@ impl Scanning {
         }
         if !changed.is_empty() {
             self.report(changed);
+        }
+        if n >= REPORT_EVERY {
+            // Each log was read through a buffer of its own, freed: give those pages back.
+            crate::jobs::os::heap::release_free_pages();
         }
     }
 

@@ -259,7 +259,7 @@ fn the_host_column_is_narrow_cut_and_the_first_to_go() {
         .table
         .view
         .iter()
-        .filter_map(|k| app.jobs.get(k))
+        .filter_map(|k| app.jobs.get(k).map(|j| &**j))
         .collect();
     let wide = Columns::fit(&app, &listed, &theme, 158);
     assert_eq!(wide.host, 12, "cut: {wide:?}");
@@ -287,7 +287,7 @@ fn the_host_column_is_narrow_cut_and_the_first_to_go() {
         .table
         .view
         .iter()
-        .filter_map(|k| local.jobs.get(k))
+        .filter_map(|k| local.jobs.get(k).map(|j| &**j))
         .collect();
     assert_eq!(Columns::fit(&local, &listed, &theme, 158).host, 0);
 }

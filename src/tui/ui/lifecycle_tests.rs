@@ -31,7 +31,7 @@ fn read(app: &mut App, jobs: Vec<Job>) {
 /// The stopped sample answered by ana; with `retried`, a retry of it running.
 fn answered_app(w: u16, h: u16, retried: bool) -> App {
     let mut app = app(w, h);
-    let mut job = app.jobs[&id("151200-q1q1")].clone();
+    let mut job = crate::jobs::Job::clone(&app.jobs[&id("151200-q1q1")]);
     let question = job.question.take().unwrap();
     job.exchange = Some(Box::new(Exchange {
         question: *question,

@@ -392,7 +392,11 @@ fn the_footer_the_help_and_the_popups_name_the_keys_in_force() {
 
 /// Every job re-read as `change` leaves it, as the scanner would deliver it.
 fn resync(app: &mut App, change: impl Fn(&mut crate::jobs::Job)) {
-    let mut read: Vec<crate::jobs::Job> = app.jobs.values().cloned().collect();
+    let mut read: Vec<crate::jobs::Job> = app
+        .jobs
+        .values()
+        .map(|j| crate::jobs::Job::clone(j))
+        .collect();
     read.iter_mut().for_each(change);
     let present = read.iter().map(|j| j.id.clone()).collect();
     app.update(

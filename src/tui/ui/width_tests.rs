@@ -36,9 +36,9 @@ fn app_with_text(w: u16, h: u16, task: &str, project: &str, question: &str, log:
     let mut read: Vec<(crate::jobs::JobId, Option<Job>)> = Vec::new();
     for mut job in jobs() {
         if let Some(m) = job.meta.as_mut() {
-            m.task = task.to_string();
+            m.task = task.into();
             if job.status.is_active() {
-                m.project = project.to_string();
+                m.project = project.into();
             }
         }
         if let Some(q) = job.question.as_mut() {

@@ -333,9 +333,20 @@ pub const EXCERPT_CHARS: usize = 240;
 /// What a scan found, most severe first. Shared, not copied, between the scanner that keeps it
 /// and whoever shows it (the cockpit): a copy of every job's findings would cost as much again
 /// as the findings themselves; the scanner copies them only when its log grows.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Findings {
     pub found: std::sync::Arc<Vec<Finding>>,
+}
+
+impl Default for Findings {
+    /// Nothing found: one empty list shared by every log without findings (the cockpit keeps
+    /// findings for every job of the root), copied only when something is found.
+    fn default() -> Findings {
+        static NONE: std::sync::OnceLock<std::sync::Arc<Vec<Finding>>> = std::sync::OnceLock::new();
+        Findings {
+            found: NONE.get_or_init(Default::default).clone(),
+        }
+    }
 }
 
 impl Findings {

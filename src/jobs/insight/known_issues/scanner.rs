@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use chrono::{DateTime, Utc};
 
 use super::{Findings, PatternSet, strip_escapes};
-use crate::jobs::fs::follow::{Follower, Handoff, WholeLines};
+use crate::jobs::fs::follow::{Follower, Handoff, Position, WholeLines};
 
 /// A log seen for the first time is scanned from this far before its end, not from its start:
 /// what went wrong is near the end, and a 2 GiB log must not cost seconds to open.
@@ -22,10 +22,27 @@ const CHUNK: u64 = 256 * 1024;
 
 #[derive(Debug, Default)]
 pub struct IssueScanner {
-    follower: Option<Follower>,
+    /// Where the scan stands in the log between two scans: a position only (no path, no file,
+    /// no buffer), as the cockpit keeps one scanner for every job of the root. The follower
+    /// that reads is made from it for one scan.
+    stand: Stand,
     pub findings: Findings,
     /// Bytes read and scanned so far (what proves old bytes are not scanned again).
     pub bytes_scanned: u64,
+}
+
+/// Where a scan stopped. Most logs end with a newline (an exit line last): their place is a
+/// file and an offset; a log whose last line has not ended keeps that line, boxed.
+#[derive(Debug, Default)]
+enum Stand {
+    #[default]
+    Unread,
+    At {
+        /// The file's device and inode: a replaced log is read again from its start.
+        file: (u64, u64),
+        offset: u64,
+    },
+    Within(Box<Position>),
 }
 
 impl IssueScanner {
@@ -37,8 +54,9 @@ impl IssueScanner {
     /// at most the last `window` bytes. Returns whether the findings changed. A truncated or
     /// replaced log is scanned again from its start (within the window).
     pub fn advance(&mut self, path: &Path, set: &PatternSet, window: u64) -> io::Result<bool> {
-        let result = self.read_to(path, set, window, u64::MAX);
-        self.release();
+        let mut follower = self.follower(path, window);
+        let result = self.read_to(&mut follower, set, u64::MAX);
+        self.keep(&follower);
         result
     }
 
@@ -53,17 +71,17 @@ impl IssueScanner {
         set: &PatternSet,
         window: u64,
     ) -> io::Result<bool> {
-        let result = self.take_inner(path, handed, set, window);
-        self.release();
+        let mut follower = self.follower(path, window);
+        let result = self.take_inner(&mut follower, handed, set);
+        self.keep(&follower);
         result
     }
 
     fn take_inner(
         &mut self,
-        path: &Path,
+        follower: &mut Follower,
         handed: &Handoff,
         set: &PatternSet,
-        window: u64,
     ) -> io::Result<bool> {
         let mut changed = false;
         if handed.reset.is_some() {
@@ -74,17 +92,17 @@ impl IssueScanner {
             let Some(identity) = handed.end.identity else {
                 return Ok(false);
             };
-            let mine = self.follower(path, window).position();
+            let mine = follower.position();
             if mine.identity != Some(identity) || mine.offset < handed.start {
                 // Behind, or never read this file: read what comes before the handed lines.
-                changed |= self.read_to(path, set, window, handed.start)?;
+                changed |= self.read_to(follower, set, handed.start)?;
             }
-            let mine = self.follower(path, window).position();
+            let mine = follower.position();
             if mine.identity != Some(identity) || mine.offset > handed.start {
                 if mine.identity == Some(identity) && mine.offset < handed.end.offset {
                     // Read past where the handed lines begin (asked to scan meanwhile): the
                     // rest of them is read again rather than scanned twice.
-                    changed |= self.read_to(path, set, window, handed.end.offset)?;
+                    changed |= self.read_to(follower, set, handed.end.offset)?;
                 }
                 // Otherwise the file changed under both: the next handoff says how.
                 return Ok(changed);
@@ -98,39 +116,60 @@ impl IssueScanner {
             &mut plain,
             handed.modified,
         );
-        self.follower(path, window).set_position(handed.end.clone());
+        follower.set_position(handed.end.clone());
         Ok(changed)
     }
 
-    fn follower(&mut self, path: &Path, window: u64) -> &mut Follower {
-        if self.follower.as_ref().is_some_and(|f| f.path() != path) {
-            self.follower = None;
+    /// A follower of the log at `path` standing where the last scan stopped (at most `window`
+    /// bytes before the end of a log not read yet).
+    fn follower(&mut self, path: &Path, window: u64) -> Follower {
+        let mut follower = Follower::windowed(path, window).read_at_most(CHUNK);
+        match std::mem::take(&mut self.stand) {
+            Stand::Unread => {}
+            Stand::At { file, offset } => {
+                let mut pos = Position::default();
+                pos.identity = Some(file);
+                pos.offset = offset;
+                follower.set_position(pos);
+            }
+            Stand::Within(pos) => follower.set_position(*pos),
         }
-        self.follower
-            .get_or_insert_with(|| Follower::windowed(path, window).read_at_most(CHUNK))
+        follower
     }
 
-    /// The file stays closed between calls: thousands of scanners must not hold thousands of
-    /// open files.
-    fn release(&mut self) {
-        if let Some(f) = self.follower.as_mut() {
-            f.release();
+    /// Keeps where `follower` stands, and nothing else of it: the file is closed (thousands of
+    /// scanners must not hold thousands of open files) and its buffer dropped. The findings
+    /// lose their spare room too: most logs never grow again once scanned.
+    fn keep(&mut self, follower: &Follower) {
+        let pos = follower.position();
+        let mut plain = Position::default();
+        plain.identity = pos.identity;
+        plain.offset = pos.offset;
+        self.stand = match pos.identity {
+            None if *pos == Position::default() => Stand::Unread,
+            Some(file) if *pos == plain => Stand::At {
+                file,
+                offset: pos.offset,
+            },
+            _ => Stand::Within(Box::new(pos.clone())),
+        };
+        if let Some(found) = std::sync::Arc::get_mut(&mut self.findings.found) {
+            found.shrink_to_fit();
         }
     }
 
     /// Reads and scans the log up to byte `limit`, [`CHUNK`] bytes at a time into one buffer.
     fn read_to(
         &mut self,
-        path: &Path,
+        follower: &mut Follower,
         set: &PatternSet,
-        window: u64,
         limit: u64,
     ) -> io::Result<bool> {
         let mut changed = false;
         let mut buf = Vec::new();
         let mut plain = Vec::new();
         loop {
-            let (chunk, text) = self.follower(path, window).poll_whole(limit, buf)?;
+            let (chunk, text) = follower.poll_whole(limit, buf)?;
             if chunk.reset.is_some() {
                 changed |= !self.findings.is_empty();
                 self.findings = Findings::default();
@@ -211,6 +250,42 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("is a FIFO, not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_scanned_log_keeps_no_more_than_its_findings_need() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        let set = PatternSet::builtin();
+        append(&path, b"building\n");
+        let mut scanner = IssueScanner::new();
+        scanner.advance(&path, &set, SCAN_WINDOW).unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&scanner.findings.found, &Findings::default().found),
+            "nothing found: the one shared empty list"
+        );
+        append(&path, DISK);
+        assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
+        let found = &scanner.findings.found;
+        assert_eq!((found.len(), found.capacity()), (1, 1), "no spare room");
+        assert!(
+            matches!(scanner.stand, Stand::At { .. }),
+            "{:?}",
+            scanner.stand
+        );
+        // A last line without its newline yet is kept, and completed by the next scan.
+        append(&path, b"OSError: [Errno 28] No space");
+        scanner.advance(&path, &set, SCAN_WINDOW).unwrap();
+        assert!(
+            matches!(scanner.stand, Stand::Within(_)),
+            "{:?}",
+            scanner.stand
+        );
+        append(&path, b" left on device\n");
+        assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
+        assert_eq!(scanner.findings.found[0].count, 2, "{:?}", scanner.findings);
+        // The scanner's whole state stays small: the cockpit keeps one per job.
+        assert!(std::mem::size_of::<IssueScanner>() <= 48);
     }
 
     #[test]

@@ -19,7 +19,10 @@ fn finished_job() -> Job {
         meta: Some(Box::new(Meta {
             project: "musica".into(),
             task: "Fix the \x1b]0;pwned\x07flaky test".into(),
-            estimated_duration_seconds: Some(600),
+            more: Some(Box::new(crate::jobs::model::meta::MetaMore {
+                estimated_duration_seconds: Some(600),
+                ..Default::default()
+            })),
             ..Meta::default()
         })),
         status: Status::Failed,

@@ -263,9 +263,9 @@ impl Queued {
     /// keyed by `key` (see [`rows`]).
     fn row(&self, key: JobId, position: usize) -> Job {
         let meta = Meta {
-            id: self.id.clone(),
-            project: self.project.clone(),
-            task: self.task.clone(),
+            id: self.id.as_str().into(),
+            project: self.project.as_str().into(),
+            task: self.task.as_str().into(),
             ..Default::default()
         };
         Job {

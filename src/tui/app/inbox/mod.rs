@@ -4,14 +4,12 @@
 
 mod keys;
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 
 use super::{App, Mode};
+use crate::jobs::JobId;
 use crate::jobs::model::job::Standing;
 use crate::jobs::model::waiting::QuestionType;
-use crate::jobs::{Job, JobId};
 use crate::tui::effect::Effect;
 use crate::tui::input::TextInput;
 
@@ -67,7 +65,7 @@ impl Answered {
     }
 
     /// Forgets answers whose questions are gone from disk (archived by the agent).
-    pub fn forget_gone(&mut self, jobs: &HashMap<JobId, Job>) {
+    pub fn forget_gone(&mut self, jobs: &crate::tui::app::Jobs) {
         self.0.retain(|(id, target)| {
             jobs.get(id).is_some_and(|j| {
                 j.question.as_ref().is_some_and(|q| q.id == *target)

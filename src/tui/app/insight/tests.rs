@@ -77,7 +77,7 @@ fn alarms_standing_at_start_ring_nothing_but_one_raised_by_the_clock_does() {
 #[test]
 fn a_log_is_handed_to_the_scanner_only_when_it_grew() {
     let (mut app, _) = app_with(options(false), 160, 45);
-    let job = app.jobs[&id("155900-run1")].clone();
+    let job = crate::jobs::Job::clone(&app.jobs[&id("155900-run1")]);
     let effects = read(&mut app, job.clone());
     assert!(!effects.iter().any(|e| matches!(e, Effect::ScanIssues(_))));
     let mut grown = job;
@@ -123,7 +123,7 @@ fn the_detail_view_asks_for_the_history_and_shows_a_timeline() {
     let sel = app.table.selected.clone().unwrap();
     let effects = press(&mut app, [ch('v')]);
     assert!(effects.contains(&Effect::LoadHistory(sel.clone())));
-    let job = app.jobs[&sel].clone();
+    let job = crate::jobs::Job::clone(&app.jobs[&sel]);
     assert!(app.timeline(&job).is_none(), "reading…");
     let history = vec![
         json!({"progress": {"percent": 50, "step_name": "tests"}, "at": (now() - Ch::minutes(1)).to_rfc3339()}),

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::jobs::{Job, JobId, Status};
+use crate::jobs::{JobId, Status};
 use view::{SortKey, Tab, ViewSpec};
 
 pub struct Table {
@@ -56,7 +56,7 @@ impl Table {
 
     /// Rebuilds the rows after data or filters changed; keeps the selection on the same job,
     /// or on the same row if that job left the view. `rows`: how many fit on screen.
-    pub fn rebuild(&mut self, jobs: &HashMap<JobId, Job>, now: DateTime<Utc>, rows: usize) {
+    pub fn rebuild(&mut self, jobs: &crate::tui::app::Jobs, now: DateTime<Utc>, rows: usize) {
         let old_index = self.selected_index();
         let spec = ViewSpec {
             tab: self.tab,

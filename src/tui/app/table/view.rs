@@ -105,18 +105,23 @@ pub fn in_projects(job: &Job, projects: &[String]) -> bool {
 }
 
 /// The ids to show, in order.
-pub fn build(jobs: &HashMap<JobId, Job>, spec: &ViewSpec, now: DateTime<Utc>) -> Vec<JobId> {
+pub fn build(jobs: &crate::tui::app::Jobs, spec: &ViewSpec, now: DateTime<Utc>) -> Vec<JobId> {
     let needle = spec.text.to_lowercase();
     // Each job's key is worked out once, beside it: at 100,000 jobs a sort that looked into two
     // jobs per comparison spent most of its time waiting for memory.
     let mut rows: Vec<(RowKey, &Job)> = jobs
         .values()
+        .map(|j| &**j)
         .filter(|j| spec.tab.admits(j) && in_projects(j, spec.projects) && matches_text(j, &needle))
         .map(|j| (RowKey::of(j, spec.sort, now), j))
         .collect();
     // Ids are unique: the order is total, and an unstable sort gives the one order there is.
     rows.sort_unstable_by(|(ka, a), (kb, b)| ka.cmp(kb).then_with(|| b.id.cmp(&a.id)));
-    rows.into_iter().map(|(_, j)| j.id.clone()).collect()
+    // Into a vector of its own size: collected from `rows`, it would keep their allocation,
+    // four times as large, for as long as the view lives.
+    let mut view = Vec::with_capacity(rows.len());
+    view.extend(rows.iter().map(|(_, j)| j.id.clone()));
+    view
 }
 
 /// Where a row goes, but for the id that breaks the last ties: the sort key, then queued tasks
@@ -166,7 +171,7 @@ fn status_rank(job: &Job) -> (Status, u8) {
 /// Jobs per status, among those the project filter admits. A `needs_input` job counts only
 /// while it awaits a person: answered or retried, it waits for nobody (the header's "waiting
 /// for you" adds these to the `waiting` ones).
-pub fn counts(jobs: &HashMap<JobId, Job>, projects: &[String]) -> HashMap<Status, usize> {
+pub fn counts(jobs: &crate::tui::app::Jobs, projects: &[String]) -> HashMap<Status, usize> {
     let mut c = HashMap::new();
     for j in jobs.values().filter(|j| in_projects(j, projects)) {
         if j.status == Status::NeedsInput && !j.awaits_person() {
@@ -185,8 +190,12 @@ mod tests {
 
     /// The order as it was defined before the keys were worked out once per row: two jobs
     /// compared field by field.
-    fn by_comparison(jobs: &HashMap<JobId, Job>, sort: SortKey, now: DateTime<Utc>) -> Vec<JobId> {
-        let mut rows: Vec<&Job> = jobs.values().collect();
+    fn by_comparison(
+        jobs: &crate::tui::app::Jobs,
+        sort: SortKey,
+        now: DateTime<Utc>,
+    ) -> Vec<JobId> {
+        let mut rows: Vec<&Job> = jobs.values().map(|j| &**j).collect();
         let newest = |a: &Job, b: &Job| b.started.cmp(&a.started).then_with(|| b.id.cmp(&a.id));
         rows.sort_by(|a, b| {
             let primary = match sort {
@@ -235,11 +244,11 @@ mod tests {
                 0..40,
             )
         ) {
-            let jobs: HashMap<JobId, Job> = specs
+            let jobs: crate::tui::app::Jobs = specs
                 .into_iter()
                 .enumerate()
                 .map(|(i, (s, st, fi, p, q))| job(i, s, st, fi, p, q))
-                .map(|j| (j.id.clone(), j))
+                .map(|j| (j.id.clone(), Box::new(j)))
                 .collect();
             let now = Utc.timestamp_opt(1_767_225_610, 0).single().unwrap();
             for sort in [SortKey::Status, SortKey::Started, SortKey::Project, SortKey::Elapsed] {

@@ -278,7 +278,7 @@ mod tests {
                 .table
                 .view
                 .iter()
-                .filter_map(|id| app.jobs.get(id))
+                .filter_map(|id| app.jobs.get(id).map(|j| &**j))
                 .collect();
             let c = Columns::fit(&app, &listed, &theme, w - 2);
             let others = [
@@ -292,6 +292,7 @@ mod tests {
         let done: Vec<&Job> = app
             .jobs
             .values()
+            .map(|j| &**j)
             .filter(|j| j.id.as_str() == "142315-a1b2" || j.id.as_str() == "152000-f00d")
             .collect();
         let mut quiet: Vec<Job> = done.into_iter().cloned().collect();

@@ -285,7 +285,7 @@ fn fitted(app: &App, theme: &Theme, inner: u16) -> std::rc::Rc<Columns> {
             .table
             .view
             .iter()
-            .filter_map(|id| app.jobs.get(id))
+            .filter_map(|id| app.jobs.get(id).map(|j| &**j))
             .collect();
         std::rc::Rc::new(Columns::fit(app, &listed, theme, inner))
     })
