@@ -12,6 +12,8 @@ pub const LINE_CAP: usize = 16 * 1024;
 /// Window searched for the exit line; the supervisor's `\nexit:N\n` is a few bytes.
 const EXIT_WINDOW: u64 = 4 * 1024;
 const EXIT_WINDOW_MAX: u64 = 64 * 1024;
+/// Bytes of the end read first for the exit line: one page touched, little copied.
+const GLANCE: usize = 128;
 
 /// One line from the log, without its `\n`. `cut` marks a line whose beginning was dropped
 /// (longer than [`LINE_CAP`], or begun before the bytes a tail may read).
@@ -114,6 +116,16 @@ pub fn last_lines_within(file: &File, len: u64, n: usize, budget: u64) -> io::Re
 
 /// The exit code if the last non-empty line of the file is the supervisor's `exit:N`.
 pub fn exit_code(file: &File, len: u64) -> io::Result<Option<i32>> {
+    // A glance at the last bytes first: an exit line and the newline before it fit in a few,
+    // and a whole last line found there is the one the window below would find. Else the window.
+    let mut glance = [0u8; GLANCE];
+    if len > GLANCE as u64 {
+        file.read_exact_at(&mut glance, len - GLANCE as u64)?;
+        let trimmed = glance.trim_ascii_end();
+        if let Some(nl) = memchr::memrchr(b'\n', trimmed) {
+            return Ok(parse_exit_line(&trimmed[nl + 1..]));
+        }
+    }
     let mut window = EXIT_WINDOW;
     loop {
         let size = window.min(len);
@@ -268,6 +280,50 @@ mod tests {
         for (content, want) in cases {
             let (_t, f, len) = file_with(content);
             assert_eq!(exit_code(&f, len).unwrap(), *want, "{content:?}");
+        }
+    }
+
+    /// The glance at the last bytes and the window behind it agree wherever the lines fall:
+    /// every case, with lines around [`GLANCE`] long before it, reads as it does alone.
+    #[test]
+    fn exit_line_whatever_the_lines_before_it() {
+        let ends: &[(&[u8], Option<i32>)] = &[
+            (b"\nexit:0\n", Some(0)),
+            (b"\nexit:7", Some(7)),
+            (b"\nexit:-9\n\n  \n", Some(-9)),
+            (b"\nnot an exit line\n", None),
+            (b"", None),
+        ];
+        for long in [
+            GLANCE - 10,
+            GLANCE - 1,
+            GLANCE,
+            GLANCE + 1,
+            GLANCE + 40,
+            5000,
+        ] {
+            for (end, want) in ends {
+                let mut content = b"first\n".to_vec();
+                content.extend(std::iter::repeat_n(b'x', long));
+                content.extend_from_slice(end);
+                let (_t, f, len) = file_with(&content);
+                assert_eq!(exit_code(&f, len).unwrap(), *want, "{long} then {end:?}");
+            }
+            // A last line that is itself long, ending with what looks like an exit line.
+            let mut content = b"first\n".to_vec();
+            content.extend(std::iter::repeat_n(b'x', long));
+            content.extend_from_slice(b"exit:0\n");
+            let (_t, f, len) = file_with(&content);
+            assert_eq!(exit_code(&f, len).unwrap(), None, "{long} x then exit:0");
+            // Blank bytes after the exit line, more than a glance of them.
+            let mut content = b"out\nexit:4".to_vec();
+            content.extend(std::iter::repeat_n(b' ', long));
+            let (_t, f, len) = file_with(&content);
+            assert_eq!(
+                exit_code(&f, len).unwrap(),
+                Some(4),
+                "exit:4 then {long} blanks"
+            );
         }
     }
 

@@ -6,12 +6,12 @@ use crate::jobs::fs::names::{
     STOP_FILE,
 };
 use std::fmt;
-use std::fs::File;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use crate::jobs::fs::files::{META_FILE_CAP, open_nofollow, read_capped, read_small, read_trusted};
+use crate::jobs::fs::files::{JobDir, META_FILE_CAP, read_small, read_trusted};
 use crate::jobs::fs::tail;
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::lifecycle::{self, Exchange};
@@ -191,9 +191,21 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
 
 /// Reads a job whose directory a listing of the root has just shown to be a real directory.
 pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
+    read_listed_job_in(root, None, id, now)
+}
+
+/// [`read_listed_job`], its files opened relative to the jobs root `root_fd` when given (see
+/// [`JobDir`]).
+pub fn read_listed_job_in(
+    root: &Path,
+    root_fd: Option<BorrowedFd<'_>>,
+    id: &JobId,
+    now: DateTime<Utc>,
+) -> Option<Job> {
     let dir = root.join(id.as_str());
     let mut r = DirReader {
         dir: &dir,
+        files: JobDir::in_root(&dir, root_fd, id.as_str()),
         problems: Vec::new(),
     };
     let meta = r.meta();
@@ -277,6 +289,7 @@ struct LogEnd {
 /// Reads the files of one job directory, collecting what could not be read.
 struct DirReader<'a> {
     dir: &'a Path,
+    files: JobDir<'a>,
     problems: Vec<Problem>,
 }
 
@@ -290,17 +303,20 @@ impl DirReader<'_> {
 
     /// A small file, or `None` (absent, or unreadable and noted).
     fn small(&mut self, name: &str) -> Option<Vec<u8>> {
-        read_small(&self.dir.join(name)).unwrap_or_else(|e| {
+        self.files.read_small(name).unwrap_or_else(|e| {
             self.problem(name, e.to_string());
             None
         })
     }
 
     fn meta(&mut self) -> Option<Meta> {
-        let bytes = read_capped(&self.dir.join(META_FILE), META_FILE_CAP).unwrap_or_else(|e| {
-            self.problem(META_FILE, e.to_string());
-            None
-        })?;
+        let bytes = self
+            .files
+            .read_capped(META_FILE, META_FILE_CAP)
+            .unwrap_or_else(|e| {
+                self.problem(META_FILE, e.to_string());
+                None
+            })?;
         Meta::parse(&bytes)
             .map_err(|e| {
                 self.problem(
@@ -313,10 +329,9 @@ impl DirReader<'_> {
 
     fn log_end(&mut self) -> LogEnd {
         let read = || -> std::io::Result<LogEnd> {
-            let Some(file): Option<File> = open_nofollow(&self.dir.join(LOG_FILE))? else {
+            let Some((file, md)) = self.files.open(LOG_FILE)? else {
                 return Ok(LogEnd::default());
             };
-            let md = file.metadata()?;
             Ok(LogEnd {
                 exists: true,
                 len: md.len(),
@@ -351,7 +366,7 @@ impl DirReader<'_> {
         if let Some(recorded) = meta.and_then(|m| m.stop.clone()) {
             return Some(recorded);
         }
-        let (request, problem) = stop::read(self.dir)?;
+        let (request, problem) = stop::read_in(self.files)?;
         if let Some(message) = problem {
             self.problem(STOP_FILE, message);
         }

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
+use crate::jobs::fs::files::{borrow, open_root};
 use crate::jobs::model::id::{JobId, is_valid};
-use crate::jobs::model::job::{Job, read_listed_job};
+use crate::jobs::model::job::{Job, read_listed_job_in};
 use crate::jobs::model::lifecycle::link_retries;
 
 #[derive(Debug, thiserror::Error)]
@@ -79,10 +80,14 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
+    // Each job's files are opened relative to the root, opened once; if it cannot be, by their
+    // paths (each job then says what it could not read).
+    let root_fd = open_root(root).ok();
+    let root_fd = borrow(&root_fd);
     if ids.len() < PARALLEL_MIN || threads == 1 {
         return ids
             .iter()
-            .filter_map(|id| read_listed_job(root, id, now))
+            .filter_map(|id| read_listed_job_in(root, root_fd, id, now))
             .collect();
     }
     let chunk = ids.len().div_ceil(threads);
@@ -92,7 +97,7 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .filter_map(|id| read_listed_job(root, id, now))
+                        .filter_map(|id| read_listed_job_in(root, root_fd, id, now))
                         .collect::<Vec<_>>()
                 })
             })

@@ -9,7 +9,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::jobs::fs::files::read_small;
+use crate::jobs::fs::files::JobDir;
 use crate::jobs::fs::names::STOP_FILE;
 use crate::jobs::model::meta::lenient_text;
 use crate::jobs::model::time::parse_timestamp;
@@ -107,7 +107,12 @@ impl StopRequest {
 /// that exists but cannot be read, or is not a JSON object, still says a stop was asked for: it
 /// reads as a request by someone unknown.
 pub fn read(dir: &Path) -> Option<(StopRequest, Option<String>)> {
-    match read_small(&dir.join(STOP_FILE)) {
+    read_in(JobDir::new(dir))
+}
+
+/// [`read`] in a job directory opened as a scan opens it.
+pub fn read_in(dir: JobDir<'_>) -> Option<(StopRequest, Option<String>)> {
+    match dir.read_small(STOP_FILE) {
         Ok(None) => None,
         Ok(Some(bytes)) => Some(match StopRequest::parse(&bytes) {
             Some(r) => (r, None),

@@ -87,8 +87,9 @@ impl App {
             wanted.push((!job.status.is_active(), job.id.clone(), job.log_path()));
         }
         if !wanted.is_empty() {
-            // The live ones first: they are what is watched now.
-            wanted.sort();
+            // The live ones first: they are what is watched now. Ids are unique: no need to
+            // compare paths, nor to keep the order of equals.
+            wanted.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
             effects.push(Effect::ScanIssues(
                 wanted.into_iter().map(|(_, id, p)| (id, p)).collect(),
             ));

@@ -72,7 +72,12 @@ impl Content {
     /// One pass over the jobs listed (every frame, possibly thousands): what varies per job is
     /// looked up or measured as cheaply as it can be, what repeats (a status, a project) is
     /// measured once.
-    fn of(app: &App, jobs: &[&Job], theme: &Theme, ids: &HashMap<String, usize>) -> Content {
+    fn of<'a>(
+        app: &App,
+        jobs: &[&Job],
+        theme: &Theme,
+        ids: impl Iterator<Item = (&'a str, usize)>,
+    ) -> Content {
         let mut c = Content::default();
         let mut statuses: HashMap<(Status, bool), (u16, u16)> = HashMap::new();
         let mut projects: HashMap<&str, u16> = HashMap::new();
@@ -110,7 +115,7 @@ impl Content {
         // Ids are ASCII (a queued job's meta id is shown sanitized; measured as any text).
         for (id, short) in ids {
             c.ids_whole = c.ids_whole.max(cols(id));
-            c.ids_short = c.ids_short.max(cols(id.get(..*short).unwrap_or(id)));
+            c.ids_short = c.ids_short.max(cols(id.get(..short).unwrap_or(id)));
         }
         c
     }
@@ -119,10 +124,21 @@ impl Content {
 impl Columns {
     /// The columns for a table `inner` columns wide listing `jobs`.
     pub fn fit(app: &App, jobs: &[&Job], theme: &Theme, inner: u16) -> Self {
-        let shown: Vec<String> = jobs.iter().map(|j| id_text(j)).collect();
-        let id_len = shortest_unique(&shown);
-        let c = Content::of(app, jobs, theme, &id_len);
         let wide = inner >= WIDE;
+        let shown: Vec<String> = jobs.iter().map(|j| id_text(j)).collect();
+        // Where ids are whole, their shortest prefixes are not needed (a map of every id).
+        let id_len = if wide {
+            HashMap::new()
+        } else {
+            shortest_unique(&shown)
+        };
+        let c = if wide {
+            let whole = shown.iter().map(|id| (id.as_str(), id.len()));
+            Content::of(app, jobs, theme, whole)
+        } else {
+            let short = id_len.iter().map(|(id, n)| (id.as_str(), *n));
+            Content::of(app, jobs, theme, short)
+        };
         // A column with nothing in it takes no room; one with something is at least as wide as
         // its title (cut with an ellipsis below that).
         let sized = |content: u16, title: u16, cap: u16| match content {
@@ -156,7 +172,7 @@ impl Columns {
             },
             changes_short: !wide,
             task: 0,
-            id_len: if wide { HashMap::new() } else { id_len },
+            id_len,
         };
         out.task = inner.saturating_sub(out.used());
         if c.cost > 0 && wide && out.task >= c.cost.max(4) + 1 + TASK_WITH_COST {
