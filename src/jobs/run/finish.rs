@@ -50,10 +50,10 @@ pub fn reserve(dir: &Path, meta_len: u64) -> io::Result<()> {
             }
             Err(e) => return Err(e.into()),
         }
-        // Not fsynced: the blocks are the file's from here on, in this boot, and only this
-        // boot's supervisor ever spends them. After a crash there is no supervisor left to write
-        // last words with them (one that starts again makes its reserve anew, see
-        // [`ensure_reserve`]), so a reserve lost with the crash loses nothing.
+        // Not fsynced: the blocks are the file's from here on, and only the supervisor of this
+        // boot ever spends them. A crash ends that supervisor too: nothing is left to write
+        // last words with them, so a reserve lost with the crash loses nothing (and a
+        // supervisor that finds none makes one, see [`ensure_reserve`]).
         Ok(())
     })();
     if result.is_err() {
