@@ -18,7 +18,7 @@ pub mod others;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -107,10 +107,6 @@ impl Entry {
     /// The descriptor to pass to the supervisor.
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.file.as_fd()
-    }
-
-    pub fn raw_fd(&self) -> RawFd {
-        self.file.as_raw_fd()
     }
 
     /// The job no longer runs: the entry goes, then the lock (with the descriptor).
