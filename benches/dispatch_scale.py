@@ -7,13 +7,16 @@
 For each size, a jobs root is written holding that many finished jobs (meta.json, prompt.txt and
 an output.log of a few hundred bytes to 4 KB ending in its exit line, like benches/scan.rs makes;
 every file dated 60 days back), with a config whose agent is `true` and whose `max_concurrent` is
-far above the count, so nothing is queued. Then, in the same root, one after another:
+far above the count, so nothing is queued. Then, in the same root, the first three taking turns
+call by call (so that a load coming and going weighs on each alike), then the last two:
 
   floor      `luzia queue` COUNT times: process start and config, nothing dispatched
   base       `luzia run` COUNT times with --base-bin (the commit before, built apart)
   this       `luzia run` COUNT times with this build
   rescan     this build again, each dispatch just after a finished job made by someone else
              (a directory luzia did not make: the count reads the root whole once)
+  fsync      one bare fsync of a small new file in the jobs root, COUNT times: what the disk
+             charges for one fsync just then
 
 Three warm-up dispatches before each run are not counted, and each run waits until every agent
 it started has written its exit line. p50 and p90 of the time one `luzia run` takes, from spawn
@@ -196,13 +199,44 @@ def foreign_then_dispatch(root, binary):
     return step
 
 
+def run_interleaved(root, count, steps):
+    """Like run_block for several steps at once, taking turns call by call, so that a load that
+    comes and goes weighs on each alike; the timed latencies of each, by name."""
+    ids, times = [], {name: [] for name in steps}
+    for i in range(WARMUP + count):
+        for name, step in steps.items():
+            jid, took = step(i)
+            if jid:
+                ids.append(jid)
+            if i >= WARMUP:
+                times[name].append(took)
+    wait_finished(root, ids)
+    return times
+
+
 def measure(root, args):
-    rows = {}
-    rows["floor"] = run_block(root, args.count, lambda i: (None, luzia(root, args.bin, "queue")[1]))
-    rows["base"] = run_block(root, args.count, lambda i: dispatch(root, args.base_bin, i))
-    rows["this"] = run_block(root, args.count, lambda i: dispatch(root, args.bin, i))
+    rows = run_interleaved(root, args.count, {
+        "floor": lambda i: (None, luzia(root, args.bin, "queue")[1]),
+        "base": lambda i: dispatch(root, args.base_bin, i),
+        "this": lambda i: dispatch(root, args.bin, i),
+    })
     rows["rescan"] = run_block(root, max(5, args.count // 6), foreign_then_dispatch(root, args.bin))
+    rows["fsync"] = [bare_fsync(root["jobs"]) for _ in range(args.count)]
     return rows
+
+
+def bare_fsync(where):
+    """One fsync of a small new file in the jobs root: what the disk charges for each fsync."""
+    path = os.path.join(where, ".fsync-probe")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, b"x" * 512)
+        t0 = time.monotonic()
+        os.fsync(fd)
+        return time.monotonic() - t0
+    finally:
+        os.close(fd)
+        os.unlink(path)
 
 
 def gc_beside_status(root, args):
@@ -246,8 +280,8 @@ def main():
     os.makedirs(args.dir, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",")]
     print("| jobs in the root | floor p50 / p90 | base p50 / p90 | this p50 / p90 "
-          "| this, after a foreign job, p50 / p90 |")
-    print("|---|---|---|---|---|")
+          "| this, after a foreign job, p50 / p90 | one bare fsync p50 / p90 | load average |")
+    print("|---|---|---|---|---|---|---|")
     try:
         for size in sizes:
             t0 = time.monotonic()
@@ -256,8 +290,9 @@ def main():
             rows = measure(root, args)
             cells = " | ".join(
                 f"{pct(rows[k], 50) * 1000:.1f} / {pct(rows[k], 90) * 1000:.1f} ms"
-                for k in ("floor", "base", "this", "rescan"))
-            print(f"| {size:,} | {cells} |", flush=True)
+                for k in ("floor", "base", "this", "rescan", "fsync"))
+            load = "%.1f" % os.getloadavg()[0]
+            print(f"| {size:,} | {cells} | {load} |", flush=True)
             print(f"<!-- root of {size} written in {built:.0f} s -->", flush=True)
             if args.gc and size == max(sizes):
                 gc_beside_status(root, args)

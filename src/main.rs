@@ -38,6 +38,9 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 config: cli.global.config.clone(),
                 jobs_dir: cli.global.jobs_dir.clone(),
             };
+            if let Command::Supervise(_) = operator {
+                commands::run::detach();
+            }
             let cfg = Config::load(&overrides)?;
             match operator {
                 Command::Jobs(args) if !args.hosts.is_empty() || args.all_hosts => {

@@ -584,6 +584,37 @@ fn run_prints_the_id_at_once_then_running_then_completed() {
 // ---------------------------------------------------------------------------------------------
 
 /// The log's end, the status and the notification of a finished job.
+/// The supervisor leads a session of its own (no terminal: a hangup or a Ctrl-C where `luzia run`
+/// was typed reaches neither it nor its agent), holds its slot on a descriptor of its own, and
+/// has /dev/null, not the slot, as standard input, which children that inherit it would keep.
+#[test]
+fn the_supervisor_leads_its_own_session_and_holds_its_slot_off_its_standard_input() {
+    let w = World::new();
+    let release = w.path("release");
+    w.configure(&["sh", "-c", HOLD, "sh", s(&release)], 4);
+    let id = w.start("hold");
+    let sup = w.supervisor(&id);
+    let stat = fs::read_to_string(format!("/proc/{sup}/stat")).unwrap();
+    // `pid (comm) state ppid pgrp session ...`
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    let session: u32 = after.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert_eq!(
+        session, sup,
+        "the supervisor is its session's leader: {stat}"
+    );
+    let fd = |n: &str| fs::read_link(format!("/proc/{sup}/fd/{n}")).ok();
+    assert_eq!(fd("0"), Some(PathBuf::from("/dev/null")));
+    let entry = w.queue.join(".running").join(&id);
+    let held: Vec<_> = fs::read_dir(format!("/proc/{sup}/fd"))
+        .unwrap()
+        .filter_map(|e| fs::read_link(e.ok()?.path()).ok())
+        .filter(|p| *p == entry)
+        .collect();
+    assert_eq!(held.len(), 1, "one descriptor on {}", entry.display());
+    w.release();
+    assert_eq!(w.wait_done(&id)["exit_code"], 0);
+}
+
 fn assert_ended(w: &World, id: &str, status: &str, code: i32) {
     let job = w.wait_done(id);
     assert_eq!(job["status"], status, "{job}");

@@ -249,6 +249,15 @@ fn queue_retry(cfg: &Config, ids: &[String], all: bool, out: &mut dyn Write) -> 
     Ok(0)
 }
 
+/// The supervisor's first act: a session of its own, so that neither a hangup of the terminal
+/// `luzia run` was typed in nor its Ctrl-C reaches the supervisor or its agent, and the agent
+/// has no controlling terminal. Done here rather than between fork and exec by the starter,
+/// which would force a full fork (see `dispatch::start_supervisor`). Fails harmlessly when
+/// already a session leader (started by a luzia that made it one).
+pub fn detach() {
+    let _ = rustix::process::setsid();
+}
+
 pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     supervise::adopt_orphans();
     // Held until the exit line is written: the job counts as running until then.

@@ -232,7 +232,7 @@ impl Dispatcher<'_> {
             &created.dir,
             self.cfg.file.as_deref(),
             self.root(),
-            Some(entry.raw_fd()),
+            Some(entry.fd()),
         ) {
             entry.remove();
             let _ = std::fs::remove_dir_all(&created.dir);

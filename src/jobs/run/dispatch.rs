@@ -343,21 +343,31 @@ fn run_script(id: &JobId, dir: &Path, cwd: &Path, argv: &[String], interactive: 
     )
 }
 
-/// Starts `luzia supervise DIR` detached in its own session, passing it `slot` (the descriptor
-/// of its entry in `.running/`, see [`slots`](crate::jobs::run::slots)) to hold for its life.
-/// If it cannot be started, the job directory (just made by [`create`]) is removed again.
-#[allow(
-    unsafe_code,
-    reason = "pre_exec runs code between fork and exec, which only Rust's unsafe can express; the closure makes only async-signal-safe system calls"
-)]
+/// Starts `luzia supervise DIR`, passing it `slot` (its entry in `.running/`, see
+/// [`slots`](crate::jobs::run::slots)) to hold for its life. The supervisor detaches itself (a
+/// session of its own) as the first thing it does. If it cannot be started, the job directory
+/// (just made by [`create`]) is removed again.
+///
+/// No code runs between fork and exec here, so the standard library starts the child with
+/// `posix_spawn` (a `vfork`, no copy of this process's page tables) and this process waits only
+/// for the exec itself, to know that it succeeded. The slot goes to the child as its standard
+/// input: the spawn puts it on descriptor 0 in the child alone, while this process's own
+/// descriptor stays closed on exec. So no other child ever inherits it, even one that another
+/// thread (the cockpit's, starting an ssh master that lives for hours) spawns at the same
+/// moment; a copy made inheritable here for the spawn would leak into such a child and hold
+/// the slot for its whole life.
 pub fn start_supervisor(
     exe: &Path,
     dir: &Path,
     config: Option<&Path>,
     jobs_dir: &Path,
-    slot: Option<std::os::fd::RawFd>,
+    slot: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> Result<(), DispatchError> {
-    use std::os::unix::process::CommandExt;
+    let fail = |e: std::io::Error| {
+        // Nobody will ever run it: a job that cannot start is not left to read as died.
+        let _ = std::fs::remove_dir_all(dir);
+        DispatchError::Spawn(e, dir.to_owned())
+    };
     let mut cmd = Command::new(exe);
     // The supervisor starts queued tasks when it finishes: in this same jobs root.
     cmd.arg("--jobs-dir").arg(jobs_dir);
@@ -365,38 +375,23 @@ pub fn start_supervisor(
         cmd.arg("--config").arg(c);
     }
     cmd.arg("supervise");
-    if let Some(fd) = slot {
-        cmd.arg("--slot-fd").arg(fd.to_string());
-    }
-    cmd.arg(dir);
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid() and fcntl() are async-signal-safe and touch nothing of the parent's
-    // memory. The slot's descriptor is closed on exec everywhere else (every other child of
-    // this process, which may be the cockpit); only in this child does it stay open across it.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::setsid().map_err(std::io::Error::from)?;
-            if let Some(fd) = slot {
-                let fd = std::os::fd::BorrowedFd::borrow_raw(fd);
-                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
-            }
-            Ok(())
-        });
-    }
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            // Nobody will ever run it: a job that cannot start is not left to read as died.
-            let _ = std::fs::remove_dir_all(dir);
-            return Err(DispatchError::Spawn(e, dir.to_owned()));
+    let stdin = match slot {
+        Some(fd) => {
+            cmd.arg("--slot-fd").arg(SLOT_FD.to_string());
+            Stdio::from(fd.try_clone_to_owned().map_err(fail)?)
         }
+        None => Stdio::null(),
     };
+    cmd.arg(dir);
+    cmd.stdin(stdin).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = cmd.spawn().map_err(fail)?;
     // Reap it in the background when it ends, so it never lingers as a zombie of ours.
     std::thread::spawn(move || child.wait());
     Ok(())
 }
+
+/// Where the supervisor finds its slot: its standard input, see [`start_supervisor`].
+pub const SLOT_FD: std::os::fd::RawFd = 0;
 
 #[cfg(test)]
 mod tests;

@@ -50,7 +50,11 @@ pub fn reserve(dir: &Path, meta_len: u64) -> io::Result<()> {
             }
             Err(e) => return Err(e.into()),
         }
-        file.sync_all()
+        // Not fsynced: the blocks are the file's from here on, and only the supervisor of this
+        // boot ever spends them. A crash ends that supervisor too: nothing is left to write
+        // last words with them, so a reserve lost with the crash loses nothing (and a
+        // supervisor that finds none makes one, see [`ensure_reserve`]).
+        Ok(())
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&path);

@@ -18,7 +18,7 @@ pub mod others;
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -82,20 +82,31 @@ impl Entry {
         if st.st_dev != on_disk.dev() || st.st_ino != on_disk.ino() {
             return None;
         }
-        rustix::io::fcntl_setfd(borrowed, rustix::io::FdFlags::CLOEXEC).ok()?;
-        // SAFETY: the descriptor is open on the entry, and nothing else in this process owns it
-        // (it came from the parent, named only by `--slot-fd`).
-        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        if fd > 2 {
+            rustix::io::fcntl_setfd(borrowed, rustix::io::FdFlags::CLOEXEC).ok()?;
+            // SAFETY: the descriptor is open on the entry, and nothing else in this process owns
+            // it (it came from the parent, named only by `--slot-fd`).
+            let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+            return Some(Entry { file, path });
+        }
+        // A standard descriptor (the slot arrives as standard input): the entry moves to a
+        // descriptor of its own, closed on exec, and /dev/null takes its place, so that no child
+        // that inherits the standard ones ever holds the slot.
+        let file = File::from(rustix::io::fcntl_dupfd_cloexec(borrowed, 3).ok()?);
+        let null = File::open("/dev/null").ok()?;
+        // SAFETY: as above; dup2 over it closes the slot's original descriptor, which is then
+        // reopened on /dev/null.
+        let mut standard = unsafe { OwnedFd::from_raw_fd(fd) };
+        let placed = rustix::io::dup2(&null, &mut standard);
+        // The descriptor number stays the standard one's: never closed by this process.
+        std::mem::forget(standard);
+        placed.ok()?;
         Some(Entry { file, path })
     }
 
     /// The descriptor to pass to the supervisor.
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.file.as_fd()
-    }
-
-    pub fn raw_fd(&self) -> RawFd {
-        self.file.as_raw_fd()
     }
 
     /// The job no longer runs: the entry goes, then the lock (with the descriptor).

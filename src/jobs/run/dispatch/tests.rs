@@ -129,3 +129,110 @@ fn refusals() {
         "nothing created on refusal"
     );
 }
+
+/// Waits for `check` with a hang guard (nothing here is timed).
+fn wait_until(what: &str, check: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The slot reaches the supervisor, and only it: children another thread starts at the same
+/// moment (the cockpit starts ssh masters that live for hours) never inherit it, so the slot is
+/// free as soon as the supervisor is gone.
+#[test]
+fn the_slot_reaches_the_supervisor_and_no_child_spawned_beside_it() {
+    use crate::jobs::run::queue::Slots;
+    use crate::jobs::run::slots::{Entry, RUNNING_DIR, live};
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, queue) = (tmp.path().join("jobs"), tmp.path().join("queue"));
+    std::fs::create_dir(&root).unwrap();
+    // A stand-in supervisor: says what its slot descriptor is open on, and ends.
+    let exe = tmp.path().join("supervise.sh");
+    std::fs::write(
+        &exe,
+        "#!/bin/sh\nreadlink /proc/$$/fd/$5 > \"$6/slot.tmp\" && mv \"$6/slot.tmp\" \"$6/slot\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let slots = Slots::lock(&queue).unwrap();
+    let mut spawner = Spawner::start();
+    let ids: Vec<String> = (0..20).map(|i| format!("100000-{i:04x}")).collect();
+    for id in &ids {
+        let dir = root.join(id);
+        std::fs::create_dir(&dir).unwrap();
+        let entry = Entry::take(id, &slots).unwrap();
+        start_supervisor(&exe, &dir, None, &root, Some(entry.fd())).unwrap();
+    }
+    spawner.stop_starting();
+    for id in &ids {
+        let slot = root.join(id).join("slot");
+        wait_until(&format!("{id}'s supervisor"), || slot.exists());
+        let got = std::fs::read_to_string(&slot).unwrap();
+        assert_eq!(
+            got.trim_end(),
+            queue.join(RUNNING_DIR).join(id).to_str().unwrap()
+        );
+    }
+    let held = || live(&slots).unwrap();
+    // With the children started beside the supervisors still alive.
+    wait_until("every slot to be free", || held().is_empty());
+    drop(spawner);
+}
+
+/// A thread starting long-lived children one after another, until dropped; the children are
+/// killed at the end of the test, however it ends.
+struct Spawner {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    children: std::sync::Arc<std::sync::Mutex<Vec<std::process::Child>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Spawner {
+    fn start() -> Spawner {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let children = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let thread = {
+            let (stop, children) = (stop.clone(), children.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let child = std::process::Command::new("sleep")
+                        .arg("600")
+                        .stdin(Stdio::null())
+                        .spawn();
+                    children.lock().unwrap().extend(child.ok());
+                }
+            })
+        };
+        Spawner {
+            stop,
+            children,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop_starting(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        self.stop_starting();
+        if let Ok(mut children) = self.children.lock() {
+            for c in children.iter_mut() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}

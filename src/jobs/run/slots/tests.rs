@@ -1,4 +1,5 @@
 use std::collections::HashSet;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use chrono::Utc;
