@@ -16,7 +16,9 @@ With no names, all four run (about five minutes on 2 cores).
              and the resident memory, next to the same cockpit on a small log.
   burst      1 GB appended at once to the selected log: time until its last line shows, CPU
              seconds and peak resident memory (VmHWM) of the cockpit.
-  fast-log   a log growing at 50 MB/s for 10 s: CPU of the cockpit, in % of one core.
+  fast-log   a log growing at 50 MB/s for 10 s: CPU of the cockpit, in % of one core, and
+             of each of its threads by name (utime + stime of /proc/PID/task/*); with
+             --rounds N the programs take turns N times and the median is printed.
 
 Terminal 160x45, TERM=xterm-256color, as benches/cockpit.py (whose pty, terminal model and job
 roots this reuses). Files go under --work (default: the system's temporary directory) and are
@@ -27,6 +29,7 @@ import argparse
 import os
 import random
 import re
+import statistics
 import sys
 import time
 
@@ -39,6 +42,25 @@ MARK = re.compile(r"MARK-(\d+)\.")
 
 def ticks(pid):
     return ck.proc_ticks(pid)
+
+
+def thread_ticks(pid):
+    """CPU ticks (utime + stime) of each thread of `pid`, summed by thread name."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        out[name] = out.get(name, 0) + int(fields[11]) + int(fields[12])
+    return out
 
 
 def status(pid, field):
@@ -238,13 +260,15 @@ def bench_fast_log(args, programs, out):
     chunk = (text * (per_tick // len(text) + 1))[:per_tick]
     chunk = chunk[:chunk.rindex(b"\n") + 1]
     hz = os.sysconf("SC_CLK_TCK")
-    for label, program in programs:
+    rounds = [(label, program) for _ in range(args.rounds) for label, program in programs]
+    for label, program in rounds:
         work = CLEAN.mkdtemp("pane")
         root, sel, log, sleeper = setup(work, "fast")
         p = start(program, root, sel, log, work, "fast", quiet_tail=True)
         try:
             fd = os.open(log, os.O_WRONLY | os.O_APPEND)
             t0, start_t = ticks(p.pid), time.monotonic()
+            th0 = thread_ticks(p.pid)
             written, k = 0, 0
             try:
                 while (now := time.monotonic()) < start_t + args.seconds:
@@ -258,15 +282,26 @@ def bench_fast_log(args, programs, out):
                 os.close(fd)
             elapsed = time.monotonic() - start_t
             cpu = (ticks(p.pid) - t0) / hz
+            th1 = thread_ticks(p.pid)
             p.pump(1.0)
         finally:
             p.close()
             CLEAN.stop(sleeper)
             CLEAN.rmdir(work)
-        r = {"mb_per_s": written / elapsed / 1e6, "cpu_percent": 100 * cpu / elapsed}
-        res[label] = r
+        threads = {n: 100 * (th1[n] - th0.get(n, 0)) / hz / elapsed for n in th1
+                   if th1[n] > th0.get(n, 0)}
+        r = {"mb_per_s": written / elapsed / 1e6, "cpu_percent": 100 * cpu / elapsed,
+             "threads": threads}
+        res.setdefault(label, []).append(r)
+        by_thread = ", ".join(f"{n} {c:.1f}" for n, c in sorted(threads.items(),
+                                                                 key=lambda t: -t[1]))
         print(f"  {label:>8}: {r['mb_per_s']:.1f} MB/s appended; {r['cpu_percent']:.1f} % of one "
-              f"core", flush=True)
+              f"core ({by_thread}; load {os.getloadavg()[0]:.2f})", flush=True)
+    for label, rs in res.items():
+        if len(rs) > 1:
+            cpus = sorted(r["cpu_percent"] for r in rs)
+            print(f"  {label:>8}: median {statistics.median(cpus):.1f} % of one core over "
+                  f"{len(rs)} rounds ({', '.join(f'{c:.1f}' for c in cpus)})", flush=True)
     out["fast-log"] = res
 
 
@@ -276,6 +311,8 @@ def main():
     ap.add_argument("--bin", action="append", default=[],
                     help="a cockpit binary (label=path to name it); repeat to compare")
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="fast-log: rounds of every program, interleaved (the median is shown)")
     ap.add_argument("--burst-mb", type=int, default=1024)
     ap.add_argument("--work", default=None, help="where the job roots and logs go")
     ap.add_argument("--json", default=None)
