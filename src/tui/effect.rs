@@ -2,9 +2,11 @@
 //! performs it off the event loop and reports back with events.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::jobs::JobId;
+use crate::jobs::fs::names::LOG_FILE;
+use crate::jobs::{Job, JobId};
 
 /// The most events the recent-events feed holds (and reads from the notifications log).
 pub const FEED_EVENTS: usize = 500;
@@ -59,7 +61,7 @@ pub enum Effect {
     /// List the queue (and start queued tasks if slots are free).
     SyncQueue,
     /// Scan these logs for known issues (only what was appended since the last scan).
-    ScanIssues(Vec<(JobId, PathBuf)>),
+    ScanIssues(Vec<(JobId, LogAt)>),
     /// These jobs are gone: their scanners can go too.
     ForgetIssues(Vec<JobId>),
     /// Read a job's history.jsonl, for its timeline.
@@ -116,6 +118,43 @@ impl ReviewOp {
         match self {
             ReviewOp::Merge => "merge",
             ReviewOp::Discard => "discard",
+        }
+    }
+}
+
+/// Where a job's log is, for the known-issue scanner: a whole root's logs are asked for at once
+/// (100,000 at the first frame), so a job whose directory is `ROOT/ID` names its root, shared
+/// with the others, rather than a path of its own; the path is made when the log is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogAt {
+    /// `ROOT/ID/output.log`, for the id it is paired with.
+    Under(Arc<Path>),
+    /// Any other place (a job whose directory is not named by its id).
+    Own(Box<Path>),
+}
+
+impl LogAt {
+    /// Where `job`'s log is, sharing `root` when the job's directory is `root/ID`; `root` is
+    /// replaced by the job's parent when they differ, to be shared with the next.
+    pub fn of(job: &Job, root: &mut Option<Arc<Path>>) -> LogAt {
+        let named = job.dir.file_name().and_then(|n| n.to_str()) == Some(job.id.as_str());
+        match job.dir.parent() {
+            Some(parent) if named => {
+                let shared = match root {
+                    Some(r) if **r == *parent => r.clone(),
+                    _ => root.insert(Arc::from(parent)).clone(),
+                };
+                LogAt::Under(shared)
+            }
+            _ => LogAt::Own(job.log_path().into_boxed_path()),
+        }
+    }
+
+    /// The log's path, for the job `id`.
+    pub fn path(&self, id: &JobId) -> PathBuf {
+        match self {
+            LogAt::Under(root) => root.join(id.as_str()).join(LOG_FILE),
+            LogAt::Own(path) => path.to_path_buf(),
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::jobs::JobId;
 use crate::jobs::fs::follow::Handoff;
 use crate::jobs::insight::known_issues::{IssueCache, PatternSet, scan_problem};
 use crate::jobs::os::system;
+use crate::tui::effect::LogAt;
 use crate::tui::event::Event;
 
 /// Jobs scanned between two reports, so the first results show while a large root is scanned.
@@ -72,7 +73,7 @@ impl IssueWorker {
         });
     }
 
-    pub fn scan(&self, logs: Vec<(JobId, PathBuf)>) {
+    pub fn scan(&self, logs: Vec<(JobId, LogAt)>) {
         self.worker.run(move |s| s.scan(logs));
     }
 
@@ -125,12 +126,13 @@ fn compile(known_issues: Option<&Path>, events: &UnboundedSender<Event>) -> Arc<
 }
 
 impl Scanning {
-    fn scan(&mut self, mut logs: Vec<(JobId, PathBuf)>) {
+    fn scan(&mut self, mut logs: Vec<(JobId, LogAt)>) {
         let mut seen = std::collections::HashSet::new();
         logs.retain(|(id, _)| seen.insert(id.clone()));
         let mut changed = Vec::new();
         let n = logs.len();
-        for (i, (id, path)) in logs.into_iter().enumerate() {
+        for (i, (id, at)) in logs.into_iter().enumerate() {
+            let path = at.path(&id);
             match self.cache.advance(&id, &path, &self.patterns) {
                 Ok(true) => changed.push(id),
                 Ok(false) => {}

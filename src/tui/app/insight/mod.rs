@@ -14,7 +14,7 @@ use crate::jobs::insight::alarms::{self, Alarm, AlarmKind, AlarmRules};
 use crate::jobs::insight::known_issues::{Findings, PatternSet};
 use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{JobId, Status};
-use crate::tui::effect::Effect;
+use crate::tui::effect::{Effect, LogAt};
 use crate::tui::event::Event;
 
 /// What the cockpit starts with for insight (from the config).
@@ -74,7 +74,8 @@ impl App {
             Some(ids) => Box::new(ids.iter()),
             None => Box::new(jobs.keys()),
         };
-        let mut wanted: Vec<(bool, JobId, PathBuf)> = Vec::new();
+        let mut wanted: Vec<(bool, JobId, LogAt)> = Vec::new();
+        let mut root = None;
         for job in looked_at.filter_map(|id| jobs.get(id)) {
             // Another host's log is not a file here.
             if job.log_len == 0
@@ -84,7 +85,11 @@ impl App {
                 continue;
             }
             asked.insert(job.id.clone(), job.log_len);
-            wanted.push((!job.status.is_active(), job.id.clone(), job.log_path()));
+            wanted.push((
+                !job.status.is_active(),
+                job.id.clone(),
+                LogAt::of(job, &mut root),
+            ));
         }
         if !wanted.is_empty() {
             // The live ones first: they are what is watched now. Ids are unique: no need to

@@ -83,12 +83,13 @@ fn a_log_is_handed_to_the_scanner_only_when_it_grew() {
     let mut grown = job;
     grown.log_len += 100;
     let effects = read(&mut app, grown);
+    let [Effect::ScanIssues(logs)] = &effects[..] else {
+        panic!("{effects:?}")
+    };
+    let logs: Vec<_> = logs.iter().map(|(id, at)| (id, at.path(id))).collect();
     assert_eq!(
-        effects,
-        [Effect::ScanIssues(vec![(
-            id("155900-run1"),
-            app.jobs[&id("155900-run1")].log_path()
-        )])]
+        logs,
+        [(&id("155900-run1"), app.jobs[&id("155900-run1")].log_path())]
     );
 }
 
@@ -283,4 +284,40 @@ fn a_job_that_goes_away_has_its_scanner_forgotten() {
     );
     let again = app.update(Event::JobsRead(vec![(id("155900-run1"), None)]), now());
     assert!(!again.iter().any(|e| matches!(e, Effect::ForgetIssues(_))));
+}
+
+#[test]
+fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
+    use crate::tui::effect::LogAt;
+    let (app, effects) = app_with(options(false), 160, 45);
+    let logs: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::ScanIssues(logs) => Some(logs),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert!(logs.len() > 5, "{effects:?}");
+    let mut roots = logs.iter().map(|(_, at)| match at {
+        LogAt::Under(root) => Some(root),
+        LogAt::Own(_) => None,
+    });
+    let first = roots.next().flatten().expect("a job under its root");
+    assert!(
+        roots.all(|r| r.is_some_and(|r| std::sync::Arc::ptr_eq(r, first))),
+        "one root for all: {logs:?}"
+    );
+    for (id, at) in &logs {
+        assert_eq!(at.path(id), app.jobs[id].log_path());
+    }
+    // A directory not named by its job's id keeps its own path.
+    let mut elsewhere = Job::clone(&app.jobs[&logs[0].0]);
+    elsewhere.dir = "/elsewhere/dir".into();
+    let at = LogAt::of(&elsewhere, &mut None);
+    assert_eq!(
+        at,
+        LogAt::Own(std::path::Path::new("/elsewhere/dir/output.log").into())
+    );
+    assert_eq!(at.path(&elsewhere.id), elsewhere.log_path());
 }
