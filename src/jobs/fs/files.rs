@@ -22,9 +22,7 @@ pub const SMALL_FILE_CAP: u64 = 1024 * 1024;
 /// waiting for a writer), and `O_NOCTTY` keeps a terminal device from becoming ours; the file
 /// is then refused by what `fstat` says it is, before a byte is read.
 pub fn open_nofollow(path: &Path) -> io::Result<Option<File>> {
-    Ok(JobDir::new(path.parent().unwrap_or(path))
-        .open_path(path, None)?
-        .map(|(file, _)| file))
+    Ok(open_file(path, None)?.map(|(file, _)| file))
 }
 
 /// A job directory whose files are read: by their paths, or, when a scan has opened the jobs
@@ -56,42 +54,7 @@ impl<'a> JobDir<'a> {
     pub fn open(&self, name: &str) -> io::Result<Option<(File, Metadata)>> {
         let rel = self.at.map(|(fd, dir)| (fd, format!("{dir}/{name}")));
         let at = rel.as_ref().map(|(fd, rel)| (*fd, rel.as_str()));
-        self.open_path(&self.path.join(name), at)
-    }
-
-    fn open_path(
-        &self,
-        path: &Path,
-        at: Option<(BorrowedFd<'_>, &str)>,
-    ) -> io::Result<Option<(File, Metadata)>> {
-        let flags =
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let opened = match at {
-            Some((root, rel)) => rustix::fs::openat(root, rel, flags, Mode::empty()),
-            None => rustix::fs::open(path, flags, Mode::empty()),
-        };
-        let file = match opened {
-            Ok(fd) => File::from(fd),
-            Err(Errno::NOENT) => return Ok(None),
-            Err(Errno::LOOP) => {
-                return Err(io::Error::other(
-                    "is a symbolic link; luzia does not follow links in a job directory",
-                ));
-            }
-            // A socket cannot be opened at all: say what it is rather than "no such device".
-            Err(Errno::NXIO) => {
-                return Err(match std::fs::symlink_metadata(path) {
-                    Ok(md) => not_regular(md.file_type()),
-                    Err(_) => Errno::NXIO.into(),
-                });
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let md = file.metadata()?;
-        if !md.file_type().is_file() {
-            return Err(not_regular(md.file_type()));
-        }
-        Ok(Some((file, md)))
+        open_file(&self.path.join(name), at)
     }
 
     /// [`read_capped`] of the file `name`.
@@ -106,6 +69,42 @@ impl<'a> JobDir<'a> {
     pub fn read_small(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
         self.read_capped(name, SMALL_FILE_CAP)
     }
+}
+
+/// Opens `path` as [`open_nofollow`] says, or `at`'s name relative to its directory when given
+/// (the same file), with what `fstat` said of it.
+fn open_file(
+    path: &Path,
+    at: Option<(BorrowedFd<'_>, &str)>,
+) -> io::Result<Option<(File, Metadata)>> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let opened = match at {
+        Some((root, rel)) => rustix::fs::openat(root, rel, flags, Mode::empty()),
+        None => rustix::fs::open(path, flags, Mode::empty()),
+    };
+    let file = match opened {
+        Ok(fd) => File::from(fd),
+        Err(Errno::NOENT) => return Ok(None),
+        Err(Errno::LOOP) => {
+            return Err(io::Error::other(
+                "is a symbolic link; luzia does not follow links in a job directory",
+            ));
+        }
+        // A socket cannot be opened at all: say what it is rather than "no such device".
+        Err(Errno::NXIO) => {
+            return Err(match std::fs::symlink_metadata(path) {
+                Ok(md) => not_regular(md.file_type()),
+                Err(_) => Errno::NXIO.into(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let md = file.metadata()?;
+    if !md.file_type().is_file() {
+        return Err(not_regular(md.file_type()));
+    }
+    Ok(Some((file, md)))
 }
 
 /// Opens the directory `path` for opening files relative to it ([`JobDir::in_root`]).
@@ -149,8 +148,7 @@ pub fn read_small(path: &Path) -> io::Result<Option<Vec<u8>>> {
 
 /// Reads a file of at most `cap` bytes whole; `Ok(None)` when it does not exist.
 pub fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
-    JobDir::new(path.parent().unwrap_or(path))
-        .open_path(path, None)?
+    open_file(path, None)?
         .map(|(file, md)| read_whole(file, md.len(), cap))
         .transpose()
 }
@@ -162,7 +160,7 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
 /// take its word for which process to signal.
 pub fn read_trusted(path: &Path, root: &Path) -> io::Result<Option<Vec<u8>>> {
     use std::os::unix::fs::MetadataExt;
-    let Some((file, md)) = JobDir::new(root).open_path(path, None)? else {
+    let Some((file, md)) = open_file(path, None)? else {
         return Ok(None);
     };
     let owner = md.uid();
