@@ -149,6 +149,11 @@ impl Job {
     /// The job this one retries (meta.json's `retry_of`), if it names a valid id.
     pub fn retry_of(&self) -> Option<JobId> {
         let of = self.meta.as_ref()?.retry_of.as_str();
+        // Most jobs retry none: an empty field is not parsed (a refused id builds its message,
+        // and every frame of a large root asks every job).
+        if of.is_empty() {
+            return None;
+        }
         JobId::parse(of).ok().filter(|id| *id != self.id)
     }
 }

@@ -112,7 +112,11 @@ impl App {
     fn link_retries(&mut self) {
         let mut by = crate::jobs::model::lifecycle::retries(self.jobs.values().map(|j| &**j));
         for job in self.jobs.values_mut() {
-            let found = by.remove(&job.id).unwrap_or_default();
+            // Once every retry is placed, the rest of a large root is not hashed for nothing.
+            let found = match by.is_empty() {
+                true => Vec::new(),
+                false => by.remove(&job.id).unwrap_or_default(),
+            };
             if job.retried_by != found {
                 job.retried_by = found;
             }
