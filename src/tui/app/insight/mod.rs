@@ -74,6 +74,10 @@ impl App {
             Some(ids) => Box::new(ids.iter()),
             None => Box::new(jobs.keys()),
         };
+        if read.is_none() {
+            // A full listing asks for every log once: grown once, not doubling 17 times.
+            asked.reserve(jobs.len().saturating_sub(asked.len()));
+        }
         let mut wanted: Vec<(bool, JobId, LogAt)> = Vec::new();
         let mut root = None;
         for job in looked_at.filter_map(|id| jobs.get(id)) {
@@ -227,10 +231,11 @@ impl App {
     fn on_issues_found(&mut self, found: Vec<(JobId, Findings)>) {
         let mut shown = false;
         for (id, findings) in found {
-            if !self.jobs.contains_key(&id) {
+            let Some(job) = self.jobs.get(&id) else {
                 continue;
-            }
-            shown |= self.table.shows(&id);
+            };
+            // Asked of every log the first scan reads: by the filters, not through the rows.
+            shown = shown || self.table.admits(job);
             if findings.is_empty() {
                 self.insight.issues.remove(&id);
             } else {

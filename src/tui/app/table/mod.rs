@@ -54,6 +54,14 @@ impl Table {
         self.view.contains(id)
     }
 
+    /// Whether the job is one the table's tab and filters let in: what `shows` says once the
+    /// rows are rebuilt, without looking through them (a large root's rows are 100,000 ids).
+    pub fn admits(&self, job: &crate::jobs::Job) -> bool {
+        self.tab.admits(job)
+            && view::in_projects(job, &self.projects)
+            && view::matches_text(job, &self.filter.to_lowercase())
+    }
+
     /// Rebuilds the rows after data or filters changed; keeps the selection on the same job,
     /// or on the same row if that job left the view. `rows`: how many fit on screen.
     pub fn rebuild(&mut self, jobs: &crate::tui::app::Jobs, now: DateTime<Utc>, rows: usize) {
