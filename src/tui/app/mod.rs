@@ -135,8 +135,9 @@ pub struct App {
     /// Seconds since the wall display last moved on.
     cycle_elapsed: u64,
     /// Which app this is, and how many updates may have changed what the table lists (every
-    /// one but a tick that only moved the time): what is worked out from the whole list for a
-    /// frame (the columns' widths) is kept while both stay the same.
+    /// event but a tick that only moved the time, and input that did not rebuild the rows):
+    /// what is worked out from the whole list for a frame (the columns' widths) is kept while
+    /// both stay the same.
     pub id: u64,
     pub changes: u64,
     /// The queued rows as the queue last listed them, in its order.
@@ -271,7 +272,10 @@ impl App {
                     ..
                 }
         );
-        if !quiet {
+        // A key, a click or a paste changes what the table lists only through `refresh_view`,
+        // which counts it: moving the selection must not cost a pass over every job.
+        let input = matches!(event, Event::Key(_) | Event::Mouse(_) | Event::Paste(_));
+        if !quiet && !input {
             self.changes += 1;
         }
         let (was_dirty, was_log_only) = (self.dirty, self.log_only);
@@ -409,6 +413,7 @@ impl App {
     /// Rebuilds the rows after data or filters changed (see `Table::rebuild`), and opens the
     /// log of the job selected if that changed.
     fn refresh_view(&mut self) -> Vec<Effect> {
+        self.changes += 1;
         let rows = self.job_rows();
         self.table.rebuild(&self.jobs, self.now, rows);
         // The table's height follows what it lists: keep the selection on screen in the new one.

@@ -61,6 +61,54 @@ fn selection_moves_and_clamps() {
     );
 }
 
+/// What is worked out from every job for a frame (the columns' widths, the tabs' counts) is
+/// kept while `changes` stays: moving the selection keeps it, what rebuilds the rows does not.
+#[test]
+fn moving_the_selection_is_not_a_change_to_what_is_listed() {
+    let mut app = app(160, 45);
+    let before = app.changes;
+    press(&mut app, [ch('j'), ch('j'), ch('k'), ch('G'), ch('g')]);
+    press(&mut app, [key(KeyCode::PageDown), key(KeyCode::Up)]);
+    assert_eq!(app.changes, before, "only the selection moved");
+    press(&mut app, [key(KeyCode::Right)]);
+    assert!(app.changes > before, "another tab lists other jobs");
+    let before = app.changes;
+    press(&mut app, [ch('/'), ch('m')]);
+    assert!(matches!(app.mode, Mode::Filter(_)), "{:?}", app.mode);
+    assert!(app.changes > before, "typing the filter rebuilds the rows");
+    let before = app.changes;
+    press(&mut app, [key(KeyCode::Esc)]);
+    assert!(
+        app.changes > before,
+        "clearing the filter rebuilds them again"
+    );
+}
+
+/// `admits` says of one job what rebuilding the rows says of them all, for every tab and filter.
+#[test]
+fn admitting_one_job_agrees_with_the_rows() {
+    let mut app = app(160, 45);
+    let mut tried = 0;
+    for filter in ["", "musica", "HOSTILE", "1558", "no such job"] {
+        for _ in 0..Tab::ALL.len() {
+            press(&mut app, [key(KeyCode::Right)]);
+            app.table.filter = filter.to_string();
+            app.refresh_view();
+            for job in app.jobs.values() {
+                assert_eq!(
+                    app.table.admits(job),
+                    app.table.shows(&job.id),
+                    "{} on {:?} with {filter:?}",
+                    job.id,
+                    app.table.tab
+                );
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 100, "{tried}");
+}
+
 #[test]
 fn the_table_scrolls_to_keep_the_selection_visible() {
     let mut app = app(80, 24);
