@@ -141,7 +141,9 @@ impl LogAt {
         match job.dir.parent() {
             Some(parent) if named => {
                 let shared = match root {
-                    Some(r) if **r == *parent => r.clone(),
+                    // Bytes, not components: `Path`'s equality parses both, and this is asked
+                    // of every job of the root. Equal paths spelt apart only share less.
+                    Some(r) if r.as_os_str() == parent.as_os_str() => r.clone(),
                     _ => root.insert(Arc::from(parent)).clone(),
                 };
                 LogAt::Under(shared)

@@ -22,9 +22,16 @@ const HEADER_NAME: usize = 10;
 
 /// The id a person knows the job by: its own id on its host (a queued task's queue id).
 pub fn id_text(job: &Job) -> String {
+    id_str(job).into_owned()
+}
+
+/// [`id_text`], borrowed from the job where it can be (a local job's id): the columns' widths
+/// measure every id of the root for a frame.
+pub fn id_str(job: &Job) -> std::borrow::Cow<'_, str> {
     match job.id.host() {
-        Some(_) if !job.id.is_queued() => job.id.local_id().to_string(),
-        _ => job.shown_id(),
+        Some(_) if !job.id.is_queued() => job.id.local_id().to_string().into(),
+        None if !job.id.is_queued() => job.id.as_str().into(),
+        _ => job.shown_id().into(),
     }
 }
 

@@ -65,9 +65,10 @@ pub fn cut_line<'a>(line: Line<'a>, max: usize, theme: &Theme) -> Line<'a> {
     Line::from(spans)
 }
 
-/// The columns the alert takes, for sizing its column without drawing it (every frame, for
-/// every job listed: two lookups and no text made).
-pub fn alert_width(app: &App, job: &Job, theme: &Theme) -> usize {
+/// The columns the alert takes, for sizing its column without drawing it (for every job
+/// listed: two lookups and no text made). `issues` holds the width of each known issue's
+/// alert once measured, by pattern: a large root has the same few alerts thousands of times.
+pub fn alert_width(app: &App, job: &Job, theme: &Theme, issues: &mut Vec<usize>) -> usize {
     if let Some(alarm) = app
         .insight
         .alarms
@@ -80,7 +81,14 @@ pub fn alert_width(app: &App, job: &Job, theme: &Theme) -> usize {
         app.insight.issues.get(&job.id).and_then(|f| f.worst()),
         app.insight.patterns.as_deref(),
     ) {
-        return text_width(theme.issue_mark()) + 1 + text_width(&set.pattern(f.pattern).name);
+        let at = f.pattern;
+        if issues.len() <= at {
+            issues.resize(at + 1, usize::MAX);
+        }
+        if issues[at] == usize::MAX {
+            issues[at] = text_width(theme.issue_mark()) + 1 + text_width(&set.pattern(at).name);
+        }
+        return issues[at];
     }
     0
 }
