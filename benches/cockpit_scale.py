@@ -16,6 +16,8 @@ falls on all of them alike; warm page cache, after one untimed round):
   memory       the cockpit's VmRSS and VmHWM right after the first frame, and again once it
                has settled (its CPU time did not move for 2 s: the known-issue scan of every
                log is done).
+  keys         once settled, 20 presses of `j` 150 ms apart, each timed from the write to the
+               screen showing the selection a row down (`jobs K/N`).
   listings     `luzia jobs --json` and `luzia status`: wall time and peak RSS (GNU time's %M), and
                whether both builds wrote the same bytes (but for status's lines that give the
                clock and the load, and its ages, which move with the clock).
@@ -44,6 +46,7 @@ import cockpit  # noqa: E402  (the pty, the screen, the job generator)
 from cockpit import CLEAN, pct  # noqa: E402
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000}
+KEY_MOVES = 20
 AGE = re.compile(rb"\b\d+(?:d\d+h|h\d+m|m\d+s|s|m|h|d)\b")
 
 
@@ -91,6 +94,24 @@ def settle(p, quiet=2.0, timeout=300):
     return time.monotonic() - t0
 
 
+def key_moves(p, n, moves=KEY_MOVES):
+    """ms from writing `j` to the screen showing the selection one row down (`jobs K/N`), for
+    each of `moves` presses in turn, once the cockpit has settled. Presses are 150 ms apart,
+    a person's pace: right after a frame the cockpit holds the next one for its frame interval
+    (33 ms), which would be measured instead of what a press costs."""
+    out = []
+    for k in range(2, moves + 2):
+        shown = re.compile(rf"jobs {k}/{n}(?!\d)")
+        p.pump(0.15)
+        t0 = time.monotonic()
+        os.write(p.master, b"j")
+        t = p.wait_for(lambda s: shown.search(s), timeout=30)
+        if t is None:
+            raise RuntimeError(f"`j` never moved the selection to row {k}:\n" + p.screen.text())
+        out.append((t - t0) * 1000)
+    return out
+
+
 def first_frame(binary, root, n, work, tag, memory):
     home = os.path.join(work, f"home-{tag}")
     env = cockpit.cockpit_env(home)
@@ -107,6 +128,7 @@ def first_frame(binary, root, n, work, tag, memory):
         if memory:
             res["settle_s"] = settle(p)
             res["settled"] = status_kb(p.pid)
+            res["keys_ms"] = key_moves(p, n)
         return res
     finally:
         p.close()
@@ -218,6 +240,9 @@ def print_frames(r, n, fl):
                   f"VmRSS {mib(m['settled']['VmRSS']):.1f} / VmHWM "
                   f"{mib(m['settled']['VmHWM']):.1f} MiB "
                   f"({m['settled']['VmRSS'] * 1024 / n:.0f} B/job)")
+            keys = m["keys_ms"]
+            print(f"  {b:4} settled, `j` to the selection moved: p50 {pct(keys, 50):.1f} ms, "
+                  f"max {max(keys):.1f} ms ({len(keys)} presses)")
     if "cold" in r:
         c = r["cold"]
         print(f"  cold: floor {c['floor_ms']:.0f} ms; new {c['new']['external_ms']:.0f} ms; "
