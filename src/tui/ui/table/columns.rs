@@ -3,8 +3,6 @@
 //! the task given what is left. Every job the table lists counts, on screen or not, so that
 //! scrolling never moves the columns.
 
-use std::collections::HashMap;
-
 use super::cells::{alert_width, changes_label, changes_of, cost_of, status_label};
 use crate::jobs::model::session::format_cost;
 use crate::jobs::text::sanitize::plain_text;
@@ -42,8 +40,10 @@ pub struct Columns {
     pub changes: u16,
     pub changes_short: bool,
     pub task: u16,
-    /// How many characters of each id are shown (its shortest unique prefix), by full id.
-    pub id_len: HashMap<String, usize>,
+    /// How many bytes of each id are shown (its shortest unique prefix), by its row in the
+    /// list the columns were fitted to; empty where ids are whole. Two bytes a row: at 80
+    /// columns, a map from every id's text held a copy of each id of the root.
+    pub id_len: Box<[u16]>,
 }
 
 /// The widest each column's content is, over the jobs listed.
@@ -130,16 +130,22 @@ impl Columns {
         let wide = inner >= WIDE;
         let shown: Vec<std::borrow::Cow<str>> = jobs.iter().map(|j| id_str(j)).collect();
         // Where ids are whole, their shortest prefixes are not needed (a map of every id).
-        let id_len = if wide {
-            HashMap::new()
+        let id_len: Box<[u16]> = if wide {
+            Box::default()
         } else {
-            shortest_unique(&shown)
+            let lens = shortest_unique(&shown);
+            lens.iter()
+                .map(|&n| u16::try_from(n).unwrap_or(u16::MAX))
+                .collect()
         };
         let c = if wide {
             let whole = shown.iter().map(|id| (id.as_ref(), id.len()));
             Content::of(app, jobs, theme, whole)
         } else {
-            let short = id_len.iter().map(|(id, n)| (id.as_str(), *n));
+            let short = shown
+                .iter()
+                .zip(&id_len)
+                .map(|(id, &n)| (id.as_ref(), n.into()));
             Content::of(app, jobs, theme, short)
         };
         // A column with nothing in it takes no room; one with something is at least as wide as
@@ -236,10 +242,11 @@ impl Columns {
         }
     }
 
-    /// The characters of `id` shown: its shortest unique prefix where the ids are cut.
-    pub fn id_shown<'a>(&self, id: &'a str) -> &'a str {
-        match self.id_len.get(id) {
-            Some(&n) => id.get(..n).unwrap_or(id),
+    /// The characters shown of `id`, the id of row `row` of the list the columns were fitted
+    /// to: its shortest unique prefix where the ids are cut.
+    pub fn id_shown<'a>(&self, row: usize, id: &'a str) -> &'a str {
+        match self.id_len.get(row) {
+            Some(&n) => id.get(..usize::from(n)).unwrap_or(id),
             None => id,
         }
     }
@@ -248,21 +255,26 @@ impl Columns {
 /// For each id, the length of its shortest prefix that starts no other id of the list: at least
 /// its time part (up to the first `-`), then as much of the rest as tells it apart. A prefix
 /// ending on the `-` takes one character more, and an id that is the start of another is
-/// shown whole.
-pub fn shortest_unique<S: AsRef<str>>(ids: &[S]) -> HashMap<String, usize> {
-    let mut sorted: Vec<&str> = ids.iter().map(AsRef::as_ref).collect();
-    sorted.sort_unstable();
-    sorted.dedup();
+/// shown whole. Returned in the order of `ids`; equal ids have the same length.
+pub fn shortest_unique<S: AsRef<str>>(ids: &[S]) -> Vec<usize> {
+    let text = |i: usize| ids[i].as_ref();
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_unstable_by(|&a, &b| text(a).cmp(text(b)));
+    // Each distinct id once, in order, with the positions that hold it.
+    let sorted: Vec<&[usize]> = order.chunk_by(|&a, &b| text(a) == text(b)).collect();
     let common = |a: &str, b: &str| {
         a.char_indices()
             .zip(b.chars())
             .find(|((_, x), y)| x != y)
             .map_or(a.len().min(b.len()), |((i, _), _)| i)
     };
-    let mut out = HashMap::new();
-    for (i, id) in sorted.iter().enumerate() {
-        let before = i.checked_sub(1).map_or(0, |j| common(id, sorted[j]));
-        let after = sorted.get(i + 1).map_or(0, |n| common(id, n));
+    let mut out = vec![0; ids.len()];
+    for (i, at) in sorted.iter().enumerate() {
+        let id = text(at[0]);
+        let before = i
+            .checked_sub(1)
+            .map_or(0, |j| common(id, text(sorted[j][0])));
+        let after = sorted.get(i + 1).map_or(0, |n| common(id, text(n[0])));
         let floor = id.find('-').unwrap_or(id.len());
         let mut n = (before.max(after) + 1).max(floor).min(id.len());
         if id.as_bytes().get(n.saturating_sub(1)) == Some(&b'-') {
@@ -272,7 +284,9 @@ pub fn shortest_unique<S: AsRef<str>>(ids: &[S]) -> HashMap<String, usize> {
         while !id.is_char_boundary(n) {
             n += 1;
         }
-        out.insert(id.to_string(), n);
+        for &k in *at {
+            out[k] = n;
+        }
     }
     out
 }
@@ -282,9 +296,11 @@ mod tests {
     use super::*;
 
     fn short(ids: &[&str]) -> Vec<String> {
-        let owned: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
-        let lens = shortest_unique(&owned);
-        owned.iter().map(|id| id[..lens[id]].to_string()).collect()
+        let lens = shortest_unique(ids);
+        ids.iter()
+            .zip(lens)
+            .map(|(id, n)| id[..n].to_string())
+            .collect()
     }
 
     #[test]
@@ -342,6 +358,11 @@ mod tests {
             "never a prefix ending on the dash"
         );
         assert_eq!(short(&["0720", "072004-ab"]), ["0720", "072004"]);
+        assert_eq!(
+            short(&["081500-ffff", "072004-ab12", "081500-ffff", "072004-ac34"]),
+            ["081500", "072004-ab", "081500", "072004-ac"],
+            "in the order given, the same id cut the same"
+        );
         assert_eq!(
             short(&["abc", "abc-1"]),
             ["abc", "abc-1"],

@@ -83,7 +83,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let jobs = (app.table.top..app.table.view.len().min(app.table.top + rows_fit))
         .filter_map(|i| app.jobs.get(&app.table.view[i]).map(|j| (i, j)))
         .map(|(i, job)| {
-            let row = job_row(app, job, theme, &cols);
+            let row = job_row(app, (i, job), theme, &cols);
             if Some(i) == selected {
                 row.style(theme.selected())
             } else if app.stale_since(&job.id).is_some() {
@@ -182,7 +182,8 @@ fn empty_message(app: &App) -> String {
 }
 
 /// One job's row, each cell cut to its column with an ellipsis.
-fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a> {
+/// `row`: the job's place in the table's rows, which the ids' shown lengths are kept by.
+fn job_row<'a>(app: &App, (row, job): (usize, &'a Job), theme: &Theme, cols: &Columns) -> Row<'a> {
     let w = |n: u16| n as usize;
     let elapsed = job
         .elapsed_secs(app.now)
@@ -201,7 +202,7 @@ fn job_row<'a>(app: &App, job: &'a Job, theme: &Theme, cols: &Columns) -> Row<'a
         cells.push(Cell::from(cut(host_label(job), w(cols.host), theme)));
     }
     cells.push(Cell::from(Span::styled(
-        cut(cols.id_shown(&shown_id), w(cols.id), theme),
+        cut(cols.id_shown(row, &shown_id), w(cols.id), theme),
         id_style,
     )));
     if cols.project > 0 {
@@ -287,6 +288,12 @@ fn fitted(app: &App, theme: &Theme, inner: u16) -> std::rc::Rc<Columns> {
             .iter()
             .filter_map(|id| app.jobs.get(id).map(|j| &**j))
             .collect();
-        std::rc::Rc::new(Columns::fit(app, &listed, theme, inner))
+        let mut cols = Columns::fit(app, &listed, theme, inner);
+        if listed.len() != app.table.view.len() {
+            // A row without its job: the lengths, kept by place in the list, would be another
+            // row's. Whole ids are never ambiguous.
+            cols.id_len = Box::default();
+        }
+        std::rc::Rc::new(cols)
     })
 }
