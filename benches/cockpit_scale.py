@@ -11,8 +11,9 @@ For each size, and each of `--runs` rounds (the three in turn, so that the machi
 falls on all of them alike; warm page cache, after one untimed round):
 
   floor        target/release/examples/read_metas ROOT: ms to list and parse every meta.json.
-  first frame  `luzia tui` in a pty of 160x45 until the screen shows `jobs 1/N`, from spawn
-               (and the cockpit's own `first full frame` log line), for this build and the base.
+  first frame  `luzia tui` in a pty of 160x45 (or `--pty`) until the screen shows `jobs 1/N`,
+               from spawn (and the cockpit's own `first full frame` log line), for this build
+               and the base.
   memory       the cockpit's VmRSS and VmHWM right after the first frame, and again once it
                has settled (its CPU time did not move for 2 s: the known-issue scan of every
                log is done).
@@ -47,6 +48,9 @@ from cockpit import CLEAN, pct  # noqa: E402
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000}
 KEY_MOVES = 20
+# The terminal the cockpit is measured in (`--pty`): below 102 columns ids are cut to their
+# shortest unique prefix, which the columns work out from every id.
+PTY = (cockpit.COLS, cockpit.ROWS)
 AGE = re.compile(rb"\b\d+(?:d\d+h|h\d+m|m\d+s|s|m|h|d)\b")
 
 
@@ -115,7 +119,7 @@ def key_moves(p, n, moves=KEY_MOVES):
 def first_frame(binary, root, n, work, tag, memory):
     home = os.path.join(work, f"home-{tag}")
     env = cockpit.cockpit_env(home)
-    p = cockpit.luzia_pty(binary, root, env)
+    p = cockpit.Pty([binary, "tui", "--jobs-dir", root], env, cols=PTY[0], rows=PTY[1])
     title = cockpit.jobs_title(n)
     try:
         t = p.wait_for(lambda s: title.search(s), timeout=120)
@@ -273,7 +277,15 @@ def main():
     ap.add_argument("--listing-runs", type=int, default=3, help="runs of each listing (3)")
     ap.add_argument("--cold", action="store_true", help="one cold-cache round per size")
     ap.add_argument("--json", help="also write every raw figure to this file")
+    ap.add_argument("--pty", default=f"{cockpit.COLS}x{cockpit.ROWS}",
+                    help="the cockpit's terminal, COLSxROWS (160x45; 80x24 is an ssh session's)")
     args = ap.parse_args()
+    global PTY
+    try:
+        PTY = tuple(int(n) for n in args.pty.lower().split("x", 1))
+        assert len(PTY) == 2 and min(PTY) > 0
+    except (ValueError, AssertionError):
+        ap.error(f"--pty {args.pty}: give it as COLSxROWS, such as 80x24")
     sizes = [s for s in args.sizes.split(",") if s]
     unknown = [s for s in sizes if s not in SIZES]
     if unknown:
