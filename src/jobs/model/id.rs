@@ -75,7 +75,10 @@ impl JobId {
 
     /// The host of a remote key, `None` for a local job (no '@').
     pub fn host(&self) -> Option<&str> {
-        self.0.split_once(AT).map(|(_, host)| host)
+        // A byte search: asked of every job in every pass over a large root, where the general
+        // char search cost more than the rest of the pass ('@' is ASCII).
+        let at = self.0.bytes().position(|b| b == AT as u8)?;
+        Some(&self.0[at + 1..])
     }
 
     /// The job's own id on its host (itself for a local job).
