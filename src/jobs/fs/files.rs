@@ -59,10 +59,24 @@ impl<'a> JobDir<'a> {
 
     /// [`read_capped`] of the file `name`.
     pub fn read_capped(&self, name: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
+        Ok(self
+            .read_capped_with(name, cap, |_| ())?
+            .map(|(bytes, ())| bytes))
+    }
+
+    /// [`read_capped`] of the file `name`, with what `before` says of the open file before a
+    /// byte of it is read.
+    pub fn read_capped_with<T>(
+        &self,
+        name: &str,
+        cap: u64,
+        before: impl FnOnce(&File) -> T,
+    ) -> io::Result<Option<(Vec<u8>, T)>> {
         let Some((file, md)) = self.open(name)? else {
             return Ok(None);
         };
-        read_whole(file, md.len(), cap).map(Some)
+        let said = before(&file);
+        read_whole(file, md.len(), cap).map(|bytes| Some((bytes, said)))
     }
 
     /// [`read_small`] of the file `name`.

@@ -1,27 +1,27 @@
 //! One job read from its directory: everything the status table needs, and what could not be
 //! read, said per file so that one bad job never hides the others.
 
-use crate::jobs::fs::names::{
-    ACTIVITY_FILE, LOG_FILE, META_FILE, PID_FILE, PROCESS_FILE, PROGRESS_FILE, PROMPT_FILE,
-    STOP_FILE,
-};
+mod reader;
+
+use crate::jobs::fs::names::{LOG_FILE, PROMPT_FILE};
 use std::fmt;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
-use crate::jobs::fs::files::{JobDir, META_FILE_CAP, read_small, read_trusted};
-use crate::jobs::fs::tail;
+use crate::jobs::fs::files::{JobDir, read_small};
 use crate::jobs::model::id::JobId;
+use crate::jobs::model::index::Tape;
 use crate::jobs::model::lifecycle::{self, Exchange};
 use crate::jobs::model::meta::Meta;
 use crate::jobs::model::process::{ProcessRecord, Processes};
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::session::Activity;
 use crate::jobs::model::status::{self, Evidence, Status};
-use crate::jobs::model::stop::{self, StopRequest};
-use crate::jobs::model::waiting::{self, Gate, Question, Waiting};
+use crate::jobs::model::stop::StopRequest;
+use crate::jobs::model::waiting::{Gate, Question, Waiting};
+use reader::{DirReader, Mode};
 
 /// Something in a job directory that could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -202,11 +202,58 @@ pub fn read_listed_job_in(
     id: &JobId,
     now: DateTime<Utc>,
 ) -> Option<Job> {
+    read_through(root, root_fd, id, now, Mode::Disk).map(|(job, _)| job)
+}
+
+/// [`read_listed_job_in`], noting what the reading took from each file and each file's stamp,
+/// for the index of settled jobs. The tape is `None` when the directory could not be stamped.
+pub fn record_job(
+    root: &Path,
+    root_fd: BorrowedFd<'_>,
+    id: &JobId,
+    now: DateTime<Utc>,
+) -> Option<(Job, Option<Tape<'static>>)> {
+    let Some(tape) = Tape::start(root_fd, id.as_str()) else {
+        return read_listed_job_in(root, Some(root_fd), id, now).map(|job| (job, None));
+    };
+    let (job, mode) = read_through(root, Some(root_fd), id, now, Mode::Record(tape))?;
+    let tape = match mode {
+        Mode::Record(tape) => Some(tape),
+        _ => None,
+    };
+    Some((job, tape))
+}
+
+/// The settled job `id` as an index entry's `tape` says its files were, by the same reading
+/// as from the disk. `None` when the entry does not hold a file the reading asks for, or does
+/// not make a settled job: the disk is then read instead. The caller has checked that the
+/// entry's stamps match the disk.
+pub fn replay_job(root: &Path, id: &JobId, tape: &Tape<'_>) -> Option<Job> {
+    let mode = Mode::Replay {
+        tape,
+        missed: false,
+    };
+    // Nothing a settled job's reading asks depends on the time.
+    let (job, mode) = read_through(root, None, id, DateTime::<Utc>::UNIX_EPOCH, mode)?;
+    let missed = matches!(mode, Mode::Replay { missed: true, .. });
+    (!missed && job.is_settled() && job.problems.is_empty()).then_some(job)
+}
+
+/// Reads the job `id`, taking its files as `mode` says; gives the mode back (a recording holds
+/// the tape).
+fn read_through<'t>(
+    root: &Path,
+    root_fd: Option<BorrowedFd<'_>>,
+    id: &JobId,
+    now: DateTime<Utc>,
+    mode: Mode<'t>,
+) -> Option<(Job, Mode<'t>)> {
     let dir = root.join(id.as_str());
     let mut r = DirReader {
         dir: &dir,
         files: JobDir::in_root(&dir, root_fd, id.as_str()),
         problems: Vec::new(),
+        mode,
     };
     let meta = r.meta();
     let log = r.log_end();
@@ -236,7 +283,7 @@ pub fn read_listed_job_in(
         if job.status != Status::NeedsInput {
             // Finished for good: no pid or question changes what is shown.
             job.problems = r.problems;
-            return Some(job);
+            return Some((job, r.mode));
         }
     }
     job.pid = r.pid().or(job.pid);
@@ -274,143 +321,7 @@ pub fn read_listed_job_in(
     job.question = pending.question.map(Box::new);
     job.gate = pending.gate.map(Box::new);
     job.problems = r.problems;
-    Some(job)
-}
-
-/// What the end of output.log says; a few KiB read at most.
-#[derive(Default)]
-struct LogEnd {
-    exists: bool,
-    len: u64,
-    mtime: Option<DateTime<Utc>>,
-    exit_code: Option<i32>,
-}
-
-/// Reads the files of one job directory, collecting what could not be read.
-struct DirReader<'a> {
-    dir: &'a Path,
-    files: JobDir<'a>,
-    problems: Vec<Problem>,
-}
-
-impl DirReader<'_> {
-    fn problem(&mut self, name: &str, message: String) {
-        self.problems.push(Problem {
-            path: self.dir.join(name),
-            message,
-        });
-    }
-
-    /// A small file, or `None` (absent, or unreadable and noted).
-    fn small(&mut self, name: &str) -> Option<Vec<u8>> {
-        self.files.read_small(name).unwrap_or_else(|e| {
-            self.problem(name, e.to_string());
-            None
-        })
-    }
-
-    fn meta(&mut self) -> Option<Meta> {
-        let bytes = self
-            .files
-            .read_capped(META_FILE, META_FILE_CAP)
-            .unwrap_or_else(|e| {
-                self.problem(META_FILE, e.to_string());
-                None
-            })?;
-        Meta::parse(&bytes)
-            .map_err(|e| {
-                self.problem(
-                    META_FILE,
-                    format!("{e}: shown with what the other files say"),
-                )
-            })
-            .ok()
-    }
-
-    fn log_end(&mut self) -> LogEnd {
-        let read = || -> std::io::Result<LogEnd> {
-            let Some((file, md)) = self.files.open(LOG_FILE)? else {
-                return Ok(LogEnd::default());
-            };
-            Ok(LogEnd {
-                exists: true,
-                len: md.len(),
-                mtime: md.modified().ok().map(DateTime::<Utc>::from),
-                exit_code: tail::exit_code(&file, md.len())?,
-            })
-        };
-        read().unwrap_or_else(|e| {
-            self.problem(LOG_FILE, e.to_string());
-            LogEnd::default()
-        })
-    }
-
-    fn activity(&mut self) -> Option<Activity> {
-        let bytes = self.small(ACTIVITY_FILE)?;
-        Activity::parse(&bytes)
-            .map_err(|e| self.problem(ACTIVITY_FILE, e.to_string()))
-            .ok()
-    }
-
-    fn progress(&mut self) -> Option<Progress> {
-        let bytes = self.small(PROGRESS_FILE)?;
-        Progress::parse(&bytes)
-            .map_err(|e| self.problem(PROGRESS_FILE, e.to_string()))
-            .ok()
-    }
-
-    /// A requested stop: what the supervisor recorded in meta.json when the agent ended, else
-    /// the request itself. A file that exists but cannot be read or parsed still says a stop was
-    /// asked for (by someone unknown), and is noted.
-    fn stop(&mut self, meta: Option<&Meta>) -> Option<Box<StopRequest>> {
-        if let Some(recorded) = meta.and_then(|m| m.stop.clone()) {
-            return Some(recorded);
-        }
-        let (request, problem) = stop::read_in(self.files)?;
-        if let Some(message) = problem {
-            self.problem(STOP_FILE, message);
-        }
-        Some(Box::new(request))
-    }
-
-    /// A file naming a process (`pid`, `process.json`), read only if its owner may be trusted
-    /// to name one (see `read_trusted`).
-    fn trusted(&mut self, name: &str) -> Option<Vec<u8>> {
-        let root = self.dir.parent().unwrap_or(self.dir);
-        read_trusted(&self.dir.join(name), root).unwrap_or_else(|e| {
-            self.problem(name, e.to_string());
-            None
-        })
-    }
-
-    fn pid(&mut self) -> Option<u32> {
-        let bytes = self.trusted(PID_FILE)?;
-        let pid = std::str::from_utf8(&bytes)
-            .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok());
-        match pid {
-            Some(pid) if pid > 0 => Some(pid),
-            _ => {
-                self.problem(PID_FILE, "does not hold a decimal pid".into());
-                None
-            }
-        }
-    }
-
-    fn process_record(&mut self) -> Option<ProcessRecord> {
-        let bytes = self.trusted(PROCESS_FILE)?;
-        ProcessRecord::parse(&bytes)
-            .map_err(|e| self.problem(PROCESS_FILE, e))
-            .ok()
-    }
-
-    fn pending(&mut self) -> waiting::PendingRead {
-        let mut pending = waiting::read_pending(self.dir);
-        for (name, error) in std::mem::take(&mut pending.problems) {
-            self.problem(name, error.to_string());
-        }
-        pending
-    }
+    Some((job, r.mode))
 }
 
 /// The prompt the agent was given, if any (capped like every small file).
@@ -427,6 +338,7 @@ pub fn read_prompt(job: &Job) -> Result<Option<String>, Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jobs::fs::names::{META_FILE, STOP_FILE};
 
     /// A job directory with meta.json (`extra` merged in), output.log ending in `exit:code`,
     /// and `stop.json` when given.

@@ -5,6 +5,7 @@
 pub mod describe;
 pub mod format;
 pub mod id;
+pub mod index;
 pub mod job;
 pub mod lifecycle;
 pub mod meta;

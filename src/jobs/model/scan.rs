@@ -7,7 +7,8 @@ use chrono::{DateTime, Utc};
 
 use crate::jobs::fs::files::{borrow, open_root};
 use crate::jobs::model::id::{JobId, is_valid};
-use crate::jobs::model::job::{Job, read_listed_job_in};
+use crate::jobs::model::index::Index;
+use crate::jobs::model::job::{Job, read_listed_job_in, replay_job};
 use crate::jobs::model::lifecycle::link_retries;
 
 #[derive(Debug, thiserror::Error)]
@@ -67,16 +68,59 @@ pub fn list_ids(root: &Path) -> Result<Vec<JobId>, ScanError> {
 
 /// Every job under `root`, newest first (by start time, then by id), each with its retries.
 pub fn scan(root: &Path, now: DateTime<Utc>) -> Result<Vec<Job>, ScanError> {
+    scan_through(root, now, None)
+}
+
+/// [`scan`], reading the settled jobs through the index at `index` where it matches the disk.
+pub fn scan_through(
+    root: &Path,
+    now: DateTime<Utc>,
+    index: Option<&Path>,
+) -> Result<Vec<Job>, ScanError> {
     let ids = list_ids(root)?;
-    let mut jobs = read_all(root, &ids, now);
+    let index = load_index(index, root, ids.len());
+    let (mut jobs, _) = read_all_with(root, &ids, now, index.as_ref());
+    drop(index);
     link_retries(&mut jobs);
     sort_newest_first(&mut jobs);
     Ok(jobs)
 }
 
+/// A read of fewer jobs than this does not load the index of settled jobs: it is read whole, and
+/// a few jobs cost less read from their files.
+pub const INDEX_MIN: usize = 256;
+
+/// The index at `path` of `root`, for a read of `jobs` jobs, when there are enough to be worth
+/// loading it (and it is there, and usable).
+pub fn load_index(path: Option<&Path>, root: &Path, jobs: usize) -> Option<Index> {
+    path.filter(|_| jobs >= INDEX_MIN)
+        .and_then(|path| Index::load(path, root))
+}
+
 /// Reads `ids` on all cores: each job is a handful of small reads, so the scan is bound by
 /// system-call latency and two threads nearly halve it.
 pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
+    read_all_with(root, ids, now, None).0
+}
+
+/// How a read of many jobs used the index of settled jobs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndexUse {
+    /// Jobs taken from the index, their stamps matching the disk.
+    pub hits: usize,
+    /// Settled jobs read from their files without a problem: the index could hold them and
+    /// does not (yet).
+    pub misses: usize,
+}
+
+/// [`read_all`], taking each settled job from `index` while the disk says it is unchanged (see
+/// [`index`](crate::jobs::model::index)): a few `statx` instead of opening its files.
+pub fn read_all_with(
+    root: &Path,
+    ids: &[JobId],
+    now: DateTime<Utc>,
+    index: Option<&Index>,
+) -> (Vec<Job>, IndexUse) {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
@@ -84,28 +128,53 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
     // paths (each job then says what it could not read).
     let root_fd = open_root(root).ok();
     let root_fd = borrow(&root_fd);
-    if ids.len() < PARALLEL_MIN || threads == 1 {
-        return ids
+    let index = index.filter(|i| !i.is_empty());
+    // In the order of the ids, as the index holds them: each thread reads its part of the
+    // index a block at a time, once.
+    let mut sorted: Vec<&JobId> = ids.iter().collect();
+    if index.is_some() {
+        sorted.sort_unstable();
+    }
+    let read_part = |part: &[&JobId]| {
+        let mut used = IndexUse::default();
+        let mut cursor = index.map(Index::cursor);
+        let jobs: Vec<Job> = part
             .iter()
-            .filter_map(|id| read_listed_job_in(root, root_fd, id, now))
+            .filter_map(|&id| {
+                let indexed = cursor.as_mut().zip(root_fd).and_then(|(cursor, fd)| {
+                    let (tape, _) = cursor.find(id.as_str())?;
+                    tape.still_matches(fd, id.as_str())
+                        .then(|| replay_job(root, id, &tape))?
+                });
+                if let Some(job) = indexed {
+                    used.hits += 1;
+                    return Some(job);
+                }
+                let job = read_listed_job_in(root, root_fd, id, now)?;
+                used.misses += usize::from(job.is_settled() && job.problems.is_empty());
+                Some(job)
+            })
             .collect();
+        (jobs, used)
+    };
+    if ids.len() < PARALLEL_MIN || threads == 1 {
+        return read_part(&sorted);
     }
     let chunk = ids.len().div_ceil(threads);
     std::thread::scope(|s| {
-        let handles: Vec<_> = ids
+        let handles: Vec<_> = sorted
             .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|id| read_listed_job_in(root, root_fd, id, now))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|part| s.spawn(move || read_part(part)))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        let mut all = Vec::with_capacity(ids.len());
+        let mut used = IndexUse::default();
+        for h in handles {
+            let (jobs, u) = h.join().unwrap_or_default();
+            all.extend(jobs);
+            used.hits += u.hits;
+            used.misses += u.misses;
+        }
+        (all, used)
     })
 }
 
@@ -116,9 +185,18 @@ pub fn read_all(root: &Path, ids: &[JobId], now: DateTime<Utc>) -> Vec<Job> {
 #[derive(Debug, Default)]
 pub struct Rescan {
     jobs: Vec<Job>,
+    /// The index of settled jobs, read through while many jobs are to be read.
+    index: Option<PathBuf>,
 }
 
 impl Rescan {
+    pub fn through(index: Option<PathBuf>) -> Rescan {
+        Rescan {
+            jobs: Vec::new(),
+            index,
+        }
+    }
+
     pub fn scan(&mut self, root: &Path, now: DateTime<Utc>) -> Result<&[Job], ScanError> {
         let ids = list_ids(root)?;
         let present: std::collections::HashSet<&JobId> = ids.iter().collect();
@@ -133,7 +211,9 @@ impl Rescan {
             .cloned()
             .collect();
         drop(settled);
-        jobs.extend(read_all(root, &wanted, now));
+        let index = load_index(self.index.as_deref(), root, wanted.len());
+        jobs.extend(read_all_with(root, &wanted, now, index.as_ref()).0);
+        drop(index);
         link_retries(&mut jobs);
         sort_newest_first(&mut jobs);
         self.jobs = jobs;

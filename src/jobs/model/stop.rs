@@ -107,12 +107,12 @@ impl StopRequest {
 /// that exists but cannot be read, or is not a JSON object, still says a stop was asked for: it
 /// reads as a request by someone unknown.
 pub fn read(dir: &Path) -> Option<(StopRequest, Option<String>)> {
-    read_in(JobDir::new(dir))
+    judge(JobDir::new(dir).read_small(STOP_FILE))
 }
 
-/// [`read`] in a job directory opened as a scan opens it.
-pub fn read_in(dir: JobDir<'_>) -> Option<(StopRequest, Option<String>)> {
-    match dir.read_small(STOP_FILE) {
+/// [`read`] of what reading stop.json gave, however it was read.
+pub fn judge(read: std::io::Result<Option<Vec<u8>>>) -> Option<(StopRequest, Option<String>)> {
+    match read {
         Ok(None) => None,
         Ok(Some(bytes)) => Some(match StopRequest::parse(&bytes) {
             Some(r) => (r, None),

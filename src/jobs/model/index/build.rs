@@ -1,0 +1,80 @@
+//! Writing a root's index anew: the entries of the old one that still match the disk are kept
+//! as they are, every other settled job is read once more with its stamps noted, and the file is
+//! replaced whole (written beside it, then renamed over it), so a reader sees the old index or
+//! the new one, never a part. Both are streamed in the order of the ids: a block of each in
+//! memory at a time.
+
+use std::io::Write;
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use crate::jobs::fs::files::open_root;
+use crate::jobs::model::job::record_job;
+use crate::jobs::model::scan::list_ids;
+
+use super::format::{Index, Writer};
+
+/// What a refresh did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refreshed {
+    /// Entries of the old index kept, their stamps still matching.
+    pub kept: usize,
+    /// Settled jobs read from their files and taken in.
+    pub taken: usize,
+    /// Jobs left out: not settled, changed too lately, or read with a problem.
+    pub left: usize,
+}
+
+/// Writes the index of the jobs root `root` at `path`, as of `now`. Reads the root as a scan
+/// does (every job not already in the old index, once more), so it belongs off any thread a
+/// person waits on.
+pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<Refreshed> {
+    let mut ids = list_ids(root).map_err(std::io::Error::other)?;
+    ids.sort();
+    let old = Index::load(path, root);
+    let mut old = old.as_ref().map(Index::cursor);
+    let root_fd = open_root(root)?;
+    let root_fd = std::os::fd::AsFd::as_fd(&root_fd);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .map_or_else(Default::default, |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    let mut done = Refreshed::default();
+    let written = (|| {
+        let file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        let mut out = Writer::start(root, file)?;
+        for id in &ids {
+            if let Some((tape, raw)) = old.as_mut().and_then(|c| c.find(id.as_str()))
+                && tape.still_matches(root_fd, id.as_str())
+            {
+                out.raw(id.as_str(), raw)?;
+                done.kept += 1;
+                continue;
+            }
+            let taken = record_job(root, root_fd, id, now).and_then(|(job, tape)| {
+                let tape = tape?;
+                let indexable = job.is_settled()
+                    && job.problems.is_empty()
+                    && tape.complete
+                    && tape.settled_by(now);
+                indexable.then_some(tape)
+            });
+            match taken {
+                Some(tape) if out.entry(id.as_str(), &tape)? => done.taken += 1,
+                _ => done.left += 1,
+            }
+        }
+        out.finish()?.flush()
+    })();
+    // A cache needs no `fsync`: a file torn by a crash fails its checksums and is rebuilt.
+    let renamed = written.and_then(|()| std::fs::rename(&tmp, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    renamed.map(|()| done)
+}
