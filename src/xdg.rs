@@ -22,6 +22,11 @@ pub fn state_home(env: Env) -> Option<PathBuf> {
     base(env, "XDG_STATE_HOME", ".local/state")
 }
 
+/// `$XDG_CACHE_HOME`, else `~/.cache`.
+pub fn cache_home(env: Env) -> Option<PathBuf> {
+    base(env, "XDG_CACHE_HOME", ".cache")
+}
+
 fn base(env: Env, var: &str, under_home: &str) -> Option<PathBuf> {
     env(var)
         .filter(|p| p.is_absolute())

@@ -17,10 +17,11 @@ use crate::jobs::model::describe::{self, Emphasis};
 use crate::jobs::model::job::read_prompt;
 use crate::jobs::model::lifecycle::{self, Exchange, Stage};
 use crate::jobs::model::meta::Meta;
+use crate::jobs::model::scan::scan_through;
 use crate::jobs::model::session::Usage;
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
-use crate::jobs::{Job, Status, fs::files::open_nofollow, scan};
+use crate::jobs::{Job, Status, fs::files::open_nofollow};
 
 pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
     match &args.id {
@@ -43,7 +44,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
         None => {
             let root = super::jobs_root(cfg)?;
             let now = Utc::now();
-            let all = scan(root, now)?;
+            let all = scan_through(root, now, super::jobs_index(root).as_deref())?;
             super::check_projects(cfg, &all, &args.projects)?;
             let jobs = select(all, args);
             if args.json {

@@ -59,6 +59,13 @@ pub fn stdout_colors() -> bool {
 
 /// The jobs root, or an error that says which path was tried, where it came from, and how to
 /// point elsewhere.
+/// Where the index of settled jobs of `root` is kept: the listings read through it (only a
+/// cockpit that may write refreshes it).
+pub fn jobs_index(root: &Path) -> Option<std::path::PathBuf> {
+    crate::xdg::cache_home(&crate::xdg::process_env)
+        .map(|cache| crate::jobs::model::index::path_for(&cache, root))
+}
+
 pub fn jobs_root(cfg: &Config) -> Result<&Path> {
     let root = cfg.jobs_dir.as_path();
     match std::fs::metadata(root) {

@@ -64,6 +64,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
             patterns: opts.insight.patterns.clone(),
             known_issues: opts.insight.known_issues.clone(),
             memory_percent: opts.insight.rules.memory_percent,
+            cache: crate::xdg::cache_home(&crate::xdg::process_env),
         };
         let mut exec =
             Executor::new(setup, tx.clone()).context("cannot start the cockpit's workers")?;

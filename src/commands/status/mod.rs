@@ -120,7 +120,7 @@ impl<'a> Collector<'a> {
             set,
             cache: IssueCache::new(),
             warned: HashSet::new(),
-            rescan: Rescan::default(),
+            rescan: Rescan::through(super::jobs_root(cfg).ok().and_then(super::jobs_index)),
         };
         c.warn(problems.iter().map(ToString::to_string));
         c

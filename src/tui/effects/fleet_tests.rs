@@ -35,6 +35,7 @@ fn rig(read_only: bool, reply: impl Fn(&str, &[String]) -> Output + Send + Sync 
         patterns: Some(Arc::new(PatternSet::builtin())),
         known_issues: None,
         memory_percent: 100,
+        cache: None,
     };
     let mut exec = Executor::new(setup, tx).unwrap();
     let calls: Calls = Arc::default();

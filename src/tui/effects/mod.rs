@@ -42,6 +42,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::config::{Config, HostConfig, LOCAL_HOST};
 use crate::jobs::JobId;
 use crate::jobs::insight::known_issues::PatternSet;
+use crate::jobs::model::index;
 use crate::jobs::os::exits::{self as os_exits, ExitSet};
 
 use super::effect::Effect;
@@ -64,6 +65,9 @@ pub struct Setup {
     pub patterns: Option<Arc<PatternSet>>,
     pub known_issues: Option<PathBuf>,
     pub memory_percent: u8,
+    /// The user's cache directory, where the index of settled jobs is kept (`None`: every job
+    /// is read from its files).
+    pub cache: Option<PathBuf>,
 }
 
 pub struct Executor {
@@ -101,11 +105,14 @@ impl Executor {
         };
         let reads = {
             let (root, tx, polling) = (setup.root.clone(), tx.clone(), polling.clone());
-            // Built once, on the worker's one thread.
+            let (cache, writable) = (setup.cache.clone(), !setup.read_only);
+            // Built once, on the worker's one thread (naming the index resolves the root's path).
             let exit_set = Mutex::new(exit_set);
             Worker::start("luzia-reads", 1, move || {
                 let exits = exit_set.lock().ok().and_then(|mut s| s.take());
-                Reads::start(&root, &tx, &polling, notifications.clone(), exits)
+                let index = cache.as_ref().map(|c| index::path_for(c, &root));
+                let index = reads::IndexFile::new(index, writable);
+                Reads::start(&root, &tx, &polling, notifications.clone(), exits, index)
             })?
         };
         if let Some(waiter) = waiter {
@@ -174,6 +181,7 @@ impl Executor {
     pub fn first_frame_drawn(&mut self) {
         if let Some(go) = self.scans_go.take() {
             let _ = go.send(());
+            self.reads.run(Reads::refresh_index);
         }
     }
 

@@ -12,9 +12,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::jobs::insight::timeline::{read_history, read_notifications};
+use crate::jobs::model::index::refresh;
 use crate::jobs::model::job::read_prompt;
 use crate::jobs::model::process::Processes;
-use crate::jobs::model::scan::{list_ids, read_all};
+use crate::jobs::model::scan::{INDEX_MIN, IndexUse, list_ids, load_index, read_all_with};
 use crate::jobs::os::exits::ExitSet;
 use crate::jobs::{Job, JobId, Status, read_job};
 use crate::tui::effect::FEED_EVENTS;
@@ -25,12 +26,35 @@ use super::exits::ExitWatch;
 
 pub struct Reads {
     root: PathBuf,
+    index: IndexFile,
     tx: UnboundedSender<Event>,
     watcher: JobWatcher,
     /// Whether the watcher polls, for the loop's timer.
     polling: Arc<AtomicBool>,
     notifications: Option<PathBuf>,
     exits: ExitWatch,
+}
+
+/// The index of settled jobs the cockpit reads the root through (in the user's cache directory),
+/// and whether it may write it anew (never when read-only).
+#[derive(Clone, Debug, Default)]
+pub struct IndexFile {
+    pub path: Option<PathBuf>,
+    pub writable: bool,
+    /// Settled jobs the last full read took from their files: the index wants them.
+    misses: usize,
+    /// A refresh is running (on a thread of its own: it reads every job not yet indexed).
+    refreshing: Arc<AtomicBool>,
+}
+
+impl IndexFile {
+    pub fn new(path: Option<PathBuf>, writable: bool) -> IndexFile {
+        IndexFile {
+            path,
+            writable,
+            ..IndexFile::default()
+        }
+    }
 }
 
 impl Reads {
@@ -42,6 +66,7 @@ impl Reads {
         polling: &Arc<AtomicBool>,
         notifications: Option<PathBuf>,
         exits: Option<ExitSet>,
+        index: IndexFile,
     ) -> Reads {
         let sink = tx.clone();
         let watcher = JobWatcher::start(root, move |signal| {
@@ -54,6 +79,7 @@ impl Reads {
         let _ = tx.send(Event::WatchMode(watcher.mode().clone()));
         Reads {
             root: root.to_owned(),
+            index,
             tx: tx.clone(),
             watcher,
             polling: polling.clone(),
@@ -68,7 +94,13 @@ impl Reads {
     }
 
     pub fn sync(&mut self, skip: &HashSet<JobId>) {
-        let synced = sync(&self.root, skip);
+        let (synced, used) = sync(&self.root, skip, self.index.path.as_deref());
+        self.index.misses = used.misses;
+        tracing::debug!(
+            from_index = used.hits,
+            settled_from_files = used.misses,
+            "jobs read"
+        );
         let live = live_processes(synced.read.iter().map(|j| (&j.id, Some(j))));
         let present: HashSet<JobId> = synced.present.iter().cloned().collect();
         let listed = synced.error.is_none();
@@ -82,6 +114,48 @@ impl Reads {
         self.watch_exits(live);
         let (watched, polled) = self.exits.counts();
         tracing::debug!(watched, polled, "live jobs' ends: by event, polled");
+    }
+
+    /// Writes the index anew on a thread of its own, if the last full read found settled jobs
+    /// it lacks and the cockpit may write. Asked for once the first frame is on screen, so that
+    /// reading those jobs once more does not delay it.
+    pub fn refresh_index(&mut self) {
+        let IndexFile {
+            path: Some(path),
+            writable: true,
+            misses,
+            refreshing,
+        } = &self.index
+        else {
+            return;
+        };
+        if *misses == 0 || refreshing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (root, path, refreshing) = (self.root.clone(), path.clone(), refreshing.clone());
+        let spawned = std::thread::Builder::new()
+            .name("luzia-index".into())
+            .spawn(move || {
+                match refresh(&root, &path, chrono::Utc::now()) {
+                    Ok(done) => tracing::info!(
+                        kept = done.kept,
+                        taken = done.taken,
+                        left = done.left,
+                        path = %path.display(),
+                        "jobs index written"
+                    ),
+                    Err(e) => tracing::warn!(
+                        path = %path.display(),
+                        "cannot write the jobs index ({e}); jobs are read from their files"
+                    ),
+                }
+                crate::jobs::os::heap::release_free_pages();
+                refreshing.store(false, Ordering::Release);
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the jobs index's writer: {e}");
+            self.index.refreshing.store(false, Ordering::Release);
+        }
     }
 
     pub fn read_jobs(&mut self, ids: Vec<JobId>) {
@@ -222,7 +296,7 @@ pub fn can_change(job: &Job) -> bool {
     !job.is_settled()
 }
 
-fn sync(root: &Path, skip: &HashSet<JobId>) -> Synced {
+fn sync(root: &Path, skip: &HashSet<JobId>, index: Option<&Path>) -> (Synced, IndexUse) {
     let now = chrono::Utc::now();
     match list_ids(root) {
         Ok(present) => {
@@ -231,17 +305,27 @@ fn sync(root: &Path, skip: &HashSet<JobId>) -> Synced {
                 .filter(|id| !skip.contains(id))
                 .cloned()
                 .collect();
-            let read = read_all(root, &wanted, now);
-            Synced {
+            // Loaded for this read and dropped after it: at 100,000 jobs it is tens of MB.
+            let index = load_index(index, root, wanted.len());
+            let (read, mut used) = read_all_with(root, &wanted, now, index.as_ref());
+            if index.is_none() && wanted.len() < INDEX_MIN {
+                // Not worth an index: none is written for it either.
+                used.misses = 0;
+            }
+            let synced = Synced {
                 present,
                 read,
                 error: None,
-            }
+            };
+            (synced, used)
         }
-        Err(e) => Synced {
-            present: skip.iter().cloned().collect(),
-            read: vec![],
-            error: Some(e.to_string()),
-        },
+        Err(e) => {
+            let synced = Synced {
+                present: skip.iter().cloned().collect(),
+                read: vec![],
+                error: Some(e.to_string()),
+            };
+            (synced, IndexUse::default())
+        }
     }
 }

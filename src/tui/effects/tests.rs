@@ -68,6 +68,7 @@ fn rig(read_only: bool) -> Rig {
         patterns: Some(Arc::new(PatternSet::builtin())),
         known_issues: None,
         memory_percent: 100,
+        cache: None,
     };
     let exec = Executor::new(setup, tx).unwrap();
     Rig {
