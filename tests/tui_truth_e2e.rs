@@ -6,7 +6,11 @@
 //!   what `luzia queue` lists;
 //! - an agent that handles SIGTERM by tidying up and exiting 0, stopped with `K` in the cockpit
 //!   or with `luzia kill`, is `killed` everywhere (cockpit, `jobs --json`, meta.json, the
-//!   notifications log, the timeline), with who stopped it, and can be retried.
+//!   notifications log, the timeline), with who stopped it, and can be retried;
+//! - a settled job changed after the cockpit indexed it (meta.json rewritten in place, a stop
+//!   recorded, output after the exit line, the directory removed) shows what its files say in
+//!   the next cockpit, while the unchanged jobs come from the index; a read-only cockpit reads
+//!   the index and writes nothing.
 //!
 //! Without tmux these tests print a loud SKIPPED message and pass, unless
 //! `LUZIA_REQUIRE_TMUX=1` (CI), where a missing tmux fails them.
@@ -439,4 +443,129 @@ fn luzia_kill_of_an_agent_that_exits_0_shows_killed_in_a_running_cockpit() {
     let (code, out, err) = fleet.luzia(&["retry", &id]);
     assert_eq!(code, 0, "{err}");
     assert!(!out.trim().is_empty());
+}
+
+// ----------------------------------------------------------------------------------------------
+// 3. The index of settled jobs is never trusted over the disk
+// ----------------------------------------------------------------------------------------------
+
+/// The newest change time of anything under `dir`.
+fn newest_ctime(dir: &Path) -> std::time::SystemTime {
+    use std::os::unix::fs::MetadataExt;
+    let mut newest = std::time::UNIX_EPOCH;
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let md = fs::symlink_metadata(&path).unwrap();
+        let at = std::time::UNIX_EPOCH
+            + std::time::Duration::new(md.ctime() as u64, md.ctime_nsec() as u32);
+        newest = newest.max(at);
+        if md.is_dir() {
+            newest = newest.max(newest_ctime(&path));
+        }
+    }
+    newest
+}
+
+/// How many times the cockpit's log says `what`.
+fn logged(sb: &Sandbox, what: &str) -> usize {
+    fs::read_to_string(sb.state.join("luzia/cockpit.log"))
+        .unwrap_or_default()
+        .matches(what)
+        .count()
+}
+
+#[test]
+fn a_settled_job_changed_since_the_index_was_written_shows_what_its_files_say() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    // Enough settled jobs for the cockpit to read them through its index, and three to change.
+    for i in 0..297 {
+        sb.finished_job(
+            &format!("1{i:05}-done"),
+            "archive",
+            &format!("Old task {i}"),
+            9,
+            0,
+        );
+    }
+    for (id, task) in [
+        ("200000-zeta", "Render zeta"),
+        ("200001-kappa", "Render kappa"),
+        ("200002-sigma", "Render sigma"),
+        ("200003-omega", "Render omega"),
+    ] {
+        sb.finished_job(id, "musica", task, 10, 0);
+    }
+    // A job is taken into the index only once its last change is 5 s old.
+    wait_until("the jobs to be 6 s old", || {
+        newest_ctime(&sb.root).elapsed().unwrap_or_default() > std::time::Duration::from_secs(6)
+    });
+    let debug = || Opts::default().env("LUZIA_LOG", "debug");
+    let ck = Cockpit::start(&sb, debug());
+    ck.wait_text("jobs 1/301");
+    wait_until("the index to be written", || {
+        logged(&sb, "jobs index written kept=0 taken=301 left=0") == 1
+    });
+    end(&sb, ck);
+
+    // Since then: a task rewritten in place, a stop recorded, output after the exit line, a
+    // job removed.
+    let meta = sb.job_dir("200000-zeta").join("meta.json");
+    let rewritten = fs::read_to_string(&meta).unwrap().replace("zeta", "ZETA");
+    fs::write(&meta, rewritten).unwrap();
+    sb.write(
+        "200001-kappa",
+        "stop.json",
+        r#"{"requested_by": "ana@host", "source": "cli"}"#,
+    );
+    sb.append("200002-sigma", "output.log", "one more line\n");
+    fs::remove_dir_all(sb.job_dir("200003-omega")).unwrap();
+
+    let ck = Cockpit::start(&sb, debug());
+    ck.wait_text("jobs 1/300");
+    ck.key("/");
+    ck.type_text("Render");
+    let s = ck.wait_for("the three changed jobs alone", |s| s.job_rows().len() == 3);
+    assert!(
+        s.job_row("200000-zeta").unwrap().contains("Render ZETA"),
+        "{}",
+        s.text()
+    );
+    assert!(
+        s.job_row("200001-kappa").unwrap().contains("killed"),
+        "{}",
+        s.text()
+    );
+    assert!(
+        s.job_row("200002-sigma").unwrap().contains("died"),
+        "{}",
+        s.text()
+    );
+    // The other 297 came from the index: it was used, and not for the changed ones.
+    assert_eq!(logged(&sb, "from_index=297 "), 1, "the index was not read");
+    // The changed jobs are too fresh to be taken in: this cockpit's refresh keeps the rest.
+    wait_until("the index to be written again", || {
+        logged(&sb, "jobs index written kept=297 taken=0 left=3") == 1
+    });
+    end(&sb, ck);
+
+    // A read-only cockpit reads the index too, and writes nothing, though the index lacks the
+    // changed jobs.
+    let home = || tmux::snapshot(&sb.home);
+    let before = home();
+    let ck = Cockpit::start(&sb, Opts::default().arg("--read-only"));
+    ck.wait_text("jobs 1/300");
+    ck.key("/");
+    ck.type_text("Render");
+    let s = ck.wait_for("the three changed jobs alone", |s| s.job_rows().len() == 3);
+    assert!(
+        s.job_row("200001-kappa").unwrap().contains("killed"),
+        "{}",
+        s.text()
+    );
+    ck.key("Escape");
+    ck.key("q");
+    assert_eq!(ck.wait_exit(), 0);
+    let diff = tmux::snapshot_diff(&before, &home());
+    assert!(diff.is_empty(), "read-only wrote:\n{}", diff.join("\n"));
 }
