@@ -32,6 +32,8 @@ const FORMAT: u32 = 1;
 /// Entries a block: a block is read and checked whole (about 400 KB of a typical root).
 pub const BLOCK: usize = 1024;
 const TRAIL: u64 = 16;
+/// A stamp's bytes.
+const STAMP: usize = 48;
 /// No table of a sane index is larger (a block per 1,024 jobs, 150 bytes each).
 const TABLE_CAP: u64 = 64 * 1024 * 1024;
 /// Nor a block (1,024 entries of meta.json files of up to 8 MiB are refused as too large).
@@ -200,21 +202,18 @@ impl Cursor<'_> {
         }
         loop {
             let start = r.at;
-            let (found, _) = r.entry()?;
-            match found.cmp(id) {
-                std::cmp::Ordering::Less => continue,
+            match r.peek_id()?.cmp(id) {
+                std::cmp::Ordering::Less => {
+                    r.skip_entry()?;
+                }
                 std::cmp::Ordering::Greater => {
                     self.at = start;
                     return None;
                 }
                 std::cmp::Ordering::Equal => {
+                    let (_, tape) = r.entry()?;
                     self.at = r.at;
-                    let mut again = Reader {
-                        bytes: &self.bytes,
-                        at: start,
-                    };
-                    let (_, tape) = again.entry()?;
-                    return Some((tape, &self.bytes[start..again.at]));
+                    return Some((tape, &self.bytes[start..r.at]));
                 }
             }
         }
@@ -246,7 +245,7 @@ impl Cursor<'_> {
         };
         let mut last: Option<&[u8]> = None;
         for _ in 0..b.entries {
-            let Some((id, _)) = r.entry() else {
+            let Some(id) = r.skip_entry() else {
                 return false;
             };
             let in_order = match last {
@@ -462,6 +461,29 @@ impl<'a> Reader<'a> {
             mtime: (self.i64()?, self.u32()?),
             ctime: (self.i64()?, self.u32()?),
         })
+    }
+
+    /// Moves past one entry, checking its shape as [`Reader::entry`] does, without building
+    /// its tape; gives its id.
+    fn skip_entry(&mut self) -> Option<&'a [u8]> {
+        let id = self.str8()?;
+        self.take(STAMP)?;
+        for _ in 0..self.u8()? {
+            FILES.get(usize::from(self.u8()?))?;
+            match self.u8()? {
+                0 => {}
+                1 => {
+                    self.take(STAMP)?;
+                    let len = usize::try_from(self.u32()?).ok()?;
+                    self.take(len)?;
+                }
+                2 => {
+                    self.take(STAMP + 5)?;
+                }
+                _ => return None,
+            }
+        }
+        Some(id)
     }
 
     /// One entry: its id, and what the reading it records took.

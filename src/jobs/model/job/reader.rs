@@ -51,7 +51,7 @@ pub(super) struct DirReader<'a, 't> {
     pub mode: Mode<'t>,
 }
 
-impl DirReader<'_, '_> {
+impl<'t> DirReader<'_, 't> {
     fn problem(&mut self, name: &str, message: String) {
         self.problems.push(Problem {
             path: self.dir.join(name),
@@ -59,10 +59,11 @@ impl DirReader<'_, '_> {
         });
     }
 
-    /// The file `name` whole (at most `cap` bytes), from wherever this reading reads.
-    fn take(&mut self, name: &'static str, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    /// The file `name` whole (at most `cap` bytes), from wherever this reading reads (a replay
+    /// lends the entry's bytes).
+    fn take(&mut self, name: &'static str, cap: u64) -> std::io::Result<Option<Cow<'t, [u8]>>> {
         match &mut self.mode {
-            Mode::Disk => self.files.read_capped(name, cap),
+            Mode::Disk => Ok(self.files.read_capped(name, cap)?.map(Cow::Owned)),
             Mode::Record(tape) => {
                 // The stamp is taken before the bytes are read (see the index's comment).
                 let read = self.files.read_capped_with(name, cap, Stamp::of)?;
@@ -74,10 +75,10 @@ impl DirReader<'_, '_> {
                     }),
                 };
                 tape.note(name, taken);
-                Ok(read.map(|(bytes, _)| bytes))
+                Ok(read.map(|(bytes, _)| Cow::Owned(bytes)))
             }
-            Mode::Replay { tape, missed } => Ok(match tape.file(name) {
-                Some(Taken::Bytes { bytes, .. }) => Some(bytes.to_vec()),
+            Mode::Replay { tape, missed } => Ok(match (*tape).file(name) {
+                Some(Taken::Bytes { bytes, .. }) => Some(Cow::Borrowed(&**bytes)),
                 Some(Taken::Absent) => None,
                 _ => {
                     *missed = true;
@@ -88,7 +89,7 @@ impl DirReader<'_, '_> {
     }
 
     /// A small file, or `None` (absent, or unreadable and noted).
-    fn small(&mut self, name: &'static str) -> Option<Vec<u8>> {
+    fn small(&mut self, name: &'static str) -> Option<Cow<'t, [u8]>> {
         self.take(name, SMALL_FILE_CAP).unwrap_or_else(|e| {
             self.problem(name, e.to_string());
             None
@@ -178,7 +179,8 @@ impl DirReader<'_, '_> {
         if let Some(recorded) = meta.and_then(|m| m.stop.clone()) {
             return Some(recorded);
         }
-        let (request, problem) = stop::judge(self.take(STOP_FILE, SMALL_FILE_CAP))?;
+        let read = self.take(STOP_FILE, SMALL_FILE_CAP);
+        let (request, problem) = stop::judge(read.map(|r| r.map(Cow::into_owned)))?;
         if let Some(message) = problem {
             self.problem(STOP_FILE, message);
         }
