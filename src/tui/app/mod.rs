@@ -27,7 +27,7 @@ mod session;
 pub mod table;
 mod tick;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
@@ -96,8 +96,9 @@ pub struct Options {
 
 /// Every job the cockpit knows, by id. Each job is boxed: a map's slots are allocated by the
 /// power of two, a third of them empty at times, and a job is a few hundred bytes; at 100,000
-/// jobs, empty slots the size of a pointer cost megabytes less.
-pub type Jobs = HashMap<JobId, Box<Job>>;
+/// jobs, empty slots the size of a pointer cost megabytes less. Hashed with foldhash (seeded
+/// per process): SipHash made putting a listing of 100,000 jobs in the map a third slower.
+pub type Jobs = foldhash::HashMap<JobId, Box<Job>>;
 
 pub struct App {
     pub opts: Options,
@@ -155,7 +156,7 @@ impl App {
             queue_listed: Vec::new(),
             table: Table::new(opts.projects.clone()),
             message: None,
-            jobs: HashMap::new(),
+            jobs: Jobs::default(),
             focus: Focus::Table,
             mode: Mode::Normal,
             log: LogView {

@@ -3,6 +3,7 @@
 //! jobs and the time), and the server's alerts. A job's timeline is the detail view's, the
 //! recent events are the events view's.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -53,7 +54,7 @@ pub struct Insight {
     pub(super) due: BTreeSet<(DateTime<Utc>, JobId)>,
     pub(super) due_at: HashMap<JobId, DateTime<Utc>>,
     /// The log length each job's scan was last asked for.
-    pub(super) scan_asked: HashMap<JobId, u64>,
+    pub(super) scan_asked: foldhash::HashMap<JobId, u64>,
     /// The first listing has been judged: alarms standing then ring nothing (like questions
     /// already waiting when the cockpit starts).
     pub(super) primed: bool,
@@ -82,13 +83,18 @@ impl App {
         let mut root = None;
         for job in looked_at.filter_map(|id| jobs.get(id)) {
             // Another host's log is not a file here.
-            if job.log_len == 0
-                || job.id.host().is_some()
-                || asked.get(&job.id) == Some(&job.log_len)
-            {
+            if job.log_len == 0 || job.id.host().is_some() {
                 continue;
             }
-            asked.insert(job.id.clone(), job.log_len);
+            match asked.entry(job.id.clone()) {
+                Entry::Occupied(e) if *e.get() == job.log_len => continue,
+                Entry::Occupied(mut e) => {
+                    e.insert(job.log_len);
+                }
+                Entry::Vacant(e) => {
+                    e.insert(job.log_len);
+                }
+            }
             wanted.push((
                 !job.status.is_active(),
                 job.id.clone(),
