@@ -13,13 +13,17 @@ falls on all of them alike; warm page cache, after one untimed round):
   floor        target/release/examples/read_metas ROOT: ms to list and parse every meta.json.
   first frame  `luzia tui` in a pty of 160x45 (or `--pty`) until the screen shows `jobs 1/N`,
                from spawn (and the cockpit's own `first full frame` log line), for this build
-               and the base.
+               and the base. Each build keeps its user cache directory from round to round
+               (written in the untimed first round, which waits for the cockpit to settle), so
+               a build that keeps an index of settled jobs there starts from it, as on a server;
+               `fresh` is this build's first start on the root (an empty cache each round).
   memory       the cockpit's VmRSS and VmHWM right after the first frame, and again once it
                has settled (its CPU time did not move for 2 s: the known-issue scan of every
                log is done).
   keys         once settled, 20 presses of `j` 150 ms apart, each timed from the write to the
                screen showing the selection a row down (`jobs K/N`).
-  listings     `luzia jobs --json` and `luzia status`: wall time and peak RSS (GNU time's %M), and
+  listings     `luzia jobs --json` and `luzia status` (with the same cache as the build's
+               cockpit): wall time and peak RSS (GNU time's %M), and
                whether both builds wrote the same bytes (but for status's lines that give the
                clock and the load, and its ages, which move with the clock).
 
@@ -116,9 +120,13 @@ def key_moves(p, n, moves=KEY_MOVES):
     return out
 
 
-def first_frame(binary, root, n, work, tag, memory):
+def first_frame(binary, root, n, work, tag, memory, cache, warm_up=False):
+    """The first frame of `binary` on `root`, its user's cache directory (where the index of
+    settled jobs is kept) at `cache`. With `warm_up`, waits for the cockpit to settle before it
+    quits: a cockpit that may write refreshes the index after its first frame."""
     home = os.path.join(work, f"home-{tag}")
     env = cockpit.cockpit_env(home)
+    env["XDG_CACHE_HOME"] = cache
     p = cockpit.Pty([binary, "tui", "--jobs-dir", root], env, cols=PTY[0], rows=PTY[1])
     title = cockpit.jobs_title(n)
     try:
@@ -129,6 +137,8 @@ def first_frame(binary, root, n, work, tag, memory):
         res["at_frame"] = status_kb(p.pid)
         ms, _ = cockpit.first_frame_logged(env, 10, p)
         res["logged_ms"] = ms
+        if warm_up:
+            settle(p)
         if memory:
             res["settle_s"] = settle(p)
             res["settled"] = status_kb(p.pid)
@@ -144,10 +154,11 @@ def floor(binary, root):
     return float(out.split()[0])
 
 
-def listing(binary, root, args, work):
+def listing(binary, root, args, work, cache):
     """(wall ms, peak RSS KiB, sha256 of stdout) of `luzia ARGS` on `root`."""
     path = os.path.join(work, "listing.out")
     env = cockpit.cockpit_env(os.path.join(work, "home-listing"))
+    env["XDG_CACHE_HOME"] = cache
     env["COLUMNS"] = "160"
     peak = os.path.join(work, "listing.maxrss")
     with open(path, "wb") as out:
@@ -177,26 +188,34 @@ def bench_size(name, args, out):
     root = os.path.join(args.roots, name)
     work = CLEAN.mkdtemp(f"scale-{name}")
     builds = {"new": args.bin, "base": args.base}
-    res = {"floor_ms": [], "listings": {}}
+    # Each build's user cache, kept from round to round: the index of settled jobs that a
+    # cockpit writes after its first frame is there for the next start, as on a real server.
+    caches = {b: os.path.join(work, f"cache-{b}") for b in builds}
+    res = {"floor_ms": [], "listings": {}, "fresh": []}
     for b in builds:
         res[b] = []
-    # One untimed round: the tree in the page cache for all.
+    # One untimed round: the tree in the page cache for all, and each build's index written.
     floor(args.floor, root)
     for b, binary in builds.items():
         if args.runs:
-            first_frame(binary, root, n, work, f"{b}-warmup", memory=False)
+            first_frame(binary, root, n, work, f"{b}-warmup", False, caches[b], warm_up=True)
     for i in range(args.runs):
         res["floor_ms"].append(floor(args.floor, root))
         order = list(builds.items())
         if i % 2:
             order.reverse()
         for b, binary in order:
-            res[b].append(first_frame(binary, root, n, work, f"{b}-{i}", memory=i == 0))
+            res[b].append(first_frame(binary, root, n, work, f"{b}-{i}", i == 0, caches[b]))
+        # This build's first start on the root: no index yet (a cache of its own each round).
+        fresh = os.path.join(work, f"cache-fresh-{i}")
+        res["fresh"].append(first_frame(args.bin, root, n, work, f"fresh-{i}", False, fresh))
+        shutil.rmtree(fresh, ignore_errors=True)
     for cmd in (["jobs", "--json"], ["status"]):
         key = " ".join(cmd)
         per = {}
         for b, binary in builds.items():
-            runs = [listing(binary, root, cmd, work) for _ in range(args.listing_runs)]
+            runs = [listing(binary, root, cmd, work, caches[b])
+                    for _ in range(args.listing_runs)]
             per[b] = {"wall_ms": [r[0] for r in runs], "maxrss_kib": [r[1] for r in runs],
                       "stdout": sorted({r[2] for r in runs})}
         per["identical"] = per["new"]["stdout"] == per["base"]["stdout"]
@@ -207,7 +226,7 @@ def bench_size(name, args, out):
         cold["floor_ms"] = floor(args.floor, root)
         for b, binary in builds.items():
             cockpit.drop_caches()
-            cold[b] = first_frame(binary, root, n, work, f"{b}-cold", memory=False)
+            cold[b] = first_frame(binary, root, n, work, f"{b}-cold", False, caches[b])
         res["cold"] = cold
     out[name] = res
     CLEAN.rmdir(work)
@@ -230,11 +249,13 @@ def print_size(name, r, runs):
 def print_frames(r, n, fl):
     print(f"  floor (list + parse every meta.json, all cores): {fl:.0f} ms "
           f"(min {min(r['floor_ms']):.0f}, max {max(r['floor_ms']):.0f})")
-    for b in ("new", "base"):
+    for b in ("new", "fresh", "base"):
+        if not r[b]:
+            continue
         ext = [x["external_ms"] for x in r[b]]
         log = [x["logged_ms"] for x in r[b] if x["logged_ms"] is not None]
         rss = [x["at_frame"]["VmRSS"] for x in r[b]]
-        print(f"  {b:4} first frame: spawn to screen {pct(ext, 50):.0f} ms "
+        print(f"  {b:5} first frame: spawn to screen {pct(ext, 50):.0f} ms "
               f"({pct(ext, 50) / fl:.2f} x floor; min {min(ext):.0f}, max {max(ext):.0f}), "
               f"log line {pct(log, 50):.0f} ms; VmRSS at frame {mib(pct(rss, 50)):.1f} MiB")
         m = r[b][0]
