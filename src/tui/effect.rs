@@ -61,7 +61,7 @@ pub enum Effect {
     /// List the queue (and start queued tasks if slots are free).
     SyncQueue,
     /// Scan these logs for known issues (only what was appended since the last scan).
-    ScanIssues(Vec<(JobId, LogAt)>),
+    ScanIssues(Vec<LogScan>),
     /// These jobs are gone: their scanners can go too.
     ForgetIssues(Vec<JobId>),
     /// Read a job's history.jsonl, for its timeline.
@@ -120,6 +120,16 @@ impl ReviewOp {
             ReviewOp::Discard => "discard",
         }
     }
+}
+
+/// A log to scan for known issues, and whether its job is settled: a settled job's log does not
+/// grow, so the scanner keeps nothing of it once scanned (its findings are the cockpit's), and
+/// reads it again from the start of its window if it ever does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogScan {
+    pub id: JobId,
+    pub at: LogAt,
+    pub settled: bool,
 }
 
 /// Where a job's log is, for the known-issue scanner: a whole root's logs are asked for at once

@@ -260,7 +260,7 @@ pub(super) fn local_reads_only(effects: Vec<Effect>) -> Vec<Effect> {
                 (!ids.is_empty()).then_some(Effect::ReadJobs(ids))
             }
             Effect::ScanIssues(mut logs) => {
-                logs.retain(|(id, _)| local(id));
+                logs.retain(|l| local(&l.id));
                 (!logs.is_empty()).then_some(Effect::ScanIssues(logs))
             }
             Effect::ForgetIssues(mut ids) => {

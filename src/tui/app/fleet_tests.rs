@@ -65,7 +65,7 @@ fn remote_keys(app: &App, host: &str) -> Vec<String> {
 fn keys_in(effect: &Effect) -> Vec<JobId> {
     match effect {
         Effect::ReadJobs(ids) | Effect::ForgetIssues(ids) | Effect::LoadFeed(ids) => ids.clone(),
-        Effect::ScanIssues(logs) => logs.iter().map(|(id, _)| id.clone()).collect(),
+        Effect::ScanIssues(logs) => logs.iter().map(|l| l.id.clone()).collect(),
         Effect::Sync { skip } => skip.iter().cloned().collect(),
         Effect::LoadPrompt(id) | Effect::LoadHistory(id) | Effect::PollLog(id) => vec![id.clone()],
         _ => vec![],

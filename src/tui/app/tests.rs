@@ -33,11 +33,7 @@ fn loading_selects_the_first_row_and_opens_its_log() {
         panic!("{scans:?}")
     };
     assert!(logs.len() > 5);
-    assert!(
-        logs[..3]
-            .iter()
-            .all(|(id, _)| app.jobs[id].status.is_active())
-    );
+    assert!(logs[..3].iter().all(|l| app.jobs[&l.id].status.is_active()));
 }
 
 #[test]

@@ -14,9 +14,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::worker::Worker;
 use crate::jobs::JobId;
 use crate::jobs::fs::follow::Handoff;
+use crate::jobs::insight::known_issues::Findings;
 use crate::jobs::insight::known_issues::{IssueCache, PatternSet, scan_problem};
 use crate::jobs::os::system;
-use crate::tui::effect::LogAt;
+use crate::tui::effect::LogScan;
 use crate::tui::event::Event;
 
 /// Jobs scanned between two reports, so the first results show while a large root is scanned.
@@ -73,7 +74,7 @@ impl IssueWorker {
         });
     }
 
-    pub fn scan(&self, logs: Vec<(JobId, LogAt)>) {
+    pub fn scan(&self, logs: Vec<LogScan>) {
         self.worker.run(move |s| s.scan(logs));
     }
 
@@ -94,7 +95,10 @@ impl IssueWorker {
         let counter = self.handed.clone();
         self.worker.run(move |s| {
             match s.cache.take(&id, &path, &handed, &s.patterns) {
-                Ok(true) => s.report(vec![id]),
+                Ok(true) => {
+                    let found = s.cache.findings(&id).cloned().unwrap_or_default();
+                    s.report(vec![(id, found)]);
+                }
                 Ok(false) => {}
                 Err(e) => tracing::warn!("{}", scan_problem(&path, &e)),
             }
@@ -126,17 +130,24 @@ fn compile(known_issues: Option<&Path>, events: &UnboundedSender<Event>) -> Arc<
 }
 
 impl Scanning {
-    fn scan(&mut self, mut logs: Vec<(JobId, LogAt)>) {
+    fn scan(&mut self, mut logs: Vec<LogScan>) {
         let mut seen = std::collections::HashSet::new();
-        logs.retain(|(id, _)| seen.insert(id.clone()));
+        logs.retain(|l| seen.insert(l.id.clone()));
         let mut changed = Vec::new();
         let n = logs.len();
-        for (i, (id, at)) in logs.into_iter().enumerate() {
+        for (i, LogScan { id, at, settled }) in logs.into_iter().enumerate() {
             let path = at.path(&id);
             match self.cache.advance(&id, &path, &self.patterns) {
-                Ok(true) => changed.push(id),
+                Ok(true) => {
+                    let found = self.cache.findings(&id).cloned().unwrap_or_default();
+                    changed.push((id.clone(), found));
+                }
                 Ok(false) => {}
                 Err(e) => tracing::warn!("{}", scan_problem(&path, &e)),
+            }
+            if settled {
+                // Its log will not grow: the cockpit keeps its findings, the scanner nothing.
+                self.cache.settle(&id);
             }
             if (i + 1) % REPORT_EVERY == 0 && !changed.is_empty() {
                 self.report(std::mem::take(&mut changed));
@@ -152,14 +163,7 @@ impl Scanning {
     }
 
     /// Sends the whole findings of these jobs.
-    fn report(&self, ids: Vec<JobId>) {
-        let found = ids
-            .into_iter()
-            .map(|id| {
-                let findings = self.cache.findings(&id).cloned().unwrap_or_default();
-                (id, findings)
-            })
-            .collect();
+    fn report(&self, found: Vec<(JobId, Findings)>) {
         let _ = self.events.send(Event::IssuesFound(found));
     }
 }

@@ -259,7 +259,7 @@ impl Executor {
                 Some(Effect::LoadFeed(ids.into_iter().filter(local).collect()))
             }
             Effect::ScanIssues(logs) => {
-                let logs: Vec<_> = logs.into_iter().filter(|(id, _)| local(id)).collect();
+                let logs: Vec<_> = logs.into_iter().filter(|l| local(&l.id)).collect();
                 (!logs.is_empty()).then_some(Effect::ScanIssues(logs))
             }
             other => Some(other),

@@ -56,6 +56,15 @@ impl IssueCache {
         self.followed.remove(id);
     }
 
+    /// Drops the scanner of a log that will not grow (its job is settled), unless a follower
+    /// hands its lines in: the findings are kept by whoever was told them. Should the log grow
+    /// after all, `advance` reads it again from the start of its window.
+    pub fn settle(&mut self, id: &JobId) {
+        if !self.followed.contains(id) {
+            self.scanners.remove(id);
+        }
+    }
+
     /// Drops the scanners of these jobs (they are gone).
     pub fn forget(&mut self, ids: &[JobId]) {
         for id in ids {
@@ -99,6 +108,39 @@ pub fn scan_problem(path: &Path, e: &io::Error) -> String {
 mod tests {
     use super::*;
     use crate::jobs::fs::follow::Follower;
+
+    #[test]
+    fn a_settled_log_leaves_no_scanner_and_is_read_again_if_it_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("output.log");
+        let set = PatternSet::builtin();
+        let id = JobId::parse("100002-settled").unwrap();
+        std::fs::write(&path, b"No space left on device\n\nexit:1\n").unwrap();
+        let mut cache = IssueCache::new();
+        assert!(cache.advance(&id, &path, &set).unwrap());
+        let found = cache.findings(&id).unwrap().clone();
+        assert_eq!(found.worst().unwrap().count, 1);
+        cache.settle(&id);
+        assert!(
+            cache.findings(&id).is_none(),
+            "nothing kept of a settled log"
+        );
+        assert_eq!(cache.bytes_scanned(), 0);
+        // It grew after all: read from the start of its window again, so nothing is lost.
+        std::fs::write(
+            &path,
+            b"No space left on device\n\nexit:1\nNo space left on device\n",
+        )
+        .unwrap();
+        assert!(cache.advance(&id, &path, &set).unwrap());
+        assert_eq!(cache.findings(&id).unwrap().worst().unwrap().count, 2);
+        // A log a follower hands in keeps its scanner.
+        let mut pane = Follower::from_start(&path);
+        let chunk = pane.poll().unwrap();
+        cache.take(&id, &path, &pane.handoff(&chunk), &set).unwrap();
+        cache.settle(&id);
+        assert!(cache.findings(&id).is_some());
+    }
 
     #[test]
     fn a_followed_log_is_left_to_its_follower_until_unfollowed() {

@@ -15,7 +15,7 @@ use crate::jobs::insight::alarms::{self, Alarm, AlarmKind, AlarmRules};
 use crate::jobs::insight::known_issues::{Findings, PatternSet};
 use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{JobId, Status};
-use crate::tui::effect::{Effect, LogAt};
+use crate::tui::effect::{Effect, LogAt, LogScan};
 use crate::tui::event::Event;
 
 /// What the cockpit starts with for insight (from the config).
@@ -79,7 +79,7 @@ impl App {
             // A full listing asks for every log once: grown once, not doubling 17 times.
             asked.reserve(jobs.len().saturating_sub(asked.len()));
         }
-        let mut wanted: Vec<(bool, JobId, LogAt)> = Vec::new();
+        let mut wanted: Vec<(bool, LogScan)> = Vec::new();
         let mut root = None;
         for job in looked_at.filter_map(|id| jobs.get(id)) {
             // Another host's log is not a file here.
@@ -97,16 +97,19 @@ impl App {
             }
             wanted.push((
                 !job.status.is_active(),
-                job.id.clone(),
-                LogAt::of(job, &mut root),
+                LogScan {
+                    id: job.id.clone(),
+                    at: LogAt::of(job, &mut root),
+                    settled: job.is_settled(),
+                },
             ));
         }
         if !wanted.is_empty() {
             // The live ones first: they are what is watched now. Ids are unique: no need to
             // compare paths, nor to keep the order of equals.
-            wanted.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            wanted.sort_unstable_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
             effects.push(Effect::ScanIssues(
-                wanted.into_iter().map(|(_, id, p)| (id, p)).collect(),
+                wanted.into_iter().map(|(_, log)| log).collect(),
             ));
         }
         let gone: Vec<JobId> = match read {

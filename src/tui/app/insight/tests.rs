@@ -48,7 +48,7 @@ fn a_silent_job_is_stalled_the_bell_rings_once_and_output_clears_it() {
     assert!(
         effects
             .iter()
-            .any(|e| matches!(e, Effect::ScanIssues(l) if l[0].0 == id("150000-stal"))),
+            .any(|e| matches!(e, Effect::ScanIssues(l) if l[0].id == id("150000-stal"))),
         "the grown log is scanned: {effects:?}"
     );
 }
@@ -86,7 +86,7 @@ fn a_log_is_handed_to_the_scanner_only_when_it_grew() {
     let [Effect::ScanIssues(logs)] = &effects[..] else {
         panic!("{effects:?}")
     };
-    let logs: Vec<_> = logs.iter().map(|(id, at)| (id, at.path(id))).collect();
+    let logs: Vec<_> = logs.iter().map(|l| (&l.id, l.at.path(&l.id))).collect();
     assert_eq!(
         logs,
         [(&id("155900-run1"), app.jobs[&id("155900-run1")].log_path())]
@@ -299,7 +299,7 @@ fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
         .flatten()
         .collect();
     assert!(logs.len() > 5, "{effects:?}");
-    let mut roots = logs.iter().map(|(_, at)| match at {
+    let mut roots = logs.iter().map(|l| match &l.at {
         LogAt::Under(root) => Some(root),
         LogAt::Own(_) => None,
     });
@@ -308,11 +308,13 @@ fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
         roots.all(|r| r.is_some_and(|r| std::sync::Arc::ptr_eq(r, first))),
         "one root for all: {logs:?}"
     );
-    for (id, at) in &logs {
-        assert_eq!(at.path(id), app.jobs[id].log_path());
+    for l in &logs {
+        assert_eq!(l.at.path(&l.id), app.jobs[&l.id].log_path());
+        assert_eq!(l.settled, app.jobs[&l.id].is_settled());
     }
+    assert!(logs.iter().any(|l| l.settled) && logs.iter().any(|l| !l.settled));
     // A directory not named by its job's id keeps its own path.
-    let mut elsewhere = Job::clone(&app.jobs[&logs[0].0]);
+    let mut elsewhere = Job::clone(&app.jobs[&logs[0].id]);
     elsewhere.dir = "/elsewhere/dir".into();
     let at = LogAt::of(&elsewhere, &mut None);
     assert_eq!(
