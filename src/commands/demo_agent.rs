@@ -389,7 +389,7 @@ mod tests {
         let worst = found.worst().expect("a known issue");
         assert_eq!(set.pattern(worst.pattern).name, "python-module-not-found");
         assert_eq!(
-            worst.last_line,
+            &*worst.last_line,
             "ModuleNotFoundError: No module named 'yaml'"
         );
     }

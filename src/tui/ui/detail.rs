@@ -95,7 +95,7 @@ fn issue_lines<'a>(app: &App, job: &Job, theme: &Theme) -> Vec<Line<'a>> {
         ]));
         lines.push(Line::from(vec![
             Span::styled("  line: ", theme.dim()),
-            Span::raw(f.last_line.clone()),
+            Span::raw(f.last_line.to_string()),
         ]));
         lines.push(Line::from(vec![
             Span::styled("  fix: ", theme.accent()),

@@ -321,8 +321,9 @@ pub struct Finding {
     pub pattern: usize,
     pub severity: Severity,
     pub count: u64,
-    /// The last matching line, as plain text (control characters dropped, capped).
-    pub last_line: String,
+    /// The last matching line, as plain text (control characters dropped, capped). Boxed, not a
+    /// `String`: the cockpit keeps the findings of every log of the root.
+    pub last_line: Box<str>,
     /// When the log was last written as this was seen: the line is at least this old.
     pub seen_at: Option<chrono::DateTime<chrono::Utc>>,
 }
@@ -332,19 +333,20 @@ pub const EXCERPT_CHARS: usize = 240;
 
 /// What a scan found, most severe first. Shared, not copied, between the scanner that keeps it
 /// and whoever shows it (the cockpit): a copy of every job's findings would cost as much again
-/// as the findings themselves; the scanner copies them only when its log grows.
+/// as the findings themselves; the scanner copies them only when its log grows. A slice, in the
+/// one allocation of its `Arc`: a `Vec` would add its header and an allocation of its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Findings {
-    pub found: std::sync::Arc<Vec<Finding>>,
+    pub found: std::sync::Arc<[Finding]>,
 }
 
 impl Default for Findings {
     /// Nothing found: one empty list shared by every log without findings (the cockpit keeps
     /// findings for every job of the root), copied only when something is found.
     fn default() -> Findings {
-        static NONE: std::sync::OnceLock<std::sync::Arc<Vec<Finding>>> = std::sync::OnceLock::new();
+        static NONE: std::sync::OnceLock<std::sync::Arc<[Finding]>> = std::sync::OnceLock::new();
         Findings {
-            found: NONE.get_or_init(Default::default).clone(),
+            found: NONE.get_or_init(|| Vec::new().into()).clone(),
         }
     }
 }
@@ -386,54 +388,55 @@ impl Findings {
         // Recorded in the order of their last lines, the order comes out as recording each
         // line in turn would leave it.
         batch.sort_by_key(|b| b.2);
-        let mut last: Option<(&[u8], String)> = None;
+        if batch.is_empty() {
+            return false;
+        }
+        let mut found = self.found.to_vec();
+        let mut last: Option<(&[u8], Box<str>)> = None;
         for &(p, count, _, line) in &batch {
             let excerpt = match &last {
                 Some((l, e)) if std::ptr::eq(*l, line) => e.clone(),
-                _ => excerpt(line),
+                _ => excerpt(line).into_boxed_str(),
             };
-            self.record(set, p, count, excerpt.clone(), at);
+            record(&mut found, set, p, count, excerpt.clone(), at);
             last = Some((line, excerpt));
         }
-        !batch.is_empty()
+        self.found = found.into();
+        true
     }
+}
 
-    /// `count` more lines matched pattern `p`, the last of them shown by `excerpt`.
-    fn record(
-        &mut self,
-        set: &PatternSet,
-        p: usize,
-        count: u64,
-        excerpt: String,
-        at: Option<chrono::DateTime<chrono::Utc>>,
-    ) {
-        match self.found.iter().position(|f| f.pattern == p) {
-            Some(i) => {
-                let mut f = std::sync::Arc::make_mut(&mut self.found).remove(i);
-                f.count += count;
-                f.last_line = excerpt;
-                f.seen_at = at;
-                self.insert(f);
-            }
-            None => self.insert(Finding {
-                pattern: p,
-                severity: set.patterns[p].severity,
-                count,
-                last_line: excerpt,
-                seen_at: at,
-            }),
+/// `count` more lines matched pattern `p`, the last of them shown by `excerpt`.
+fn record(
+    found: &mut Vec<Finding>,
+    set: &PatternSet,
+    p: usize,
+    count: u64,
+    excerpt: Box<str>,
+    at: Option<chrono::DateTime<chrono::Utc>>,
+) {
+    let f = match found.iter().position(|f| f.pattern == p) {
+        Some(i) => {
+            let mut f = found.remove(i);
+            f.count += count;
+            f.last_line = excerpt;
+            f.seen_at = at;
+            f
         }
-    }
-
-    /// Keeps the order: severity, then most recently seen first.
-    fn insert(&mut self, f: Finding) {
-        let at = self
-            .found
-            .iter()
-            .position(|g| g.severity <= f.severity)
-            .unwrap_or(self.found.len());
-        std::sync::Arc::make_mut(&mut self.found).insert(at, f);
-    }
+        None => Finding {
+            pattern: p,
+            severity: set.patterns[p].severity,
+            count,
+            last_line: excerpt,
+            seen_at: at,
+        },
+    };
+    // Keeps the order: severity, then most recently seen first.
+    let at = found
+        .iter()
+        .position(|g| g.severity <= f.severity)
+        .unwrap_or(found.len());
+    found.insert(at, f);
 }
 
 /// The line as the output pane would show it (controls, bidi overrides dropped), capped.

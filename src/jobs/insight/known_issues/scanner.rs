@@ -153,9 +153,6 @@ impl IssueScanner {
             },
             _ => Stand::Within(Box::new(pos.clone())),
         };
-        if let Some(found) = std::sync::Arc::get_mut(&mut self.findings.found) {
-            found.shrink_to_fit();
-        }
     }
 
     /// Reads and scans the log up to byte `limit`, [`CHUNK`] bytes at a time into one buffer.
@@ -267,7 +264,7 @@ mod tests {
         append(&path, DISK);
         assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
         let found = &scanner.findings.found;
-        assert_eq!((found.len(), found.capacity()), (1, 1), "no spare room");
+        assert_eq!(found.len(), 1);
         assert!(
             matches!(scanner.stand, Stand::At { .. }),
             "{:?}",
@@ -284,8 +281,10 @@ mod tests {
         append(&path, b" left on device\n");
         assert!(scanner.advance(&path, &set, SCAN_WINDOW).unwrap());
         assert_eq!(scanner.findings.found[0].count, 2, "{:?}", scanner.findings);
-        // The scanner's whole state stays small: the cockpit keeps one per job.
-        assert!(std::mem::size_of::<IssueScanner>() <= 48);
+        // The scanner's whole state stays small: the cockpit keeps one per live job (the
+        // findings' slice is a wide pointer, 8 bytes more than a `Vec`'s, whose header and
+        // allocation it saves).
+        assert!(std::mem::size_of::<IssueScanner>() <= 56);
     }
 
     #[test]

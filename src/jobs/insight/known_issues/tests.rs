@@ -33,7 +33,7 @@ fn findings_are_ordered_by_severity_and_count_repeats() {
     let module = &f.found[1];
     assert_eq!(module.count, 2);
     assert_eq!(
-        module.last_line,
+        &*module.last_line,
         "ModuleNotFoundError: No module named 'yaml'"
     );
 }
@@ -45,7 +45,7 @@ fn colour_codes_do_not_hide_a_match_and_are_not_kept() {
     let f = scan_text(&set, text);
     assert_eq!(names(&set, &f), ["rust-unresolved-dependency"]);
     assert_eq!(
-        f.found[0].last_line,
+        &*f.found[0].last_line,
         "error[E0432]: unresolved import `serde_yml`"
     );
 }
@@ -213,9 +213,9 @@ fn match_line_names_the_most_severe() {
 /// What scanning line by line finds: each line stripped and asked about alone, and recorded in
 /// turn. The reference the scanners, which search whole chunks, must agree with.
 fn line_by_line(set: &PatternSet, text: &[u8]) -> Findings {
-    let mut f = Findings::default();
+    let mut f = Vec::new();
     if text.is_empty() {
-        return f;
+        return Findings::default();
     }
     // A final newline ends the last line; it does not begin another.
     let lines = text.strip_suffix(b"\n").unwrap_or(text);
@@ -226,18 +226,21 @@ fn line_by_line(set: &PatternSet, text: &[u8]) -> Findings {
         if patterns.is_empty() {
             continue;
         }
-        let shown = excerpt(&plain);
+        let shown = excerpt(&plain).into_boxed_str();
         for p in patterns {
-            f.record(set, p, 1, shown.clone(), None);
+            record(&mut f, set, p, 1, shown.clone(), None);
         }
     }
-    f
+    if f.is_empty() {
+        return Findings::default();
+    }
+    Findings { found: f.into() }
 }
 
 fn found(f: &Findings) -> Vec<(usize, u64, String)> {
     f.found
         .iter()
-        .map(|x| (x.pattern, x.count, x.last_line.clone()))
+        .map(|x| (x.pattern, x.count, x.last_line.to_string()))
         .collect()
 }
 
