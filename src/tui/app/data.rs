@@ -15,6 +15,7 @@ impl App {
         let newly_waiting = !first && s.read.iter().any(|j| self.starts_waiting(j));
         self.scan_error = s.error;
         let present: HashSet<&JobId> = s.present.iter().collect();
+        let fresh: Vec<JobId> = s.read.iter().map(|j| j.id.clone()).collect();
         // Queued tasks are not in the root: the queue's own listing keeps their rows; nor
         // are other hosts' jobs, which their links keep.
         self.jobs
@@ -25,7 +26,7 @@ impl App {
             self.jobs.insert(job.id.clone(), Box::new(job));
         }
         self.link_retries();
-        let effects = self.after_read(newly_waiting, None);
+        let effects = self.after_read(newly_waiting, None, &fresh);
         self.insight.primed = true;
         effects
     }
@@ -60,7 +61,7 @@ impl App {
                 self.jobs.insert(id, Box::new(job));
             }
             // Its log grew (scan it) or its output moved (an alarm may clear).
-            let (changed, effects) = self.insight_after_read(self.now, Some(&ids));
+            let (changed, effects) = self.insight_after_read(self.now, Some(&ids), &ids);
             self.dirty = changed;
             return effects;
         }
@@ -79,7 +80,7 @@ impl App {
             }
         }
         self.link_retries();
-        self.after_read(newly_waiting, Some(&ids))
+        self.after_read(newly_waiting, Some(&ids), &ids)
     }
 
     /// The queue as listed: its rows replace the queued rows there were. The same queue as
@@ -132,15 +133,17 @@ impl App {
                 .is_none_or(|old| old.status != Status::Waiting)
     }
 
-    /// `read`: the jobs just read, or `None` after a full listing.
+    /// `read`: the jobs just read, or `None` after a full listing; `fresh`: the jobs read (all
+    /// of `read`, or those the full listing read).
     pub(super) fn after_read(
         &mut self,
         newly_waiting: bool,
         read: Option<&[JobId]>,
+        fresh: &[JobId],
     ) -> Vec<Effect> {
         self.answered.forget_gone(&self.jobs);
         let mut effects = self.refresh_view();
-        let (_, insight) = self.insight_after_read(self.now, read);
+        let (_, insight) = self.insight_after_read(self.now, read, fresh);
         let rings = insight.contains(&Effect::Bell);
         effects.extend(insight.into_iter().filter(|e| *e != Effect::Bell));
         if (newly_waiting && self.opts.bell) || rings {

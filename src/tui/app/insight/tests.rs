@@ -323,3 +323,64 @@ fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
     );
     assert_eq!(at.path(&elsewhere.id), elsewhere.log_path());
 }
+
+#[test]
+fn a_settled_log_is_asked_for_when_its_job_is_read_and_not_kept_in_the_map_of_scans_asked() {
+    use crate::tui::event::Synced;
+    let (mut app, effects) = app_with(options(false), 160, 45);
+    let asked: Vec<LogScan> = effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::ScanIssues(logs) => Some(logs),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let settled: Vec<JobId> = app
+        .jobs
+        .values()
+        .filter(|j| j.is_settled() && j.log_len > 0)
+        .map(|j| j.id.clone())
+        .collect();
+    assert!(!settled.is_empty());
+    for id in &settled {
+        assert!(asked.iter().any(|l| &l.id == id && l.settled), "{id}");
+        assert!(!app.insight.scan_asked.contains_key(id), "{id}");
+    }
+    // A rescan reads again only what can change: no settled log is asked for again, and no
+    // other log that did not grow.
+    let present: Vec<JobId> = app.jobs.keys().cloned().collect();
+    let unsettled: Vec<Job> = app
+        .jobs
+        .values()
+        .filter(|j| !j.is_settled())
+        .map(|j| Job::clone(j))
+        .collect();
+    let synced = Synced {
+        present: present.clone(),
+        read: unsettled,
+        error: None,
+    };
+    let effects = app.update(Event::Synced(synced), now());
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::ScanIssues(_))),
+        "{effects:?}"
+    );
+    // A settled job with findings that goes is forgotten, though it was never in the map.
+    let gone = settled[0].clone();
+    let set = crate::jobs::insight::known_issues::PatternSet::builtin();
+    let found = scan_text(&set, b"No space left on device\n");
+    app.update(Event::IssuesFound(vec![(gone.clone(), found)]), now());
+    assert!(app.insight.issues.contains_key(&gone));
+    let synced = Synced {
+        present: present.into_iter().filter(|id| *id != gone).collect(),
+        read: vec![],
+        error: None,
+    };
+    let effects = app.update(Event::Synced(synced), now());
+    assert!(
+        effects.contains(&Effect::ForgetIssues(vec![gone.clone()])),
+        "{effects:?}"
+    );
+    assert!(!app.insight.issues.contains_key(&gone));
+}
