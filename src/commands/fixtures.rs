@@ -59,10 +59,10 @@ pub fn jobs() -> Vec<Job> {
         step_name: Some("Running tests".into()),
         ..Progress::default()
     }));
-    asking.problems.push(Problem {
+    asking.problems = Box::new([Problem {
         path: "/srv/jobs/w1/progress.json".into(),
         message: "is not valid JSON (EOF)".into(),
-    });
+    }]);
     let mut gated = job("g2", Status::Waiting, 20);
     gated.gate = Some(Box::new(Gate {
         id: "g1".into(),

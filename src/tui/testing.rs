@@ -37,7 +37,7 @@ pub fn live(from: &str, new_id: &str, started_min_ago: i64, tweak: impl FnOnce(&
     job.started = Some(now() - chrono::Duration::minutes(started_min_ago));
     // Wrote a line half a minute ago: not stalled.
     job.log_mtime = Some(now() - chrono::Duration::seconds(30));
-    job.problems.clear();
+    job.problems = Box::default();
     tweak(&mut job);
     job
 }

@@ -78,7 +78,7 @@ pub struct Job {
     /// When output.log was last written: the agent's last sign of life on screen.
     pub log_mtime: Option<DateTime<Utc>>,
     /// For a queued task: its place in the queue (1 starts next).
-    pub queue_position: Option<usize>,
+    pub queue_position: Option<u32>,
     /// Someone asked for the agent to be stopped: who, when, from where.
     pub stop: Option<Box<StopRequest>>,
     /// For a job that stopped for an answer (`needs_input`): the question it asked and the
@@ -87,7 +87,9 @@ pub struct Job {
     /// The jobs that retried this one (their meta.json's `retry_of` names it), oldest first.
     /// Not in this job's files: filled in from the others ([`lifecycle`](crate::jobs::model::lifecycle)).
     pub retried_by: Vec<JobId>,
-    pub problems: Vec<Problem>,
+    /// Boxed, not a `Vec`: every job of a root is kept, nearly all without a problem (with the
+    /// queue's place as a `u32`, a job fits 16 bytes less of the allocator's).
+    pub problems: Box<[Problem]>,
 }
 
 impl Job {
@@ -115,7 +117,7 @@ impl Job {
             exchange: None,
             retried_by: Vec::new(),
             stop: None,
-            problems: Vec::new(),
+            problems: Box::default(),
         }
     }
 
@@ -282,7 +284,7 @@ fn read_through<'t>(
         job.status = Status::ended(code, job.stop.is_some());
         if job.status != Status::NeedsInput {
             // Finished for good: no pid or question changes what is shown.
-            job.problems = r.problems;
+            job.problems = r.problems.into();
             return Some((job, r.mode));
         }
     }
@@ -320,7 +322,7 @@ fn read_through<'t>(
     }
     job.question = pending.question.map(Box::new);
     job.gate = pending.gate.map(Box::new);
-    job.problems = r.problems;
+    job.problems = r.problems.into();
     Some((job, r.mode))
 }
 
@@ -355,6 +357,17 @@ mod tests {
         let id = JobId::parse("120000-abcd").unwrap();
         let job = read_job(root.path(), &id, Utc::now()).unwrap();
         (root, job)
+    }
+
+    #[test]
+    fn a_job_fits_the_allocators_224_byte_chunk() {
+        // glibc's chunks are the size asked for plus 8, rounded up to 16: a root's every job is
+        // kept boxed, and 8 bytes more here would cost 16 a job.
+        assert!(
+            std::mem::size_of::<Job>() <= 216,
+            "{}",
+            std::mem::size_of::<Job>()
+        );
     }
 
     const ANA: &str =

@@ -274,7 +274,7 @@ impl Record {
             gate: gate.as_deref().cloned().map(Into::into),
             stop: stop.as_deref().cloned(),
             exchange: exchange.as_deref().cloned().map(Into::into),
-            queue_position: *queue_position,
+            queue_position: queue_position.map(|p| p as usize),
             retried_by: retried_by.clone(),
             problems: problems
                 .iter()
@@ -326,7 +326,8 @@ impl Record {
             finished,
             log_len,
             log_mtime,
-            queue_position,
+            // A place past u32::MAX (no queue is that long) is shown as none.
+            queue_position: queue_position.and_then(|p| u32::try_from(p).ok()),
             stop: stop.map(Box::new),
             exchange: exchange.map(|e| Box::new(e.into())),
             retried_by,

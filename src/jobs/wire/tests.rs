@@ -212,7 +212,8 @@ fn everything() -> Job {
         problems: vec![Problem {
             path: "/srv/jobs/120000-full/progress.json".into(),
             message: "is not valid JSON".into(),
-        }],
+        }]
+        .into(),
         ..Job::bare(
             JobId::parse("120000-full").unwrap(),
             PathBuf::from("/srv/jobs/120000-full"),

@@ -271,7 +271,7 @@ impl Queued {
         Job {
             meta: Some(Box::new(meta)),
             status: Status::Queued,
-            queue_position: Some(position),
+            queue_position: u32::try_from(position).ok(),
             ..Job::bare(key, self.path.clone())
         }
     }
@@ -297,10 +297,10 @@ impl Failed {
         let mut job = self.entry.row(key, 0);
         job.status = Status::Failed;
         job.queue_position = None;
-        job.problems = vec![Problem {
+        job.problems = Box::new([Problem {
             path: self.entry.path.clone(),
             message: self.why(),
-        }];
+        }]);
         job
     }
 }

@@ -110,7 +110,7 @@ fn every_entry_is_one_row_in_order_keyed_apart_from_jobs() {
     );
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(row.status, Status::Queued);
-        assert_eq!(row.queue_position, Some(i + 1));
+        assert_eq!(row.queue_position, Some(i as u32 + 1));
         assert!(row.id.is_queued());
         assert_ne!(row.id, JobId::parse("00c885a0").unwrap());
     }
@@ -346,7 +346,7 @@ fn failed_rows_come_first_in_a_stable_order_and_never_share_a_key() {
     }
     drop(slots);
     let rows = listed_rows(d.path());
-    let shown: Vec<(Status, Option<usize>)> =
+    let shown: Vec<(Status, Option<u32>)> =
         rows.iter().map(|r| (r.status, r.queue_position)).collect();
     assert_eq!(
         shown,

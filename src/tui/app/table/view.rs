@@ -129,7 +129,7 @@ pub fn build(jobs: &crate::tui::app::Jobs, spec: &ViewSpec, now: DateTime<Utc>) 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct RowKey<'a> {
     primary: Primary<'a>,
-    queue_position: Option<usize>,
+    queue_position: Option<u32>,
     newest: Reverse<Option<DateTime<Utc>>>,
 }
 
@@ -225,7 +225,7 @@ mod tests {
             status: Status::ALL[status % Status::ALL.len()],
             started: started.and_then(t),
             finished: finished.and_then(t),
-            queue_position: queued,
+            queue_position: queued.and_then(|q| u32::try_from(q).ok()),
             meta: Some(Box::new(crate::jobs::Meta {
                 project: ["musica", "admin", "dss"][project % 3].into(),
                 ..Default::default()
