@@ -522,7 +522,7 @@ fn check(set: &PatternSet, findings: &Findings, want: &BTreeMap<String, u64>, wh
     let got: BTreeMap<String, u64> = findings
         .found
         .iter()
-        .map(|f| (set.pattern(f.pattern).name.clone(), f.count))
+        .map(|f| (set.pattern(f.pattern).name.clone(), u64::from(f.count)))
         .collect();
     assert_eq!(
         &got, want,

@@ -405,7 +405,7 @@ fn issue_rows(jobs: &[Job], cache: &IssueCache, set: &PatternSet) -> Vec<IssueRo
                 pattern: plain_text(&p.name),
                 description: plain_text(&p.description),
                 fix: plain_text(&p.fix),
-                count: f.count,
+                count: u64::from(f.count),
                 last_line: plain_text(&f.last_line),
                 seen_at: f.seen_at,
             });

@@ -247,8 +247,8 @@ impl PatternSet {
         &self.patterns
     }
 
-    pub fn pattern(&self, index: usize) -> &Pattern {
-        &self.patterns[index]
+    pub fn pattern(&self, index: impl TryInto<usize>) -> &Pattern {
+        &self.patterns[index.try_into().unwrap_or(usize::MAX)]
     }
 
     /// The patterns `line` matches, most severe first (then in database order).
@@ -317,10 +317,12 @@ fn first_line(e: &regex::Error) -> String {
 /// One kind of problem found in a log: how often, and the last line that showed it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
-    /// Index into the [`PatternSet`] the scan used.
-    pub pattern: usize,
+    /// Index into the [`PatternSet`] the scan used. (Narrow, like the count: the cockpit keeps
+    /// the findings of every log of the root, and a finding fits 40 bytes, not 48.)
+    pub pattern: u32,
     pub severity: Severity,
-    pub count: u64,
+    /// Lines that matched, counted up to `u32::MAX`.
+    pub count: u32,
     /// The last matching line, as plain text (control characters dropped, capped). Boxed, not a
     /// `String`: the cockpit keeps the findings of every log of the root.
     pub last_line: Box<str>,
@@ -415,16 +417,18 @@ fn record(
     excerpt: Box<str>,
     at: Option<chrono::DateTime<chrono::Utc>>,
 ) {
-    let f = match found.iter().position(|f| f.pattern == p) {
+    let count = u32::try_from(count).unwrap_or(u32::MAX);
+    let at_pattern = u32::try_from(p).unwrap_or(u32::MAX);
+    let f = match found.iter().position(|f| f.pattern == at_pattern) {
         Some(i) => {
             let mut f = found.remove(i);
-            f.count += count;
+            f.count = f.count.saturating_add(count);
             f.last_line = excerpt;
             f.seen_at = at;
             f
         }
         None => Finding {
-            pattern: p,
+            pattern: at_pattern,
             severity: set.patterns[p].severity,
             count,
             last_line: excerpt,

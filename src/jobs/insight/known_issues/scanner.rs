@@ -226,7 +226,7 @@ mod tests {
             .unwrap();
     }
 
-    fn names(set: &PatternSet, f: &Findings) -> Vec<(String, u64)> {
+    fn names(set: &PatternSet, f: &Findings) -> Vec<(String, u32)> {
         f.found
             .iter()
             .map(|x| (set.pattern(x.pattern).name.clone(), x.count))

@@ -237,7 +237,7 @@ fn line_by_line(set: &PatternSet, text: &[u8]) -> Findings {
     Findings { found: f.into() }
 }
 
-fn found(f: &Findings) -> Vec<(usize, u64, String)> {
+fn found(f: &Findings) -> Vec<(u32, u32, String)> {
     f.found
         .iter()
         .map(|x| (x.pattern, x.count, x.last_line.to_string()))

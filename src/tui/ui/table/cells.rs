@@ -81,7 +81,7 @@ pub fn alert_width(app: &App, job: &Job, theme: &Theme, issues: &mut Vec<usize>)
         app.insight.issues.get(&job.id).and_then(|f| f.worst()),
         app.insight.patterns.as_deref(),
     ) {
-        let at = f.pattern;
+        let at = f.pattern as usize;
         if issues.len() <= at {
             issues.resize(at + 1, usize::MAX);
         }
