@@ -130,7 +130,7 @@ fn answered_and_retried() -> (Job, Job) {
             source: "tui".into(),
         }),
     }));
-    answered.retried_by = vec![JobId::parse("r6").unwrap()];
+    answered.retried_by = Box::new([JobId::parse("r6").unwrap()]);
     let mut retry = job("r6", Status::Completed, 43);
     retry.exit_code = Some(0);
     retry.finished = Some(now() - Duration::minutes(42));

@@ -29,7 +29,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
             let mut job = super::find_job(cfg, id)?;
             if job.finished.is_some() {
                 // Only an ended job is retried; its retries are in other directories.
-                job.retried_by = lifecycle::find_retries(super::jobs_root(cfg)?, &job);
+                job.retried_by = lifecycle::find_retries(super::jobs_root(cfg)?, &job).into();
             }
             if args.json {
                 writeln!(

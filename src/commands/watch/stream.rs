@@ -234,7 +234,7 @@ impl<W: Write> Stream<W> {
         let previous = self.sent.get(&id);
         let new = previous.is_none();
         job.retried_by = previous
-            .map(|s| s.record.retried_by.clone())
+            .map(|s| s.record.retried_by.clone().into())
             .unwrap_or_default();
         self.watch(&job);
         let retry_of = job.retry_of();

@@ -365,7 +365,7 @@ mod tests {
         assert_eq!(value(&f, "answer"), "staging");
         assert!(value(&f, "answered").starts_with("by ana@host (tui), "));
         assert!(value(&f, "answered").ends_with("(2m00s ago)"));
-        job.retried_by = vec![crate::jobs::JobId::parse("160000-next").unwrap()];
+        job.retried_by = Box::new([crate::jobs::JobId::parse("160000-next").unwrap()]);
         let f = facts(&job, now);
         assert_eq!(value(&f, "status"), "needs_input (retried as 160000-next)");
         assert_eq!(value(&f, "retried as"), "160000-next");

@@ -187,7 +187,7 @@ pub fn retries<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> HashMap<JobId, Ve
 pub fn link_retries(jobs: &mut [Job]) {
     let mut by = retries(jobs.iter());
     for job in jobs {
-        job.retried_by = by.remove(&job.id).unwrap_or_default();
+        job.retried_by = by.remove(&job.id).unwrap_or_default().into();
     }
 }
 

@@ -267,7 +267,7 @@ fn eligible(queue: &Path, job: &Job, cutoff: SystemTime) -> Result<(), Kept> {
         return Err(Kept::Running);
     }
     let newest = [
-        job.dir.clone(),
+        job.dir.to_path_buf(),
         job.dir.join(META_FILE),
         job.dir.join(LOG_FILE),
     ]

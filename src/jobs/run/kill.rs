@@ -377,7 +377,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let mut child = Command::new("sleep").arg("30").spawn().unwrap();
         let mut job = orchestrator_job(root.path(), &child);
-        job.dir = root.path().join("gone");
+        job.dir = root.path().join("gone").into();
         let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
         assert!(
             matches!(&err, KillError::Record { path, .. } if path.ends_with("gone/stop.json")),

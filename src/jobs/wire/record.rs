@@ -275,7 +275,7 @@ impl Record {
             stop: stop.as_deref().cloned(),
             exchange: exchange.as_deref().cloned().map(Into::into),
             queue_position: queue_position.map(|p| p as usize),
-            retried_by: retried_by.clone(),
+            retried_by: retried_by.to_vec(),
             problems: problems
                 .iter()
                 .map(|p| ProblemRecord {
@@ -312,7 +312,7 @@ impl Record {
         } = self;
         Job {
             id,
-            dir,
+            dir: dir.into(),
             meta: meta.map(|m| Box::new(m.into())),
             status,
             exit_code,
@@ -330,7 +330,7 @@ impl Record {
             queue_position: queue_position.and_then(|p| u32::try_from(p).ok()),
             stop: stop.map(Box::new),
             exchange: exchange.map(|e| Box::new(e.into())),
-            retried_by,
+            retried_by: retried_by.into(),
             problems: problems
                 .into_iter()
                 .map(|p| Problem {

@@ -35,7 +35,7 @@ fn assert_round_trip(job: &Job) {
     };
     assert_eq!(change, Change::Added);
     assert_eq!(record.id, job.id);
-    let back = record.into_job(job.id.clone(), job.dir.clone());
+    let back = record.into_job(job.id.clone(), job.dir.to_path_buf());
     let same = |a: &Job, b: &Job| {
         assert_eq!(a.id, b.id);
         assert_eq!(a.dir, b.dir);
@@ -208,7 +208,7 @@ fn everything() -> Job {
                 source: "cli".into(),
             }),
         })),
-        retried_by: vec![JobId::parse("130000-b").unwrap()],
+        retried_by: Box::new([JobId::parse("130000-b").unwrap()]),
         problems: vec![Problem {
             path: "/srv/jobs/120000-full/progress.json".into(),
             message: "is not valid JSON".into(),

@@ -118,8 +118,8 @@ impl App {
                 true => Vec::new(),
                 false => by.remove(&job.id).unwrap_or_default(),
             };
-            if job.retried_by != found {
-                job.retried_by = found;
+            if *job.retried_by != *found {
+                job.retried_by = found.into();
             }
         }
     }

@@ -566,7 +566,7 @@ fn a_remote_retry_links_to_the_job_of_its_own_host() {
     );
     host_up(&mut app, "gpu2", &[], vec![first, again]);
     let first = &app.jobs[&key_of("gpu2", "143002-c3d4")];
-    assert_eq!(first.retried_by, [key_of("gpu2", "160006-again")]);
+    assert_eq!(first.retried_by, [key_of("gpu2", "160006-again")].into());
     assert!(
         app.jobs[&id("143002-c3d4")].retried_by.is_empty(),
         "the local job of the same id was not retried"

@@ -35,7 +35,7 @@ fn answered(app: &App) -> Job {
         }),
     }));
     // Read alone, a job knows nothing of its retries.
-    job.retried_by.clear();
+    job.retried_by = Box::default();
     job
 }
 
@@ -85,7 +85,7 @@ fn answered_leaves_waiting_and_the_retry_links_both_ways() {
     });
     read(&mut app, vec![retry]);
     let stopped = &app.jobs[&id(STOPPED)];
-    assert_eq!(stopped.retried_by, [id("160000-again")]);
+    assert_eq!(stopped.retried_by, [id("160000-again")].into());
     let note = app.row_note(stopped);
     assert_eq!(note.stage.as_deref(), Some("retried → 160000-again"));
     let link = app.row_note(&app.jobs[&id("160000-again")]).link;
@@ -94,7 +94,10 @@ fn answered_leaves_waiting_and_the_retry_links_both_ways() {
     // Read again alone (its log or files moved), it keeps its retry.
     let again = answered(&app);
     read(&mut app, vec![again]);
-    assert_eq!(app.jobs[&id(STOPPED)].retried_by, [id("160000-again")]);
+    assert_eq!(
+        app.jobs[&id(STOPPED)].retried_by,
+        [id("160000-again")].into()
+    );
     // The status sort puts a retried job among the finished, after the live retry.
     while app.table.tab != Tab::All {
         press(&mut app, [key(KeyCode::Right)]);
@@ -128,5 +131,8 @@ fn a_retried_job_that_was_never_answered_leaves_waiting_too() {
         }),
         now(),
     );
-    assert_eq!(app.jobs[&id(STOPPED)].retried_by, [id("160000-again")]);
+    assert_eq!(
+        app.jobs[&id(STOPPED)].retried_by,
+        [id("160000-again")].into()
+    );
 }

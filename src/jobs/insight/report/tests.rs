@@ -130,7 +130,7 @@ fn live_jobs_are_scanned_first_then_the_feed_each_once() {
 fn the_issue_cache_reads_only_new_bytes_and_forgets_jobs_no_longer_shown() {
     let dir = tempfile::tempdir().unwrap();
     let mut j = job("scan-me", "p", Status::Running, 0);
-    j.dir = dir.path().to_owned();
+    j.dir = dir.path().into();
     let log = j.log_path();
     let first = "building\nModuleNotFoundError: No module named 'yaml'\n";
     std::fs::write(&log, first).unwrap();
@@ -265,7 +265,7 @@ fn alerts_keep_alarms_system_alerts_and_serious_issues_of_live_jobs() {
         ),
     ] {
         let mut j = job(id, "p", status, 29);
-        j.dir = dir.path().join(id);
+        j.dir = dir.path().join(id).into();
         std::fs::create_dir(&j.dir).unwrap();
         std::fs::write(j.log_path(), format!("{line}\n")).unwrap();
         jobs.push(j);
@@ -371,7 +371,7 @@ fn a_stopped_job_shows_its_answer_until_retried_then_leaves_waiting() {
     }));
     let mut retried = answered.clone();
     retried.id = JobId::parse("111000-retr").unwrap();
-    retried.retried_by = vec![JobId::parse("120000-next").unwrap()];
+    retried.retried_by = Box::new([JobId::parse("120000-next").unwrap()]);
     let bare = job("111500-bare", "p", Status::NeedsInput, 10);
     let r = report(
         &[asked, answered, retried, bare],

@@ -105,7 +105,7 @@ fn the_stage_of_a_job_that_stopped_for_an_answer() {
         job_dir(tmp.path(), "120000-orig", "", Some(code), &files);
         let mut job = read(tmp.path(), "120000-orig");
         if retried {
-            job.retried_by = vec![JobId::parse("130000-next").unwrap()];
+            job.retried_by = Box::new([JobId::parse("130000-next").unwrap()]);
         }
         let stage = match job.stage() {
             None => "-",
@@ -228,6 +228,6 @@ fn retries_are_linked_both_ways_and_found_cheaply() {
     );
     assert!(get("150000-junk").retry_of().is_none());
     assert!(get("140000-self").retried_by.is_empty());
-    assert_eq!(find_retries(root, orig), orig.retried_by);
+    assert_eq!(find_retries(root, orig), orig.retried_by.to_vec());
     assert!(find_retries(root, get("130000-next")).is_empty());
 }

@@ -315,7 +315,7 @@ fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
     assert!(logs.iter().any(|l| l.settled) && logs.iter().any(|l| !l.settled));
     // A directory not named by its job's id keeps its own path.
     let mut elsewhere = Job::clone(&app.jobs[&logs[0].id]);
-    elsewhere.dir = "/elsewhere/dir".into();
+    elsewhere.dir = std::path::Path::new("/elsewhere/dir").into();
     let at = LogAt::of(&elsewhere, &mut None);
     assert_eq!(
         at,
