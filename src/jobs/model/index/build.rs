@@ -5,6 +5,7 @@
 //! memory at a time.
 
 use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -37,7 +38,12 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
     let root_fd = open_root(root)?;
     let root_fd = std::os::fd::AsFd::as_fd(&root_fd);
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    // The entries hold every job's meta.json (tasks, paths): the user's alone, whatever the
+    // umask, as the jobs root's own permissions may be.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
         path.file_name()
@@ -46,7 +52,13 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
     ));
     let mut done = Refreshed::default();
     let written = (|| {
-        let file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        let file = std::io::BufWriter::new(file);
         let mut out = Writer::start(root, file)?;
         for id in &ids {
             if let Some((tape, raw)) = old.as_mut().and_then(|c| c.find(id.as_str()))

@@ -122,6 +122,11 @@ fn settled_jobs_read_through_the_index_are_the_jobs_their_files_make() {
     assert_eq!(plain, through);
     assert_eq!((used.hits, used.misses), (4, 0));
 
+    // The user's alone: the entries hold every job's meta.json.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&r.index), 0o600);
+    assert_eq!(mode(r.index.parent().unwrap()), 0o700);
     // A second refresh keeps the four as they are, byte for byte.
     let before = std::fs::read(&r.index).unwrap();
     let again = refresh(root, &r.index, later()).unwrap();
