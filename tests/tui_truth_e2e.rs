@@ -474,6 +474,23 @@ fn logged(sb: &Sandbox, what: &str) -> usize {
         .count()
 }
 
+/// Filters the 300 jobs to those whose task says "Render": the three changed ones.
+fn the_changed_jobs(ck: &Cockpit) -> Screen {
+    ck.wait_text("jobs 1/300");
+    ck.key("/");
+    ck.type_text("Render");
+    ck.wait_for("the three changed jobs alone", |s| s.job_rows().len() == 3)
+}
+
+fn row_says(s: &Screen, id: &str, what: &str) {
+    let row = s.job_row(id).unwrap_or_default();
+    assert!(
+        row.contains(what),
+        "{id} does not say {what}:\n{}",
+        s.text()
+    );
+}
+
 #[test]
 fn a_settled_job_changed_since_the_index_was_written_shows_what_its_files_say() {
     require_tmux!();
@@ -522,25 +539,10 @@ fn a_settled_job_changed_since_the_index_was_written_shows_what_its_files_say() 
     fs::remove_dir_all(sb.job_dir("200003-omega")).unwrap();
 
     let ck = Cockpit::start(&sb, debug());
-    ck.wait_text("jobs 1/300");
-    ck.key("/");
-    ck.type_text("Render");
-    let s = ck.wait_for("the three changed jobs alone", |s| s.job_rows().len() == 3);
-    assert!(
-        s.job_row("200000-zeta").unwrap().contains("Render ZETA"),
-        "{}",
-        s.text()
-    );
-    assert!(
-        s.job_row("200001-kappa").unwrap().contains("killed"),
-        "{}",
-        s.text()
-    );
-    assert!(
-        s.job_row("200002-sigma").unwrap().contains("died"),
-        "{}",
-        s.text()
-    );
+    let s = the_changed_jobs(&ck);
+    row_says(&s, "200000-zeta", "Render ZETA");
+    row_says(&s, "200001-kappa", "killed");
+    row_says(&s, "200002-sigma", "died");
     // The other 297 came from the index: it was used, and not for the changed ones.
     assert_eq!(logged(&sb, "from_index=297 "), 1, "the index was not read");
     // The changed jobs are too fresh to be taken in: this cockpit's refresh keeps the rest.
@@ -554,15 +556,7 @@ fn a_settled_job_changed_since_the_index_was_written_shows_what_its_files_say() 
     let home = || tmux::snapshot(&sb.home);
     let before = home();
     let ck = Cockpit::start(&sb, Opts::default().arg("--read-only"));
-    ck.wait_text("jobs 1/300");
-    ck.key("/");
-    ck.type_text("Render");
-    let s = ck.wait_for("the three changed jobs alone", |s| s.job_rows().len() == 3);
-    assert!(
-        s.job_row("200001-kappa").unwrap().contains("killed"),
-        "{}",
-        s.text()
-    );
+    row_says(&the_changed_jobs(&ck), "200001-kappa", "killed");
     ck.key("Escape");
     ck.key("q");
     assert_eq!(ck.wait_exit(), 0);
