@@ -44,12 +44,11 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .map_or_else(Default::default, |n| n.to_string_lossy()),
-        std::process::id()
-    ));
+    let name = path
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    remove_abandoned(dir, &name);
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut done = Refreshed::default();
     let written = (|| {
         let file = std::fs::OpenOptions::new()
@@ -89,4 +88,28 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
         let _ = std::fs::remove_file(&tmp);
     }
     renamed.map(|()| done)
+}
+
+/// Removes what a refresh of the index `name` left beside it when its cockpit ended mid-write
+/// (`.NAME.PID.tmp` of a process that is gone): at 100,000 jobs, 40 MB each.
+fn remove_abandoned(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let pid = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<i32>().ok())
+            .and_then(rustix::process::Pid::from_raw);
+        let gone = pid.is_some_and(|pid| {
+            rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+        });
+        if gone {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }

@@ -233,6 +233,29 @@ fn every_way_a_settled_job_changes_is_read_from_its_files() {
 }
 
 #[test]
+fn what_a_refresh_ended_mid_write_left_is_removed_by_the_next() {
+    let r = root();
+    job(&r.root, "600000-a", "a", "ok\n\nexit:0\n");
+    let dir = r.index.parent().unwrap().to_owned();
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = r.index.file_name().unwrap().to_str().unwrap().to_owned();
+    // A process that has ended, and this one (a refresh under way).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let ended = child.id();
+    child.wait().unwrap();
+    let abandoned = dir.join(format!(".{name}.{ended}.tmp"));
+    let running = dir.join(format!(".{name}.1.tmp"));
+    let other = dir.join(format!(".another.{ended}.tmp"));
+    for p in [&abandoned, &running, &other] {
+        std::fs::write(p, b"half").unwrap();
+    }
+    refresh(&r.root, &r.index, later()).unwrap();
+    assert!(!abandoned.exists(), "the ended writer's file is gone");
+    assert!(running.exists(), "a live writer's file is its own");
+    assert!(other.exists(), "another root's file is not this refresh's");
+}
+
+#[test]
 fn a_job_that_changed_lately_is_not_taken_in() {
     let r = root();
     job(&r.root, "300000-new", "new", "ok\n\nexit:0\n");
