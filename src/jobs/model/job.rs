@@ -209,22 +209,19 @@ pub fn read_listed_job_in(
 }
 
 /// [`read_listed_job_in`], noting what the reading took from each file and each file's stamp,
-/// for the index of settled jobs. The tape is `None` when the directory could not be stamped.
+/// for the index of settled jobs. `None` when the directory is gone or cannot be stamped (then
+/// nothing is read: the reading could not be indexed).
 pub fn record_job(
     root: &Path,
     root_fd: BorrowedFd<'_>,
     id: &JobId,
     now: DateTime<Utc>,
-) -> Option<(Job, Option<Tape<'static>>)> {
-    let Some(tape) = Tape::start(root_fd, id.as_str()) else {
-        return read_listed_job_in(root, Some(root_fd), id, now).map(|job| (job, None));
-    };
-    let (job, mode) = read_through(root, Some(root_fd), id, now, Mode::Record(tape))?;
-    let tape = match mode {
-        Mode::Record(tape) => Some(tape),
+) -> Option<(Job, Tape<'static>)> {
+    let tape = Tape::start(root_fd, id.as_str())?;
+    match read_through(root, Some(root_fd), id, now, Mode::Record(tape))? {
+        (job, Mode::Record(tape)) => Some((job, tape)),
         _ => None,
-    };
-    Some((job, tape))
+    }
 }
 
 /// The settled job `id` as an index entry's `tape` says its files were, by the same reading

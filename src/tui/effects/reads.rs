@@ -308,7 +308,7 @@ fn sync(root: &Path, skip: &HashSet<JobId>, index: Option<&Path>) -> (Synced, In
             // Loaded for this read and dropped after it: at 100,000 jobs it is tens of MB.
             let index = load_index(index, root, wanted.len());
             let (read, mut used) = read_all_with(root, &wanted, now, index.as_ref());
-            if index.is_none() && wanted.len() < INDEX_MIN {
+            if wanted.len() < INDEX_MIN {
                 // Not worth an index: none is written for it either.
                 used.misses = 0;
             }

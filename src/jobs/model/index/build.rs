@@ -68,7 +68,6 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
                 continue;
             }
             let taken = record_job(root, root_fd, id, now).and_then(|(job, tape)| {
-                let tape = tape?;
                 let indexable = job.is_settled()
                     && job.problems.is_empty()
                     && tape.complete
