@@ -3,7 +3,6 @@
 //! jobs and the time), and the server's alerts. A job's timeline is the detail view's, the
 //! recent events are the events view's.
 
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -86,16 +85,8 @@ impl App {
             }
             if job.is_settled() {
                 asked.remove(&job.id);
-            } else {
-                match asked.entry(job.id.clone()) {
-                    Entry::Occupied(e) if *e.get() == job.log_len => continue,
-                    Entry::Occupied(mut e) => {
-                        e.insert(job.log_len);
-                    }
-                    Entry::Vacant(e) => {
-                        e.insert(job.log_len);
-                    }
-                }
+            } else if asked.insert(job.id.clone(), job.log_len) == Some(job.log_len) {
+                continue;
             }
             wanted.push((
                 !job.status.is_active(),
