@@ -2,13 +2,17 @@
 //! orchestrator's `known_issues.json`), each with a severity and what to do about it, matched
 //! against the log as it grows. Only new bytes are ever scanned (see [`IssueScanner`]).
 //!
-//! All regexes of the database are searched at once: one alternation finds the next line that
-//! matches anything, and a `RegexSet` then says which patterns that line matches. Most lines of
-//! a log match nothing, so almost all bytes are seen only by the alternation's automaton.
+//! The lines worth asking about are found without an automaton over every byte: every built-in
+//! regex requires some literal text, and a SIMD search for pieces of those literals finds the
+//! lines that hold one (`literals`); only the regexes that require what such a line holds are
+//! run on it. A database with a regex that requires no literal falls back to one alternation of
+//! all regexes, which finds the next line that matches anything, and a `RegexSet` then says
+//! which patterns that line matches.
 
 mod builtin;
 mod cache;
 mod file;
+mod literals;
 mod scanner;
 mod strip;
 
@@ -109,6 +113,12 @@ pub struct PatternSet {
     set: RegexSet,
     /// The pattern each regex of `set` belongs to.
     owner: Vec<usize>,
+    /// Each regex of `set` alone, to ask a line the prefilter found about.
+    alone: Vec<Regex>,
+    /// Tells this set from others (a thread's copies of `alone` are of one set).
+    id: u64,
+    /// Finds the lines worth asking about, when every regex requires a literal.
+    literals: Option<literals::Prefilter>,
 }
 
 /// The lazy DFA's cache per regex. Throughput over 1 GiB is the same at 2, 8 and 32 MiB
@@ -134,11 +144,15 @@ impl PatternSet {
         let mut kept = Vec::new();
         let mut regexes = Vec::new();
         let mut owner = Vec::new();
+        let mut alone = Vec::new();
         for mut p in patterns {
             let before = p.regexes.len();
             p.regexes.retain(
                 |re| match builder(re).case_insensitive(p.ignore_case).build() {
-                    Ok(_) => true,
+                    Ok(compiled) => {
+                        alone.push(compiled);
+                        true
+                    }
                     Err(e) => {
                         problems.push(PatternProblem {
                             origin: p.origin.clone(),
@@ -195,8 +209,18 @@ impl PatternSet {
                 });
                 kept.clear();
                 owner.clear();
+                alone.clear();
                 (RegexSet::empty(), None)
             }
+        };
+        let literals = if owner.is_empty() {
+            None
+        } else {
+            let flagged: Vec<(&str, bool)> = kept
+                .iter()
+                .flat_map(|p| p.regexes.iter().map(|re| (re.as_str(), p.ignore_case)))
+                .collect();
+            literals::Prefilter::new(&flagged)
         };
         (
             PatternSet {
@@ -204,6 +228,13 @@ impl PatternSet {
                 any,
                 set,
                 owner,
+                alone,
+                id: {
+                    static NEXT: std::sync::atomic::AtomicU64 =
+                        std::sync::atomic::AtomicU64::new(0);
+                    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                },
+                literals,
             },
             problems,
         )
@@ -253,34 +284,141 @@ impl PatternSet {
 
     /// The patterns `line` matches, most severe first (then in database order).
     pub fn line_matches(&self, line: &[u8]) -> Vec<usize> {
-        let mut found: Vec<usize> = self
-            .set
-            .matches(line)
-            .iter()
-            .map(|r| self.owner[r])
-            .collect();
+        self.ordered(
+            self.set
+                .matches(line)
+                .iter()
+                .map(|r| self.owner[r])
+                .collect(),
+        )
+    }
+
+    /// `found` (patterns) most severe first, then in database order, each once.
+    fn ordered(&self, mut found: Vec<usize>) -> Vec<usize> {
         found.sort_by_key(|&p| (std::cmp::Reverse(self.patterns[p].severity), p));
         found.dedup();
         found
     }
 
+    /// The patterns `line` matches, asking only the regexes in `candidates`: the prefilter found
+    /// in the line what each of the others requires, so they cannot match.
+    fn candidates_match(
+        &self,
+        line: &[u8],
+        candidates: &[u32],
+        carriage_return: bool,
+        literals: &literals::Prefilter,
+        alone: &[Regex],
+    ) -> Vec<usize> {
+        let found = candidates
+            .iter()
+            .filter(|&&r| {
+                literals.may_match(r, line, carriage_return) && alone[r as usize].is_match(line)
+            })
+            .map(|&r| self.owner[r as usize])
+            .collect();
+        self.ordered(found)
+    }
+
+    /// Whether lines are found by the literals the regexes require (see `literals`), not by the
+    /// automaton of all of them.
+    pub fn searches_literals(&self) -> bool {
+        self.literals.is_some()
+    }
+
+    /// The grams the prefilter searches for, and in how many SIMD passes (for the benchmarks'
+    /// report).
+    pub fn literal_search(&self) -> Option<(usize, usize)> {
+        self.literals.as_ref().map(literals::Prefilter::shape)
+    }
+
+    /// The same set searching with the automaton of all regexes alone, as it does when a regex
+    /// requires no literal: what the prefilter is measured against, in the same run.
+    pub fn without_literals(mut self) -> PatternSet {
+        self.literals = None;
+        self
+    }
+
     /// The most severe pattern `line` matches, if any. `line` may hold escape sequences.
     pub fn match_line(&self, line: &[u8]) -> Option<usize> {
-        let any = self.any.as_ref()?;
-        if line.contains(&0x1b) {
-            let mut plain = Vec::with_capacity(line.len());
-            strip_escapes(line, &mut plain);
-            any.is_match(&plain)
-                .then(|| self.line_matches(&plain).first().copied())?
-        } else {
-            any.is_match(line)
-                .then(|| self.line_matches(line).first().copied())?
+        let mut worst = None;
+        self.match_each([line], |_, p| worst = Some(p));
+        worst
+    }
+
+    /// Calls `hit(i, pattern)` for each of `lines` that matches a pattern, with the most severe
+    /// one, in order. Each of `lines` is one line (no newline) and may hold escape sequences.
+    /// They are searched together: one search for a screenful of new lines, not one each.
+    pub fn match_each<'a>(
+        &self,
+        lines: impl IntoIterator<Item = &'a [u8]>,
+        mut hit: impl FnMut(usize, usize),
+    ) {
+        let mut text = Vec::new();
+        let mut starts = Vec::new();
+        for line in lines {
+            starts.push(text.len());
+            if line.contains(&0x1b) {
+                strip_escapes(line, &mut text);
+            } else {
+                text.extend_from_slice(line);
+            }
+            text.push(b'\n');
         }
+        let base = text.as_ptr() as usize;
+        self.scan_lines(&text, |line, patterns| {
+            let at = line.as_ptr() as usize - base;
+            let i = starts.partition_point(|&s| s <= at) - 1;
+            if let Some(&p) = patterns.first() {
+                hit(i, p);
+            }
+        });
     }
 
     /// Calls `hit(line, patterns)` for every line of `text` that matches a pattern. `text` is
     /// whole lines, escape sequences already stripped.
     pub fn scan_lines<'t>(&self, text: &'t [u8], mut hit: impl FnMut(&'t [u8], &[usize])) {
+        let Some(literals) = &self.literals else {
+            return self.scan_lines_automaton(text, hit);
+        };
+        thread_local! {
+            static LOCAL: std::cell::RefCell<Local> = Default::default();
+        }
+        LOCAL.with(|cell| {
+            // A scan called from within a scan (never, today) gets its own.
+            let mut own = Local::default();
+            let mut mine = cell.try_borrow_mut();
+            let local = match mine.as_deref_mut() {
+                Ok(shared) => shared,
+                Err(_) => &mut own,
+            };
+            if local.set != Some(self.id) {
+                // This thread's own copies: a regex's cache pool is fast for one thread only,
+                // and the scanner and the output pane search at once.
+                local.alone = self.alone.clone();
+                local.set = Some(self.id);
+            }
+            let alone = &local.alone;
+            literals.scan(text, &mut local.scratch, |line, candidates| {
+                let patterns = match candidates {
+                    literals::Candidates::Some(regexes, carriage_return) => {
+                        self.candidates_match(line, regexes, carriage_return, literals, alone)
+                    }
+                    literals::Candidates::Any => match &self.any {
+                        Some(any) if any.is_match(line) => self.line_matches(line),
+                        _ => Vec::new(),
+                    },
+                };
+                if !patterns.is_empty() {
+                    hit(line, &patterns);
+                }
+            });
+        });
+    }
+
+    /// [`PatternSet::scan_lines`] without the prefilter: one automaton of all regexes over every
+    /// byte.
+    fn scan_lines_automaton<'t>(&self, text: &'t [u8], mut hit: impl FnMut(&'t [u8], &[usize])) {
         let Some(any) = &self.any else { return };
         let mut pos = 0;
         while pos < text.len() {
@@ -302,6 +440,15 @@ impl PatternSet {
             pos = end + 1;
         }
     }
+}
+
+/// What a thread keeps for searching: the search's buffers, and its own copies of the regexes
+/// of the set it last searched with.
+#[derive(Default)]
+struct Local {
+    scratch: literals::Scratch,
+    set: Option<u64>,
+    alone: Vec<Regex>,
 }
 
 fn first_line(e: &regex::Error) -> String {

@@ -396,3 +396,90 @@ proptest::proptest! {
         );
     }
 }
+
+/// Known issues of every kind and lines that come close, in either case, with carriage returns
+/// and bytes that are not text: what the prefilter must never miss a line of.
+const NEAR_PIECES: &[&[u8]] = &[
+    b"OSError: [Errno 28] No space left on device",
+    b"no SPACE left on DEVICE",
+    b"error[E0308]: mismatched types",
+    b"ERROR[e0308]: Mismatched Types",
+    b"FAILED tests/test_api.py::test_post",
+    b"failed tests/x::y",
+    b"===== 3 failed, 1 passed in 0.12s =====",
+    b"0 failed",
+    b"test result: FAILED. 1 passed; 2 failed",
+    b"test result: ok. 2 passed; 0 failed",
+    b"Segmentation fault (core dumped)",
+    b"--- FAIL: TestParse (0.00s)",
+    b"PermissionError: [Errno 13] Permission denied: '/x'",
+    b"sh: 1: rg: not found",
+    b"thread 'main' panicked at src/main.rs:1:5:",
+    b"Traceback (most recent call last):",
+    b"Could not resolve host: github.com",
+    b"API Error: 429 rate_limit_error",
+    b"  12 errors, 3 warnings, 0 informations",
+    b"error",
+    b"warning: unused variable",
+    b"\r",
+    b"\n",
+    b"\n",
+    b" ",
+    b"\xff\xfe",
+    b"\x1b[31m",
+    b"words of an ordinary line",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// The prefilter hands on every line the automaton of all regexes finds, with the same
+    /// patterns, and no other: on the built-in set and on a set of tricky literals.
+    #[test]
+    fn the_prefilter_finds_what_the_automaton_finds(
+        picks in proptest::collection::vec(0..NEAR_PIECES.len(), 0..80),
+    ) {
+        let text: Vec<u8> = picks.iter().flat_map(|&i| NEAR_PIECES[i].iter().copied()).collect();
+        for set in [PatternSet::shared_builtin(), std::sync::Arc::new(literal_set())] {
+            proptest::prop_assert!(set.searches_literals());
+            let mut by_literals = Vec::new();
+            set.scan_lines(&text, |l, p| by_literals.push((l.as_ptr() as usize, l.len(), p.to_vec())));
+            let mut by_automaton = Vec::new();
+            set.scan_lines_automaton(&text, |l, p| by_automaton.push((l.as_ptr() as usize, l.len(), p.to_vec())));
+            proptest::prop_assert_eq!(by_literals, by_automaton);
+        }
+    }
+}
+
+/// Regexes with literals in every position: anchored at either end, ignoring case, optional
+/// letters, alternatives, a class of a few bytes, a word boundary, a carriage return.
+fn literal_set() -> PatternSet {
+    let pattern = |name: &str, ignore_case: bool, regexes: &[&str]| Pattern {
+        name: name.into(),
+        description: "d".into(),
+        severity: Severity::Error,
+        regexes: regexes.iter().map(|r| r.to_string()).collect(),
+        fix: "f".into(),
+        ignore_case,
+        origin: Origin::Builtin,
+    };
+    let (set, problems) = PatternSet::new(vec![
+        pattern(
+            "anchored",
+            false,
+            &[r"^FAILED \S+", r"failed$", r"^\s*\d+ errors?, \d+"],
+        ),
+        pattern("either-case", true, &["no space left", r"\bpanicked\b"]),
+        pattern(
+            "alternatives",
+            false,
+            &[
+                r"[Oo]ut of (?:memory|disk)",
+                "test result: (?:FAILED|ok)\\.",
+            ],
+        ),
+        pattern("carriage", false, &["fault\r", "\r\\(core"]),
+    ]);
+    assert!(problems.is_empty(), "{problems:?}");
+    set
+}
