@@ -21,7 +21,6 @@
 //! set to wide) is not helped: its glyph covers the next cell.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use ratatui::backend::{Backend as RatatuiBackend, ClearType, CrosstermBackend, WindowSize};
@@ -34,7 +33,7 @@ use crate::jobs::text::width::grapheme_width;
 pub struct Backend<W: Write> {
     inner: CrosstermBackend<W>,
     /// Where the last frame drawn has cells wider than one column, and how wide.
-    wide: HashMap<(u16, u16), u16>,
+    wide: foldhash::HashMap<(u16, u16), u16>,
     /// The last frame drawn through [`Backend::frame`] and its row hashes: what the screen
     /// shows. `None` after the screen was cleared (it is blank).
     last: Option<(Buffer, Vec<u64>)>,
@@ -48,7 +47,7 @@ impl<W: Write> Backend<W> {
     pub fn new(writer: W) -> Backend<W> {
         Backend {
             inner: CrosstermBackend::new(writer),
-            wide: HashMap::new(),
+            wide: foldhash::HashMap::default(),
             last: None,
             deferred: false,
             cursor: None,
@@ -65,8 +64,7 @@ impl<W: Write> Backend<W> {
     /// new lines) are scrolled on the terminal, and then the cells that still differ are sent.
     pub fn frame(&mut self, mut now: Buffer) -> io::Result<()> {
         settle_overdrawn(&mut now);
-        let now = &now;
-        let hashes = scroll::row_hashes(now);
+        let hashes = scroll::row_hashes(&now);
         let (mut last, before) = match self.last.take() {
             Some((buf, h)) if buf.area == now.area => (buf, h),
             // Cleared, or first: the screen is blank, as ratatui assumes too.
@@ -87,8 +85,9 @@ impl<W: Write> Backend<W> {
             );
             self.scroll_wide(s, now.area.y);
         }
-        self.send(last.diff(now).into_iter())?;
-        self.last = Some((now.clone(), hashes));
+        self.send(last.diff(&now).into_iter())?;
+        // Kept as the next frame's `last`: moved, not copied (a screen of cells each frame).
+        self.last = Some((now, hashes));
         if let Some(at) = self.cursor {
             self.inner.set_cursor_position(at)?;
         }
@@ -124,7 +123,8 @@ impl<W: Write> Backend<W> {
     /// moves the cursor before a cell unless it directly follows the one before.
     fn plan<'a>(&mut self, content: impl Iterator<Item = (u16, u16, &'a Cell)>) -> Vec<Plan<'a>> {
         let content: Vec<(u16, u16, &'a Cell)> = content.collect();
-        let changed: HashSet<(u16, u16)> = content.iter().map(|(x, y, _)| (*x, *y)).collect();
+        let changed: foldhash::HashSet<(u16, u16)> =
+            content.iter().map(|(x, y, _)| (*x, *y)).collect();
         let mut first: Plan<'a> = Vec::new();
         let mut narrow: Vec<(u16, u16, &'a Cell)> = Vec::new();
         for (x, y, cell) in content {

@@ -11,7 +11,9 @@
 //! diff of the scrolled last frame against the new one, so a wrong guess costs bytes, never
 //! what is on screen.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use foldhash::fast::{FixedState, FoldHasher};
 
 use ratatui::buffer::{Buffer, Cell};
 
@@ -36,7 +38,7 @@ pub fn row_hashes(buf: &Buffer) -> Vec<u64> {
     buf.content
         .chunks(width)
         .map(|row| {
-            let mut h = DefaultHasher::new();
+            let mut h = hasher();
             for cell in row {
                 hash_cell(cell, &mut h);
             }
@@ -45,7 +47,13 @@ pub fn row_hashes(buf: &Buffer) -> Vec<u64> {
         .collect()
 }
 
-fn hash_cell(cell: &Cell, h: &mut DefaultHasher) {
+/// A fast hasher, the same in every frame: a collision costs a wrong guess of the band, and so
+/// bytes, never what is on screen (see the module's doc).
+fn hasher() -> FoldHasher<'static> {
+    FixedState::default().build_hasher()
+}
+
+fn hash_cell(cell: &Cell, h: &mut impl Hasher) {
     cell.symbol().hash(h);
     cell.fg.hash(h);
     cell.bg.hash(h);
@@ -57,7 +65,7 @@ fn hash_cell(cell: &Cell, h: &mut DefaultHasher) {
 /// The hash of a blank row of `width` cells: what a row scrolled in at the bottom of a band
 /// shows.
 pub fn blank_hash(width: u16) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = hasher();
     let cell = Cell::EMPTY;
     for _ in 0..width {
         hash_cell(&cell, &mut h);
