@@ -119,11 +119,11 @@ impl LogView {
     fn match_issues(&mut self, start: u64) {
         let Some(set) = &self.patterns else { return };
         let from = (start - self.first_abs) as usize;
-        for (i, line) in self.lines.iter().enumerate().skip(from) {
-            if let Some(p) = set.match_line(&line.bytes) {
-                self.issues.push((self.first_abs + i as u64, p));
-            }
-        }
+        let at = start;
+        let issues = &mut self.issues;
+        set.match_each(self.lines.iter().skip(from).map(|l| &*l.bytes), |i, p| {
+            issues.push((at + i as u64, p))
+        });
     }
 
     /// The known issue line `abs` shows, if any.
