@@ -15,12 +15,18 @@ use crate::jobs::JobId;
 use crate::jobs::fs::notify::{self as changes, AddError, Backend, Change, FsWatcher};
 use crate::jobs::model::id::is_valid;
 
+/// A job's output, as the supervisor names it.
+const OUTPUT_LOG: &str = "output.log";
+
 pub use crate::jobs::fs::notify::{POLL_EVERY, WatchMode};
 
 /// What the watcher tells its owner.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Signal {
     Changed(Vec<JobId>),
+    /// Only these jobs' `output.log` was written: an agent printing, which changes nothing
+    /// else about the job until it ends (and its end is an event of its own).
+    Output(Vec<JobId>),
     Rescan,
 }
 
@@ -158,23 +164,31 @@ fn jobs_of(root: &Path, change: Change) -> Option<Signal> {
         Change::Paths(paths) => paths,
     };
     let mut ids: Vec<JobId> = Vec::new();
+    let mut output_only = true;
     for path in &paths {
         let Ok(rel) = path.strip_prefix(root) else {
             continue;
         };
-        let Some(first) = rel.components().next() else {
+        let mut parts = rel.components();
+        let Some(first) = parts.next() else {
             // The root itself moved or vanished.
             return Some(Signal::Rescan);
         };
         let name = first.as_os_str().to_string_lossy();
         if is_valid(&name)
             && let Ok(id) = JobId::parse(&name)
-            && !ids.contains(&id)
         {
-            ids.push(id);
+            output_only &= parts.as_path() == Path::new(OUTPUT_LOG);
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
         }
     }
-    (!ids.is_empty()).then_some(Signal::Changed(ids))
+    match (ids.is_empty(), output_only) {
+        (true, _) => None,
+        (false, true) => Some(Signal::Output(ids)),
+        (false, false) => Some(Signal::Changed(ids)),
+    }
 }
 
 #[cfg(test)]
@@ -197,8 +211,21 @@ mod tests {
         let id = |s: &str| JobId::parse(s).unwrap();
         let modify = EventKind::Modify(ModifyKind::Any);
         let cases = [
+            // An agent printing: its job needs no reading for that alone.
             (
                 event(modify, &["/jobs/a1/output.log"]),
+                Some(Signal::Output(vec![id("a1")])),
+            ),
+            (
+                event(modify, &["/jobs/a1/output.log", "/jobs/c3/output.log"]),
+                Some(Signal::Output(vec![id("a1"), id("c3")])),
+            ),
+            (
+                event(modify, &["/jobs/a1/output.log", "/jobs/a1/meta.json"]),
+                Some(Signal::Changed(vec![id("a1")])),
+            ),
+            (
+                event(modify, &["/jobs/a1/sub/output.log"]),
                 Some(Signal::Changed(vec![id("a1")])),
             ),
             (
@@ -294,6 +321,15 @@ mod tests {
         );
         std::fs::write(dir.path().join("j1/output.log"), b"x\n").unwrap();
         let got = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(got, Signal::Output(vec![JobId::parse("j1").unwrap()]));
+        std::fs::write(dir.path().join("j1/progress.json"), b"{}").unwrap();
+        let got = loop {
+            match rx.recv_timeout(Duration::from_secs(5)).unwrap() {
+                // The log's own close may come after its write.
+                Signal::Output(_) => continue,
+                other => break other,
+            }
+        };
         assert_eq!(got, Signal::Changed(vec![JobId::parse("j1").unwrap()]));
         assert_eq!(w.watched_count(), 1);
     }

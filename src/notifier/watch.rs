@@ -162,7 +162,8 @@ fn gather(first: Signal, rx: &mpsc::Receiver<Signal>, until: Instant) -> (Vec<Jo
     let mut rescan = false;
     for s in signals {
         match s {
-            Signal::Changed(changed) => ids.extend(changed),
+            // Output may end with the exit line: read like any change.
+            Signal::Changed(changed) | Signal::Output(changed) => ids.extend(changed),
             Signal::Rescan => rescan = true,
         }
     }

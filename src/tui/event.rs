@@ -26,6 +26,8 @@ pub enum Event {
     PollTick,
     /// These jobs' directories changed (or appeared, or went away).
     JobsChanged(Vec<JobId>),
+    /// Only these jobs' output grew (see [`crate::watch::Signal::Output`]).
+    OutputGrew(Vec<JobId>),
     /// The watcher lost track (overflow, error): read everything again.
     Rescan,
     WatchMode(WatchMode),

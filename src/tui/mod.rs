@@ -83,7 +83,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
         let mut next_poll = Instant::now() + POLL_EVERY;
         loop {
             let now = Instant::now();
-            if app.dirty && now >= pacer.next_allowed(app.log_only, now) {
+            if app.dirty && now >= pacer.next_allowed(app.pace(), now) {
                 terminal::draw(&mut term, |f| ui::render(&app, f))?;
                 pacer.drawn(Instant::now());
                 app.dirty = false;
@@ -103,7 +103,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
             let mut deadline: Option<Instant> = None;
             let mut at = |t: Instant| deadline = Some(deadline.map_or(t, |d: Instant| d.min(t)));
             if app.dirty {
-                at(pacer.next_allowed(app.log_only, Instant::now()));
+                at(pacer.next_allowed(app.pace(), Instant::now()));
             }
             if app.wants_tick() {
                 at(next_tick);
@@ -217,6 +217,7 @@ fn drain(rx: &mut UnboundedReceiver<Event>, batch: &mut Vec<Event>) {
 /// it once.
 fn coalesce(batch: Vec<Event>) -> Vec<Event> {
     let mut changed: Vec<crate::jobs::JobId> = Vec::new();
+    let mut output: Vec<crate::jobs::JobId> = Vec::new();
     let mut rest = Vec::with_capacity(batch.len());
     for ev in batch {
         match ev {
@@ -227,8 +228,20 @@ fn coalesce(batch: Vec<Event>) -> Vec<Event> {
                     }
                 }
             }
+            Event::OutputGrew(ids) => {
+                for id in ids {
+                    if !output.contains(&id) {
+                        output.push(id);
+                    }
+                }
+            }
             other => rest.push(other),
         }
+    }
+    // A job read again for a change needs no read for its output too.
+    output.retain(|id| !changed.contains(id));
+    if !output.is_empty() {
+        rest.insert(0, Event::OutputGrew(output));
     }
     if !changed.is_empty() {
         rest.insert(0, Event::JobsChanged(changed));
@@ -280,6 +293,22 @@ mod tests {
         assert!(matches!(&out[0], Event::JobsChanged(ids) if *ids == vec![id("a"), id("b")]));
         assert!(matches!(out[1], Event::Tick));
         assert!(matches!(out[2], Event::Rescan));
+        assert_eq!(out.len(), 3);
+    }
+
+    #[test]
+    fn coalesce_merges_output_growth_and_leaves_out_jobs_read_anyway() {
+        let id = |s: &str| JobId::parse(s).unwrap();
+        let batch = vec![
+            Event::OutputGrew(vec![id("a"), id("b")]),
+            Event::Tick,
+            Event::OutputGrew(vec![id("c"), id("a")]),
+            Event::JobsChanged(vec![id("b")]),
+        ];
+        let out = coalesce(batch);
+        assert!(matches!(&out[0], Event::JobsChanged(ids) if *ids == vec![id("b")]));
+        assert!(matches!(&out[1], Event::OutputGrew(ids) if *ids == vec![id("a"), id("c")]));
+        assert!(matches!(out[2], Event::Tick));
         assert_eq!(out.len(), 3);
     }
 }

@@ -101,7 +101,8 @@ impl<W: Write> Stream<W> {
 
     pub fn signal(&mut self, signal: Signal) {
         match signal {
-            Signal::Changed(ids) => self.dirty.extend(ids),
+            // The stream of changes says when a job ends, which its output may say first.
+            Signal::Changed(ids) | Signal::Output(ids) => self.dirty.extend(ids),
             Signal::Rescan => self.rescan = true,
         }
     }

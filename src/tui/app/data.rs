@@ -42,6 +42,28 @@ impl App {
         effects
     }
 
+    /// Only output grew: the followed log is polled at once; a running job is read again at the
+    /// next tick (its log scanned then), any other at once (its output may have ended it).
+    pub(super) fn on_output_grew(&mut self, ids: Vec<JobId>) -> Vec<Effect> {
+        self.dirty = false;
+        let mut effects = Vec::new();
+        if let Some(sel) = &self.log.job
+            && ids.contains(sel)
+        {
+            effects.push(Effect::PollLog(sel.clone()));
+        }
+        let (later, now): (Vec<JobId>, Vec<JobId>) = ids.into_iter().partition(|id| {
+            self.jobs
+                .get(id)
+                .is_some_and(|j| matches!(j.status, Status::Running | Status::Waiting))
+        });
+        self.output_grew.extend(later);
+        if !now.is_empty() {
+            effects.insert(0, Effect::ReadJobs(now));
+        }
+        effects
+    }
+
     pub(super) fn on_jobs_read(&mut self, read: Vec<(JobId, Option<Job>)>) -> Vec<Effect> {
         let ids: Vec<JobId> = read.iter().map(|(id, _)| id.clone()).collect();
         // A job's retries are not in its own files: keep what the others said.

@@ -88,6 +88,11 @@ impl App {
         vec![]
     }
 
+    /// Whether the detail view shows job `id`.
+    pub fn shows_detail_of(&self, id: &JobId) -> bool {
+        matches!(&self.mode, Mode::Detail(d) if d.job == *id)
+    }
+
     /// The timeline of the job the detail view shows: `None` until its history is read.
     pub fn timeline(&self, job: &Job) -> Option<Result<Vec<TimelineEvent>, String>> {
         let Mode::Detail(d) = &self.mode else {

@@ -100,6 +100,10 @@ pub struct Options {
 /// per process): SipHash made putting a listing of 100,000 jobs in the map a third slower.
 pub type Jobs = foldhash::HashMap<JobId, Box<Job>>;
 
+/// Lines of followed output arriving at once that make a flood (see [`App::log_flood`]): more
+/// than a tall pane shows.
+pub const FLOOD_LINES: usize = 100;
+
 pub struct App {
     pub opts: Options,
     pub jobs: Jobs,
@@ -127,6 +131,13 @@ pub struct App {
     pub dirty: bool,
     /// ...and it was only new lines of the followed output.
     pub log_only: bool,
+    /// Running jobs whose output grew since they were last read: read at the next tick, not at
+    /// each write (an agent printing changes nothing else about its job, and its end is an
+    /// event of its own).
+    pub output_grew: foldhash::HashSet<JobId>,
+    /// The followed output's last lines came in a flood (a pane's worth at once, or so many
+    /// that some were skipped): its frames are paced as a flood's (`pacing`).
+    pub log_flood: bool,
     /// The pane with the focus has the whole body.
     pub zoomed: bool,
     /// The first line of the help shown, where it is taller than the screen.
@@ -178,6 +189,8 @@ impl App {
             quit: false,
             dirty: true,
             log_only: false,
+            log_flood: false,
+            output_grew: foldhash::HashSet::default(),
             zoomed: false,
             help_top: 0,
             review_asked: None,
@@ -240,6 +253,16 @@ impl App {
 
     /// Tick once a second while any job is live (elapsed times move, pids may die) or the
     /// wall display rotates; with nothing live, nothing wakes the cockpit.
+    /// What the next frame shows new, for its pacing.
+    pub fn pace(&self) -> crate::tui::pacing::Pace {
+        use crate::tui::pacing::Pace;
+        match (self.log_only, self.log_flood) {
+            (true, false) => Pace::Output,
+            (true, true) => Pace::Flood,
+            (false, _) => Pace::Change,
+        }
+    }
+
     pub fn wants_tick(&self) -> bool {
         self.opts.cycle_secs.is_some()
             || self.jobs.values().any(|j| j.status.is_active())
@@ -267,6 +290,7 @@ impl App {
                 | Event::LogAppended { .. }
                 | Event::LogPartial { .. }
                 | Event::LogLoaded { .. }
+                | Event::OutputGrew(_)
                 | Event::QueueListed(_)
                 | Event::Host {
                     news: HostNews::Heartbeat,
@@ -332,6 +356,7 @@ impl App {
     fn on_result(&mut self, event: Event) -> Vec<Effect> {
         match event {
             Event::JobsChanged(ids) => self.on_jobs_changed(ids),
+            Event::OutputGrew(ids) => self.on_output_grew(ids),
             Event::Rescan => vec![Effect::Sync {
                 skip: HashSet::new(),
             }],
@@ -348,6 +373,8 @@ impl App {
             }
             Event::LogAppended { id, reset, lines } => {
                 if self.log.job.as_ref() == Some(&id) {
+                    self.log_flood = lines.len() >= FLOOD_LINES
+                        || matches!(reset, Some(crate::jobs::fs::follow::Reset::Skipped(_)));
                     self.log.append(reset, lines);
                     self.keep_selection_shown();
                 }

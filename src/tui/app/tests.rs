@@ -254,6 +254,51 @@ fn changes_to_the_selected_job_read_it_and_poll_its_log() {
 }
 
 #[test]
+fn output_growing_polls_the_pane_at_once_and_reads_a_running_job_at_the_next_tick() {
+    let mut app = app(160, 45);
+    let sel = app.table.selected.clone().unwrap();
+    let running = id("155900-run1");
+    let settled = id("142315-a1b2");
+    assert!(app.jobs[&running].status.is_active() && !app.jobs[&settled].status.is_active());
+    // An agent printing: its job is not read for each write.
+    app.dirty = false;
+    let effects = app.update(Event::OutputGrew(vec![running.clone()]), now());
+    assert_eq!(effects, []);
+    assert!(!app.dirty, "nothing on screen changed");
+    let effects = app.update(Event::OutputGrew(vec![running.clone(), sel.clone()]), now());
+    assert_eq!(
+        effects,
+        [Effect::PollLog(sel.clone())],
+        "the pane follows at once"
+    );
+    // A job that does not run is read at once: its output may say how it ended.
+    let effects = app.update(Event::OutputGrew(vec![settled.clone()]), now());
+    assert_eq!(effects, [Effect::ReadJobs(vec![settled])]);
+    // The next tick reads each running job whose output grew, once.
+    let effects = app.update(Event::Tick, now());
+    let read: Vec<&Vec<JobId>> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::ReadJobs(ids) => Some(ids),
+            _ => None,
+        })
+        .collect();
+    let [ids] = &read[..] else {
+        panic!("{effects:?}")
+    };
+    let mut ids = (*ids).clone();
+    ids.sort();
+    let mut want = vec![running, sel];
+    want.sort();
+    assert_eq!(ids, want);
+    let effects = app.update(Event::Tick, now());
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::ReadJobs(_))),
+        "read once: {effects:?}"
+    );
+}
+
+#[test]
 fn a_rescan_drops_jobs_that_are_gone_and_keeps_the_rest() {
     let mut app = app(160, 45);
     let keep = id("142315-a1b2");
@@ -1313,6 +1358,51 @@ fn only_followed_output_changing_is_known_to_the_pacer() {
         !app.log_only,
         "output on top of a real change is still a real change"
     );
+}
+
+#[test]
+fn output_flooding_in_is_paced_as_a_flood() {
+    use crate::tui::pacing::Pace;
+    let mut app = app(160, 45);
+    app.dirty = false;
+    let sel = app.table.selected.clone().unwrap();
+    let many: Vec<String> = (0..FLOOD_LINES).map(|i| format!("line {i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    app.update(
+        Event::LogAppended {
+            id: sel.clone(),
+            reset: None,
+            lines: lines(&many),
+        },
+        now(),
+    );
+    assert_eq!(app.pace(), Pace::Flood, "a pane's worth at once");
+    app.dirty = false;
+    app.update(
+        Event::LogAppended {
+            id: sel.clone(),
+            reset: Some(Reset::Skipped(1 << 30)),
+            lines: lines(&["the end of a gigabyte"]),
+        },
+        now(),
+    );
+    assert_eq!(app.pace(), Pace::Flood, "so much that some was skipped");
+    app.dirty = false;
+    app.update(
+        Event::LogAppended {
+            id: sel,
+            reset: None,
+            lines: lines(&["one line"]),
+        },
+        now(),
+    );
+    assert_eq!(
+        app.pace(),
+        Pace::Output,
+        "a line at a time is drawn at once"
+    );
+    press(&mut app, [ch('j')]);
+    assert_eq!(app.pace(), Pace::Change);
 }
 
 #[test]

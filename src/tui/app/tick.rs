@@ -10,6 +10,9 @@ use crate::tui::effect::Effect;
 impl App {
     pub(super) fn on_tick(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
+        if !self.output_grew.is_empty() {
+            effects.push(Effect::ReadJobs(self.output_grew.drain().collect()));
+        }
         // A process that dies changes nothing on disk. Its end is an event where the kernel
         // gives a pidfd for it; the reads worker asks after the others' once a second.
         // Another host's processes are its own to check.

@@ -72,6 +72,7 @@ impl Reads {
         let watcher = JobWatcher::start(root, move |signal| {
             let _ = sink.send(match signal {
                 Signal::Changed(ids) => Event::JobsChanged(ids),
+                Signal::Output(ids) => Event::OutputGrew(ids),
                 Signal::Rescan => Event::Rescan,
             });
         });

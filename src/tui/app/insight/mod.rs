@@ -244,8 +244,16 @@ impl App {
             let Some(job) = self.jobs.get(&id) else {
                 continue;
             };
-            // Asked of every log the first scan reads: by the filters, not through the rows.
-            shown = shown || self.table.admits(job);
+            // The table shows the worst finding's kind; the detail view, all of them with their
+            // counts. A log that keeps printing a known issue changes only its count: no frame
+            // for that unless its detail is open. (Asked of every log the first scan reads: by
+            // the filters, not through the rows.)
+            let worst =
+                |f: Option<&Findings>| f.and_then(|f| f.worst()).map(|w| (w.pattern, w.severity));
+            shown = shown
+                || self.shows_detail_of(&id)
+                || (worst(self.insight.issues.get(&id)) != worst(Some(&findings))
+                    && self.table.admits(job));
             if findings.is_empty() {
                 self.insight.issues.remove(&id);
             } else {

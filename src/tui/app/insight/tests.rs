@@ -118,6 +118,44 @@ fn issues_found_are_kept_for_jobs_on_disk_and_an_empty_finding_clears() {
 }
 
 #[test]
+fn a_known_issue_counted_again_draws_nothing_unless_its_counts_are_on_screen() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let set = PatternSet::shared_builtin();
+    let job = id("155900-run1");
+    let once = scan_text(&set, b"ModuleNotFoundError: No module named 'yaml'\n");
+    let twice = scan_text(
+        &set,
+        b"ModuleNotFoundError: No module named 'yaml'\nModuleNotFoundError: No module named 'x'\n",
+    );
+    let worse = scan_text(
+        &set,
+        b"ModuleNotFoundError: No module named 'yaml'\nOSError: No space left on device\n",
+    );
+    let found = |app: &mut App, f: &Findings| {
+        app.dirty = false;
+        app.update(Event::IssuesFound(vec![(job.clone(), f.clone())]), now());
+        app.dirty
+    };
+    assert!(found(&mut app, &once), "a first finding shows in the table");
+    assert!(
+        !found(&mut app, &twice),
+        "only its count moved: the table shows none"
+    );
+    assert_eq!(
+        app.insight.issues[&job].found[0].count, 2,
+        "kept all the same"
+    );
+    assert!(found(&mut app, &worse), "a worse one shows");
+    // The detail view shows every count.
+    while app.table.selected.as_ref() != Some(&job) {
+        press(&mut app, [ch('j')]);
+    }
+    press(&mut app, [ch('v')]);
+    assert!(app.shows_detail_of(&job));
+    assert!(found(&mut app, &worse), "its counts are on screen");
+}
+
+#[test]
 fn the_detail_view_asks_for_the_history_and_shows_a_timeline() {
     let (mut app, _) = app_with(options(false), 160, 45);
     press(&mut app, [ch('j')]);
