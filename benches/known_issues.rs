@@ -17,6 +17,14 @@
 //! line found by its pattern, and nothing else found anywhere. Then criterion measures the same
 //! four operations on 64 MiB (10 samples each). MB = 10^6 bytes.
 //!
+//! The scanner finds the lines worth asking the regexes about with a SIMD search for the
+//! literals they require (`known_issues::literals`). Each scan is measured beside the same
+//! built-in set searching with the automaton of all its regexes alone (`_automaton`), in the
+//! same run, on that text and on the cockpit benchmark's fast log (`benches/cockpit.py`'s
+//! `log_line`: template lines of a cargo run strewn with common words, `error` and `failed`
+//! among them, one line in 17 a known issue).
+
+//!
 //! For the one-core figure: `taskset -c 0 cargo bench --bench known_issues`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
@@ -467,6 +475,117 @@ fn pad(out: &mut Vec<u8>, mut gap: usize) {
     }
 }
 
+/// The cockpit benchmark's fast log (`log_line` of `benches/cockpit.py`): template lines of a
+/// cargo run, each cut to 100 bytes, sentences of common words; `error[E0308]` one line in 17.
+fn words(seed: u64, len: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "the",
+        "a",
+        "to",
+        "of",
+        "and",
+        "in",
+        "is",
+        "for",
+        "on",
+        "with",
+        "this",
+        "that",
+        "test",
+        "build",
+        "file",
+        "module",
+        "function",
+        "error",
+        "warning",
+        "passed",
+        "failed",
+        "check",
+        "value",
+        "config",
+        "index",
+        "query",
+        "table",
+        "user",
+        "request",
+        "response",
+        "cache",
+        "server",
+        "client",
+        "update",
+        "schema",
+        "migration",
+        "step",
+        "result",
+        "found",
+        "line",
+        "read",
+        "write",
+        "import",
+        "export",
+        "report",
+        "summary",
+        "crate",
+        "package",
+        "version",
+        "release",
+        "commit",
+        "branch",
+    ];
+    let mut rng = Rng(seed);
+    let word = |rng: &mut Rng| WORDS[rng.below(WORDS.len() as u64) as usize].to_string();
+    let mut out = Vec::with_capacity(len + 128);
+    while out.len() < len {
+        let path = {
+            let n = 1 + rng.below(3);
+            let parts: Vec<String> = (0..n).map(|_| word(&mut rng)).collect();
+            format!("src/{}.rs", parts.join("/"))
+        };
+        let sentence = {
+            let n = 4 + rng.below(11);
+            let parts: Vec<String> = (0..n).map(|_| word(&mut rng)).collect();
+            parts.join(" ")
+        };
+        let (a, b) = (word(&mut rng), word(&mut rng));
+        let n = 1 + rng.below(400);
+        let m = rng.below(10);
+        let line = match rng.below(17) {
+            0 => format!("Reading {path}"),
+            1 => "Running cargo test --workspace".to_string(),
+            2 => format!(
+                "   Compiling {a}-{b} v{}.{}.{}",
+                rng.below(4),
+                rng.below(41),
+                rng.below(21)
+            ),
+            3 => format!("test {a}::tests::{b}_{a} ... ok"),
+            4 => format!("test {a}::tests::{b}_{a} ... FAILED"),
+            5 => format!("test result: ok. {n} passed; 0 failed; {m} ignored; finished in 0.{m}5s"),
+            6 => format!("Editing {path}: replaced {n} lines"),
+            7 => format!("warning: unused variable `{a}_{b}` in {path}:{n}"),
+            8 => format!("error[E0308]: mismatched types at {path}:{n}:{m}"),
+            9 => format!("Searching the repository for callers of `{a}_{b}`"),
+            10 => format!("I'll start by {sentence}."),
+            11 => format!("Now {sentence}, then {sentence}."),
+            12 => format!(
+                "[2026-01-{:02} 12:{:02}:{:02}] INFO step {m}/{}: {sentence}",
+                1 + rng.below(28),
+                rng.below(60),
+                rng.below(60),
+                5 + rng.below(8)
+            ),
+            13 => "$ npm run build -- --mode production".to_string(),
+            14 => "All checks passed; writing the summary".to_string(),
+            15 => format!("  {path} | {n} +++++---"),
+            _ => String::new(),
+        };
+        let cut = line.char_indices().nth(100).map_or(line.len(), |(i, _)| i);
+        out.extend_from_slice(&line.as_bytes()[..cut]);
+        out.push(b'\n');
+    }
+    out
+}
+
 /// Exactly `len` bytes of whole lines from `generator`.
 fn generate(generator: &mut Gen, len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
@@ -545,6 +664,12 @@ fn cores() -> String {
 /// The single timed passes over 1 GiB and 256 MiB.
 fn one_shot(set: &PatternSet) {
     let cores = cores();
+    match set.literal_search() {
+        Some((grams, passes)) => eprintln!(
+            "known_issues: the prefilter searches for {grams} grams in {passes} SIMD passes"
+        ),
+        None => eprintln!("known_issues: no prefilter: every byte goes through the automaton"),
+    }
     let dir = tempfile::Builder::new()
         .prefix("luzia-bench-known-issues-")
         .tempdir()
@@ -607,7 +732,7 @@ fn one_shot(set: &PatternSet) {
     }
 }
 
-fn bench_known_issues(c: &mut Criterion, set: &PatternSet) {
+fn bench_known_issues(c: &mut Criterion, set: &PatternSet, automaton: &PatternSet) {
     let len = 64 * MIB;
     let dir = tempfile::Builder::new()
         .prefix("luzia-bench-known-issues-")
@@ -632,6 +757,13 @@ fn bench_known_issues(c: &mut Criterion, set: &PatternSet) {
     check(set, &scan_file(), &want, "64 MiB log");
     check(set, &scan_text(set, &plain), &plain_want, "64 MiB plain");
     check(set, &scan_text(set, &heavy), &heavy_want, "64 MiB coloured");
+    let fast_log = words(3, len as usize);
+    assert_eq!(
+        scan_text(set, &fast_log),
+        scan_text(automaton, &fast_log),
+        "the prefilter and the automaton find the same in the fast log"
+    );
+    assert_eq!(scan_text(automaton, &plain), scan_text(set, &plain));
 
     let mut group = c.benchmark_group("known_issues");
     group
@@ -643,6 +775,15 @@ fn bench_known_issues(c: &mut Criterion, set: &PatternSet) {
     group.bench_function("advance_64MiB", |b| b.iter(scan_file));
     group.bench_function("scan_text_plain_64MiB", |b| {
         b.iter(|| scan_text(set, &plain))
+    });
+    group.bench_function("scan_text_plain_64MiB_automaton", |b| {
+        b.iter(|| scan_text(automaton, &plain))
+    });
+    group.bench_function("scan_text_fast_log_64MiB", |b| {
+        b.iter(|| scan_text(set, &fast_log))
+    });
+    group.bench_function("scan_text_fast_log_64MiB_automaton", |b| {
+        b.iter(|| scan_text(automaton, &fast_log))
     });
     group.bench_function("scan_text_coloured_64MiB", |b| {
         b.iter(|| scan_text(set, &heavy))
@@ -667,6 +808,6 @@ fn main() {
     }
     // Plots take seconds per benchmark to draw; `--plotting-backend` brings them back.
     let mut c = Criterion::default().without_plots().configure_from_args();
-    bench_known_issues(&mut c, &set);
+    bench_known_issues(&mut c, &set, &PatternSet::builtin().without_literals());
     c.final_summary();
 }
