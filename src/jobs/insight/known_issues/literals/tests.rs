@@ -188,3 +188,19 @@ fn lines_across_block_ends_and_longer_than_a_block() {
         ]
     );
 }
+
+#[test]
+fn the_sample_of_ordinary_output_holds_no_known_issue() {
+    let set = crate::jobs::insight::known_issues::PatternSet::builtin().without_literals();
+    let found =
+        crate::jobs::insight::known_issues::scan_text(&set, super::rarity::SAMPLE.as_bytes());
+    assert!(
+        found.is_empty(),
+        "the rarity model would take a known issue for ordinary text: {:?}",
+        found.found
+    );
+    assert!(
+        super::rarity::SAMPLE.len() > 32 * 1024,
+        "a sample worth counting"
+    );
+}
