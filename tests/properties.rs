@@ -142,6 +142,18 @@ proptest! {
         prop_assert!(Progress::parse(&text).is_ok());
     }
 
+    /// What the index of settled jobs keeps of meta.json (its parsed record) reads back as the
+    /// record it was made from, whatever meta.json held.
+    #[test]
+    fn a_meta_record_reads_back_as_itself(value in meta_object()) {
+        let text = serde_json::to_vec(&value).unwrap();
+        let meta = Meta::parse(&text).unwrap();
+        let record = meta.record().unwrap();
+        let back = Meta::from_record(&record).unwrap();
+        prop_assert_eq!(&back, &meta);
+        prop_assert_eq!(back.more.is_some(), meta.more.is_some());
+    }
+
     #[test]
     fn job_ids_can_never_leave_the_root(s in "\\PC{0,140}") {
         if let Ok(id) = JobId::parse(&s) {
@@ -183,6 +195,110 @@ fn json_object() -> impl Strategy<Value = serde_json::Value> {
     ];
     prop::collection::btree_map(keys, value, 0..8)
         .prop_map(|m| serde_json::Value::Object(m.into_iter().collect()))
+}
+
+/// A meta.json object with any of the fields luzia reads (and the nested ones of `usage`,
+/// `review` and `stop`), each of any JSON type, and a few unknown ones.
+fn meta_object() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        (0u32..100_000).prop_map(serde_json::Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(serde_json::Value::from),
+        "\\PC{0,12}".prop_map(serde_json::Value::from),
+        Just(serde_json::Value::from("2026-01-09T14:23:15Z")),
+        Just(serde_json::Value::from(
+            "2026-01-09T14:23:15.123456789+02:00"
+        )),
+        Just(serde_json::Value::from("2026-01-09T14:23:15")),
+        Just(serde_json::Value::from("12847")),
+        Just(serde_json::Value::from(vec!["a", "b"])),
+    ];
+    let nested = |keys: &'static [&'static str], leaf: BoxedStrategy<serde_json::Value>| {
+        prop::collection::btree_map(prop::sample::select(keys), leaf, 0..keys.len()).prop_map(|m| {
+            serde_json::Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        })
+    };
+    let leaf = leaf.boxed();
+    let usage = nested(
+        &[
+            "model",
+            "turns",
+            "duration_ms",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_creation_tokens",
+            "cost_usd",
+            "outcome",
+            "error",
+        ],
+        leaf.clone(),
+    );
+    let review = nested(
+        &[
+            "isolation",
+            "repo",
+            "base",
+            "after",
+            "worktree",
+            "branch",
+            "changes",
+            "note",
+            "error",
+            "outcome",
+        ],
+        prop_oneof![
+            leaf.clone(),
+            Just(serde_json::Value::from("snapshot")),
+            Just(serde_json::Value::from("worktree"))
+        ]
+        .boxed(),
+    );
+    let stop = nested(&["requested_by", "requested_at", "source"], leaf.clone());
+    let value = prop_oneof![
+        4 => leaf.clone(),
+        1 => usage,
+        1 => review,
+        1 => stop,
+    ];
+    let keys = prop::sample::select(
+        &[
+            "id",
+            "project",
+            "task",
+            "type",
+            "user",
+            "pid",
+            "started",
+            "status",
+            "debug",
+            "finished",
+            "exit_code",
+            "estimated_duration_seconds",
+            "priority",
+            "retry_of",
+            "host",
+            "agent",
+            "cwd",
+            "argv",
+            "stop",
+            "session_id",
+            "resumes",
+            "usage",
+            "resumed_by",
+            "foreground",
+            "review",
+            "unknown",
+            "extra",
+        ][..],
+    );
+    prop::collection::btree_map(keys, value, 0..14).prop_map(|m| {
+        serde_json::Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

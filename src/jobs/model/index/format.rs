@@ -28,7 +28,8 @@ use super::{FILES, Stamp, Taken, Tape};
 
 const MAGIC: &[u8] = b"luzia-index\n";
 /// Bumped whenever what an entry means changes (a field, or what output.log's end is read for).
-const FORMAT: u32 = 1;
+/// 2: meta.json's entry holds its parsed record (`Meta::record`), not its bytes.
+const FORMAT: u32 = 2;
 /// Entries a block: a block is read and checked whole (about 400 KB of a typical root).
 pub const BLOCK: usize = 1024;
 const TRAIL: u64 = 16;

@@ -173,6 +173,16 @@ impl<'a> Tape<'a> {
         }
     }
 
+    /// Keeps `bytes` for `name` instead of what was read of it (meta.json's parsed record in
+    /// place of its bytes); `None`: the tape is not indexed.
+    pub fn keep_instead(&mut self, name: &str, bytes: Option<Vec<u8>>) {
+        let kept = self.files.iter_mut().find(|(n, _)| *n == name);
+        match (kept, bytes) {
+            (Some((_, Taken::Bytes { bytes: b, .. })), Some(bytes)) => *b = Cow::Owned(bytes),
+            _ => self.complete = false,
+        }
+    }
+
     /// What the reading took of `name`, if it asked for it.
     pub fn file(&self, name: &str) -> Option<&Taken<'a>> {
         self.files.iter().find(|(n, _)| *n == name).map(|(_, t)| t)

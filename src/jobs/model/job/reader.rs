@@ -96,19 +96,39 @@ impl<'t> DirReader<'_, 't> {
         })
     }
 
+    /// meta.json, read leniently; an index entry holds its parsed record instead (what
+    /// [`Meta::record`] made of it when the job was indexed), read back as is.
     pub fn meta(&mut self) -> Option<Meta> {
+        if let Mode::Replay { tape, missed } = &mut self.mode {
+            return match tape.file(META_FILE) {
+                Some(Taken::Bytes { bytes, .. }) => {
+                    let meta = Meta::from_record(bytes).ok();
+                    *missed |= meta.is_none();
+                    meta
+                }
+                Some(Taken::Absent) => None,
+                _ => {
+                    *missed = true;
+                    None
+                }
+            };
+        }
         let bytes = self.take(META_FILE, META_FILE_CAP).unwrap_or_else(|e| {
             self.problem(META_FILE, e.to_string());
             None
         })?;
-        Meta::parse(&bytes)
+        let meta = Meta::parse(&bytes)
             .map_err(|e| {
                 self.problem(
                     META_FILE,
                     format!("{e}: shown with what the other files say"),
                 )
             })
-            .ok()
+            .ok();
+        if let Mode::Record(tape) = &mut self.mode {
+            tape.keep_instead(META_FILE, meta.as_ref().and_then(Meta::record));
+        }
+        meta
     }
 
     pub fn log_end(&mut self) -> LogEnd {
