@@ -28,6 +28,8 @@ pub enum Event {
     JobsChanged(Vec<JobId>),
     /// Only these jobs' output grew (see [`crate::watch::Signal::Output`]).
     OutputGrew(Vec<JobId>),
+    /// The first frame with the jobs listed is on screen.
+    FirstFrameDrawn,
     /// The watcher lost track (overflow, error): read everything again.
     Rescan,
     WatchMode(WatchMode),

@@ -94,6 +94,9 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
                     exec.first_frame_drawn();
                     let ms = started.elapsed().as_secs_f64() * 1000.0;
                     tracing::info!(jobs = app.jobs.len(), ms, "first full frame");
+                    for effect in app.update(Event::FirstFrameDrawn, chrono::Utc::now()) {
+                        exec.perform(effect);
+                    }
                 }
             }
             if !app.dirty && !watches.is_empty() {

@@ -12,6 +12,8 @@ impl App {
     pub(super) fn on_synced(&mut self, s: Synced) -> Vec<Effect> {
         let first = !self.loaded;
         self.loaded = true;
+        // The first listing's settled logs wait for the first frame (`on_first_frame`).
+        self.insight.settled_after_frame |= first;
         let newly_waiting = !first && s.read.iter().any(|j| self.starts_waiting(j));
         self.scan_error = s.error;
         let present: HashSet<&JobId> = s.present.iter().collect();

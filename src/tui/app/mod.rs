@@ -291,6 +291,7 @@ impl App {
                 | Event::LogPartial { .. }
                 | Event::LogLoaded { .. }
                 | Event::OutputGrew(_)
+                | Event::FirstFrameDrawn
                 | Event::QueueListed(_)
                 | Event::Host {
                     news: HostNews::Heartbeat,
@@ -357,6 +358,10 @@ impl App {
         match event {
             Event::JobsChanged(ids) => self.on_jobs_changed(ids),
             Event::OutputGrew(ids) => self.on_output_grew(ids),
+            Event::FirstFrameDrawn => {
+                self.dirty = false;
+                self.on_first_frame()
+            }
             Event::Rescan => vec![Effect::Sync {
                 skip: HashSet::new(),
             }],

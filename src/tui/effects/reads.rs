@@ -103,13 +103,15 @@ impl Reads {
             "jobs read"
         );
         let live = live_processes(synced.read.iter().map(|j| (&j.id, Some(j))));
-        let present: HashSet<JobId> = synced.present.iter().cloned().collect();
-        let listed = synced.error.is_none();
+        // The listing's ids are looked up after the jobs are sent: the loop waits for them,
+        // and at 100,000 jobs a set of the ids takes milliseconds to make.
+        let present = synced.error.is_none().then(|| synced.present.clone());
         self.send(Event::Synced(synced));
         // What parsing every meta.json freed on the reading threads goes back to the system
         // (here, while the loop takes the jobs in and draws): at 100,000 jobs, tens of MB.
         crate::jobs::os::heap::release_free_pages();
-        if listed {
+        if let Some(present) = present {
+            let present: HashSet<JobId> = present.into_iter().collect();
             self.exits.retain(|id| present.contains(id));
         }
         self.watch_exits(live);

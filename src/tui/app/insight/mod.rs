@@ -13,7 +13,7 @@ use super::App;
 use crate::jobs::insight::alarms::{self, Alarm, AlarmKind, AlarmRules};
 use crate::jobs::insight::known_issues::{Findings, PatternSet};
 use crate::jobs::os::system::SystemAlert;
-use crate::jobs::{JobId, Status};
+use crate::jobs::{Job, JobId, Status};
 use crate::tui::effect::{Effect, LogAt, LogScan};
 use crate::tui::event::Event;
 
@@ -57,6 +57,10 @@ pub struct Insight {
     /// The first listing has been judged: alarms standing then ring nothing (like questions
     /// already waiting when the cockpit starts).
     pub(super) primed: bool,
+    /// The first listing's settled logs are asked for once the first frame is on screen, not
+    /// before it: at 100,000 jobs making the list takes tens of milliseconds, and the scan
+    /// takes seconds anyway.
+    pub(super) settled_after_frame: bool,
 }
 
 impl App {
@@ -78,24 +82,21 @@ impl App {
         let asked = &mut self.insight.scan_asked;
         let mut wanted: Vec<(bool, LogScan)> = Vec::new();
         let mut root = None;
+        let hold_settled = self.insight.settled_after_frame;
         for job in fresh.iter().filter_map(|id| jobs.get(id)) {
             // Another host's log is not a file here.
             if job.log_len == 0 || job.id.host().is_some() {
                 continue;
             }
             if job.is_settled() {
+                if hold_settled {
+                    continue;
+                }
                 asked.remove(&job.id);
             } else if asked.insert(job.id.clone(), job.log_len) == Some(job.log_len) {
                 continue;
             }
-            wanted.push((
-                !job.status.is_active(),
-                LogScan {
-                    id: job.id.clone(),
-                    at: LogAt::of(job, &mut root),
-                    settled: job.is_settled(),
-                },
-            ));
+            wanted.push((!job.status.is_active(), log_scan(job, &mut root)));
         }
         if !wanted.is_empty() {
             // The live ones first: they are what is watched now. Ids are unique: no need to
@@ -238,6 +239,26 @@ impl App {
         }
     }
 
+    /// The first frame is on screen: the settled logs of the first listing are asked for now
+    /// (see [`Insight::settled_after_frame`]).
+    pub(super) fn on_first_frame(&mut self) -> Vec<Effect> {
+        if !std::mem::take(&mut self.insight.settled_after_frame) {
+            return Vec::new();
+        }
+        let mut root = None;
+        let mut wanted: Vec<LogScan> = self
+            .jobs
+            .values()
+            .filter(|j| j.is_settled() && j.log_len > 0 && j.id.host().is_none())
+            .map(|j| log_scan(j, &mut root))
+            .collect();
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        wanted.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        vec![Effect::ScanIssues(wanted)]
+    }
+
     fn on_issues_found(&mut self, found: Vec<(JobId, Findings)>) {
         let mut shown = false;
         for (id, findings) in found {
@@ -266,6 +287,15 @@ impl App {
     fn on_system(&mut self, alerts: Vec<SystemAlert>) {
         self.dirty = alerts != self.insight.system;
         self.insight.system = alerts;
+    }
+}
+
+/// What the scanner is asked of `job`'s log.
+fn log_scan(job: &Job, root: &mut Option<Arc<std::path::Path>>) -> LogScan {
+    LogScan {
+        id: job.id.clone(),
+        at: LogAt::of(job, root),
+        settled: job.is_settled(),
     }
 }
 

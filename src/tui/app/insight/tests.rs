@@ -327,25 +327,31 @@ fn a_job_that_goes_away_has_its_scanner_forgotten() {
 #[test]
 fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
     use crate::tui::effect::LogAt;
-    let (app, effects) = app_with(options(false), 160, 45);
-    let logs: Vec<_> = effects
+    let (mut app, mut effects) = app_with(options(false), 160, 45);
+    // The live logs at once, the settled ones once the first frame is drawn: each batch names
+    // its root once.
+    effects.extend(app.update(Event::FirstFrameDrawn, now()));
+    let batches: Vec<&Vec<LogScan>> = effects
         .iter()
         .filter_map(|e| match e {
             Effect::ScanIssues(logs) => Some(logs),
             _ => None,
         })
-        .flatten()
         .collect();
+    assert_eq!(batches.len(), 2, "{effects:?}");
+    for batch in &batches {
+        let mut roots = batch.iter().map(|l| match &l.at {
+            LogAt::Under(root) => Some(root),
+            LogAt::Own(_) => None,
+        });
+        let first = roots.next().flatten().expect("a job under its root");
+        assert!(
+            roots.all(|r| r.is_some_and(|r| std::sync::Arc::ptr_eq(r, first))),
+            "one root for all: {batch:?}"
+        );
+    }
+    let logs: Vec<&LogScan> = batches.into_iter().flatten().collect();
     assert!(logs.len() > 5, "{effects:?}");
-    let mut roots = logs.iter().map(|l| match &l.at {
-        LogAt::Under(root) => Some(root),
-        LogAt::Own(_) => None,
-    });
-    let first = roots.next().flatten().expect("a job under its root");
-    assert!(
-        roots.all(|r| r.is_some_and(|r| std::sync::Arc::ptr_eq(r, first))),
-        "one root for all: {logs:?}"
-    );
     for l in &logs {
         assert_eq!(l.at.path(&l.id), app.jobs[&l.id].log_path());
         assert_eq!(l.settled, app.jobs[&l.id].is_settled());
@@ -363,9 +369,42 @@ fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
 }
 
 #[test]
+fn the_first_listing_s_settled_logs_are_asked_for_once_its_first_frame_is_drawn() {
+    let scans = |effects: &[Effect]| -> Vec<LogScan> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::ScanIssues(logs) => Some(logs.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    let (mut app, effects) = app_with(options(false), 160, 45);
+    let before = scans(&effects);
+    assert!(!before.is_empty() && before.iter().all(|l| !l.settled), "{before:?}");
+    app.dirty = false;
+    let after = scans(&app.update(Event::FirstFrameDrawn, now()));
+    let settled: Vec<&JobId> = app
+        .jobs
+        .values()
+        .filter(|j| j.is_settled() && j.log_len > 0)
+        .map(|j| &j.id)
+        .collect();
+    assert_eq!(after.len(), settled.len(), "{after:?}");
+    assert!(after.iter().all(|l| l.settled && settled.contains(&&l.id)));
+    assert!(!app.dirty, "nothing on screen changes for it");
+    assert!(
+        scans(&app.update(Event::FirstFrameDrawn, now())).is_empty(),
+        "asked once"
+    );
+}
+
+#[test]
 fn a_settled_log_is_asked_for_when_its_job_is_read_and_not_kept_in_the_map_of_scans_asked() {
     use crate::tui::event::Synced;
-    let (mut app, effects) = app_with(options(false), 160, 45);
+    let (mut app, mut effects) = app_with(options(false), 160, 45);
+    effects.extend(app.update(Event::FirstFrameDrawn, now()));
     let asked: Vec<LogScan> = effects
         .into_iter()
         .filter_map(|e| match e {
