@@ -282,13 +282,13 @@ pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
     // The question stays on disk after it is answered (the agent that would archive it has
     // stopped): read it there, with whatever answer stands.
     let question = job.question.clone().or_else(|| {
-        let bytes = crate::jobs::fs::files::read_small(&job.dir.join(QUESTION_FILE)).ok()??;
+        let bytes = crate::jobs::fs::files::read_small(&job.file(QUESTION_FILE)).ok()??;
         crate::jobs::Question::parse(&bytes, None)
             .ok()
             .map(Box::new)
     });
     if let Some(q) = question {
-        let answered = crate::jobs::hitl::operator::settled(&job.dir, Some(&q.id));
+        let answered = crate::jobs::hitl::operator::settled(&job.dir(), Some(&q.id));
         if let Some(a) = answer.map(str::to_owned).or(answered.map(|r| r.answer)) {
             req.addendum = Some(format!(
                 "This task was tried before and stopped to ask:\n  {}\nThe answer is:\n  {}",

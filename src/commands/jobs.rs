@@ -355,7 +355,7 @@ fn write_insight(cfg: &Config, job: &Job, out: &mut dyn Write) -> Result<()> {
     for a in alarms::job_alarms(job, &cfg.alarms, now) {
         writeln!(out, "{:<10} {}: {}", "alarm:", a.kind, a.detail)?;
     }
-    let history = timeline::read_history(&job.dir).unwrap_or_else(|e| {
+    let history = timeline::read_history(&job.dir()).unwrap_or_else(|e| {
         eprintln!("luzia: warning: {e}");
         Vec::new()
     });

@@ -97,10 +97,10 @@ pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> 
     }
     if args.answer.is_some()
         && job.question.is_none()
-        && let Some(r) = operator::settled(&job.dir, None).or_else(|| {
-            let q = crate::jobs::fs::files::read_small(&job.dir.join(QUESTION_FILE)).ok()??;
+        && let Some(r) = operator::settled(&job.dir(), None).or_else(|| {
+            let q = crate::jobs::fs::files::read_small(&job.file(QUESTION_FILE)).ok()??;
             let q = crate::jobs::Question::parse(&q, None).ok()?;
-            operator::settled(&job.dir, Some(&q.id))
+            operator::settled(&job.dir(), Some(&q.id))
         })
     {
         bail!(

@@ -63,7 +63,7 @@ impl Dispatcher<'_> {
         }
         let spec = self.resume_spec(now, session, how)?;
         let created = dispatch::create(self.root(), &spec, Utc::now())?;
-        if let Err(e) = resume::link(&now.dir, created.id.as_str()) {
+        if let Err(e) = resume::link(&now.dir(), created.id.as_str()) {
             let _ = std::fs::remove_dir_all(&created.dir);
             return Err(e.into());
         }
@@ -71,7 +71,7 @@ impl Dispatcher<'_> {
             && let Err(e) = self.start_created(&created, &slots)
         {
             // The job is gone again: so is its link.
-            let _ = resume::unlink(&now.dir, created.id.as_str());
+            let _ = resume::unlink(&now.dir(), created.id.as_str());
             return Err(e);
         }
         drop(slots);

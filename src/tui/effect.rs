@@ -144,19 +144,11 @@ pub enum LogAt {
 }
 
 impl LogAt {
-    /// Where `job`'s log is, sharing `root` when the job's directory is `root/ID`; `root` is
-    /// replaced by the job's parent when they differ, to be shared with the next.
-    pub fn of(job: &Job, root: &mut Option<Arc<Path>>) -> LogAt {
-        match parent_named_by(&job.dir, job.id.as_str()) {
-            Some(parent) => {
-                let shared = match root {
-                    // Bytes, not components: `Path`'s equality parses both, and this is asked
-                    // of every job of the root. Equal paths spelt apart only share less.
-                    Some(r) if r.as_os_str() == parent.as_os_str() => r.clone(),
-                    _ => root.insert(Arc::from(parent)).clone(),
-                };
-                LogAt::Under(shared)
-            }
+    /// Where `job`'s log is: under the root its directory is named under, shared with the other
+    /// jobs of that root, or in a directory of its own.
+    pub fn of(job: &Job) -> LogAt {
+        match job.root() {
+            Some(root) => LogAt::Under(root.clone()),
             None => LogAt::Own(job.log_path().into_boxed_path()),
         }
     }
@@ -166,47 +158,6 @@ impl LogAt {
         match self {
             LogAt::Under(root) => root.join(id.as_str()).join(LOG_FILE),
             LogAt::Own(path) => path.to_path_buf(),
-        }
-    }
-}
-
-/// The directory `dir` is in, when `dir` is that directory's `/name`, by its bytes: asked of
-/// every job of the root, and `Path`'s `file_name` and `parent` parse components. A path
-/// spelt otherwise (a trailing slash) is only not shared.
-fn parent_named_by<'a>(dir: &'a Path, name: &str) -> Option<&'a Path> {
-    use std::os::unix::ffi::OsStrExt;
-    let parent = dir
-        .as_os_str()
-        .as_bytes()
-        .strip_suffix(name.as_bytes())?
-        .strip_suffix(b"/")?;
-    (!parent.is_empty()).then(|| Path::new(std::ffi::OsStr::from_bytes(parent)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Wherever it answers, the byte test answers what `file_name` and `parent` say.
-    #[test]
-    fn a_directory_named_by_its_job_is_found_by_its_bytes() {
-        let cases: &[(&str, &str, Option<&str>)] = &[
-            ("/var/jobs/100-a", "100-a", Some("/var/jobs")),
-            ("jobs/100-a", "100-a", Some("jobs")),
-            ("/var/jobs/x100-a", "100-a", None),
-            ("/var/jobs/100-a/", "100-a", None),
-            ("/var/jobs/100-ab", "100-a", None),
-            ("100-a", "100-a", None),
-            ("/100-a", "100-a", None),
-        ];
-        for (dir, name, want) in cases {
-            let got = parent_named_by(Path::new(dir), name);
-            assert_eq!(got, want.map(Path::new), "{dir} named {name}");
-            if let Some(parent) = got {
-                let dir = Path::new(dir);
-                assert_eq!(dir.parent(), Some(parent));
-                assert_eq!(dir.file_name().and_then(|n| n.to_str()), Some(*name));
-            }
         }
     }
 }

@@ -29,7 +29,7 @@ pub fn id(s: &str) -> JobId {
 pub fn live(from: &str, new_id: &str, started_min_ago: i64, tweak: impl FnOnce(&mut Job)) -> Job {
     let mut job = read_job(&PathBuf::from(SAMPLES), &id(from), now()).expect("sample exists");
     job.id = id(new_id);
-    job.dir = PathBuf::from(SAMPLES).join(new_id).into();
+    job.set_dir(PathBuf::from(SAMPLES).join(new_id));
     job.status = Status::Running;
     job.exit_code = None;
     job.finished = None;
@@ -323,9 +323,8 @@ index 5d6e7f8..0000000
 /// `job` as host `host` reports it: keyed `"<id>@<host>"`, with a directory that is not here.
 pub fn remote(host: &str, mut job: Job) -> Job {
     job.id = JobId::on_host(host, &job.id);
-    job.dir = PathBuf::from("/nonexistent/remote")
-        .join(job.id.as_str())
-        .into();
+    let dir = PathBuf::from("/nonexistent/remote").join(job.id.as_str());
+    job.set_dir(dir);
     job
 }
 

@@ -167,7 +167,7 @@ fn normalize_many(q: &Question, input: &str) -> Result<String, NotAnAnswer> {
 fn published<T>(job: &Job, what: String, r: Result<Outcome<T>, PublishError>) -> Answered<T> {
     r.map_err(|e| match e {
         PublishError::Io(source) => AnswerError::Io {
-            path: job.dir.display().to_string(),
+            path: job.dir().display().to_string(),
             source,
         },
         PublishError::Closed(closed) => AnswerError::Closed {
@@ -232,11 +232,11 @@ pub fn answer_question(
             )));
         }
         (None, Some(t)) => {
-            return published(job, format!("question {t}"), what_became_of(&job.dir, t));
+            return published(job, format!("question {t}"), what_became_of(&job.dir(), t));
         }
         // Nothing pending: if it was settled a moment ago, say by whom rather than "no question".
         (None, None) => {
-            return match settled(&job.dir, None) {
+            return match settled(&job.dir(), None) {
                 Some(r) => Ok(Outcome::Already(r)),
                 None => Err(AnswerError::NoQuestion(job.id.to_string())),
             };
@@ -252,7 +252,7 @@ pub fn answer_question(
         token: new_token(),
     };
     let what = format!("question {}", q.id);
-    published(job, what, publish_response(&job.dir, &response))
+    published(job, what, publish_response(&job.dir(), &response))
 }
 
 /// Who settled question `id` (or the latest one, a moment ago): by the history, or by the
@@ -303,7 +303,9 @@ pub fn decide_gate(
         .filter(|g| target.is_none_or(|t| t == g.id));
     let g = match (aimed, target) {
         (Some(g), _) => g,
-        (None, Some(t)) => return published(job, format!("gate {t}"), what_became_of(&job.dir, t)),
+        (None, Some(t)) => {
+            return published(job, format!("gate {t}"), what_became_of(&job.dir(), t));
+        }
         (None, None) => return Err(AnswerError::NoGate(job.id.to_string())),
     };
     check_standing(job)?;
@@ -323,7 +325,7 @@ pub fn decide_gate(
         token: new_token(),
     };
     let what = format!("gate '{}' ({})", plain_text(&g.gate), g.id);
-    published(job, what, publish_decision(&job.dir, &d))
+    published(job, what, publish_decision(&job.dir(), &d))
 }
 
 /// Why what the operator was shown cannot be answered: it is no longer pending (the job is gone,
@@ -383,7 +385,7 @@ pub fn answer_if_pending(
 ) -> Result<Outcome<Response>, NotPending> {
     let job = read_job(root, id, now).ok_or_else(|| NotPending::Gone(id.to_string()))?;
     if job.question.as_ref().is_none_or(|q| q.id != question_id) {
-        let fate = fate_words(what_became_of::<Response>(&job.dir, question_id), |r| {
+        let fate = fate_words(what_became_of::<Response>(&job.dir(), question_id), |r| {
             format!("answered by {}: '{}'", r.who(), plain_text(&r.answer))
         });
         return Err(NotPending::Question {
@@ -408,7 +410,7 @@ pub fn decide_if_pending(
 ) -> Result<Outcome<Decision>, NotPending> {
     let job = read_job(root, id, now).ok_or_else(|| NotPending::Gone(id.to_string()))?;
     if job.gate.as_ref().is_none_or(|g| g.id != gate_id) {
-        let fate = fate_words(what_became_of::<Decision>(&job.dir, gate_id), |d| {
+        let fate = fate_words(what_became_of::<Decision>(&job.dir(), gate_id), |d| {
             format!("{} by {}", d.verb(), d.who())
         });
         return Err(NotPending::Gate {

@@ -433,7 +433,7 @@ pub fn feed(
     let timelines = feed_jobs(jobs)
         .into_iter()
         .map(|job| {
-            let history = read_history(&job.dir).unwrap_or_else(|e| {
+            let history = read_history(&job.dir()).unwrap_or_else(|e| {
                 problems.push(e);
                 Vec::new()
             });

@@ -130,7 +130,7 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
                 }),
         );
     }
-    out.push(fact("path", job.dir.display().to_string()));
+    out.push(fact("path", job.dir().display().to_string()));
     out.extend(job.problems.iter().map(|p| Fact {
         label: "problem",
         value: p.to_string(),

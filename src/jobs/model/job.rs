@@ -7,6 +7,7 @@ use crate::jobs::fs::names::{LOG_FILE, PROMPT_FILE};
 use std::fmt;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -58,7 +59,12 @@ impl Standing {
 #[derive(Clone, Debug)]
 pub struct Job {
     pub id: JobId,
-    pub dir: Box<Path>,
+    /// Where the job's directory is: with `under_root`, a root shared by the jobs read with it
+    /// (the directory is the root joined with the id, worked out when asked for, see
+    /// [`Job::dir`]); else the directory itself, not named by the id. Not a path of its own per
+    /// job: at 100,000 jobs that was 48 bytes a job, the same root spelt out again and again.
+    pub(crate) home: Arc<Path>,
+    pub(crate) under_root: bool,
     /// `None` when meta.json is missing or unreadable (see `problems`).
     pub meta: Option<Box<Meta>>,
     pub status: Status,
@@ -98,9 +104,24 @@ impl Job {
     /// and what a queued task or a test starts from (`..Job::bare(id, dir)`), so that a new
     /// field is written in one place.
     pub fn bare(id: JobId, dir: PathBuf) -> Job {
+        match dir.parent() {
+            Some(root) if dir.file_name() == Some(id.as_str().as_ref()) => {
+                Job::bare_at(id, Arc::from(root), true)
+            }
+            _ => Job::bare_at(id, Arc::from(dir), false),
+        }
+    }
+
+    /// [`Job::bare`] for the job directory `root/<id>`, the root shared with other jobs.
+    pub fn bare_under(id: JobId, root: Arc<Path>) -> Job {
+        Job::bare_at(id, root, true)
+    }
+
+    fn bare_at(id: JobId, home: Arc<Path>, under_root: bool) -> Job {
         Job {
             id,
-            dir: dir.into_boxed_path(),
+            home,
+            under_root,
             meta: None,
             status: Status::Unknown,
             exit_code: None,
@@ -172,8 +193,35 @@ impl Job {
         self.exit_code.is_some() && self.status != Status::NeedsInput
     }
 
+    /// The job's directory.
+    pub fn dir(&self) -> PathBuf {
+        if self.under_root {
+            self.home.join(self.id.as_str())
+        } else {
+            self.home.to_path_buf()
+        }
+    }
+
+    /// The root the job's directory is named under by its id (`None`: a directory of its own).
+    pub fn root(&self) -> Option<&Arc<Path>> {
+        self.under_root.then_some(&self.home)
+    }
+
+    /// Puts the job's directory elsewhere.
+    pub fn set_dir(&mut self, dir: PathBuf) {
+        let moved = Job::bare(self.id.clone(), dir);
+        (self.home, self.under_root) = (moved.home, moved.under_root);
+    }
+
+    /// The file `name` of the job's directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        let mut path = self.dir();
+        path.push(name);
+        path
+    }
+
     pub fn log_path(&self) -> PathBuf {
-        self.dir.join(LOG_FILE)
+        self.file(LOG_FILE)
     }
 
     /// The processes that stand for the job, each with what tells it from a later process of
@@ -194,13 +242,13 @@ pub fn read_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
 
 /// Reads a job whose directory a listing of the root has just shown to be a real directory.
 pub fn read_listed_job(root: &Path, id: &JobId, now: DateTime<Utc>) -> Option<Job> {
-    read_listed_job_in(root, None, id, now)
+    read_listed_job_in(&Arc::from(root), None, id, now)
 }
 
 /// [`read_listed_job`], its files opened relative to the jobs root `root_fd` when given (see
-/// [`JobDir`]).
+/// [`JobDir`]). The job keeps `root` (shared, not a copy: see [`Job::dir`]).
 pub fn read_listed_job_in(
-    root: &Path,
+    root: &Arc<Path>,
     root_fd: Option<BorrowedFd<'_>>,
     id: &JobId,
     now: DateTime<Utc>,
@@ -212,7 +260,7 @@ pub fn read_listed_job_in(
 /// for the index of settled jobs. `None` when the directory is gone or cannot be stamped (then
 /// nothing is read: the reading could not be indexed).
 pub fn record_job(
-    root: &Path,
+    root: &Arc<Path>,
     root_fd: BorrowedFd<'_>,
     id: &JobId,
     now: DateTime<Utc>,
@@ -228,7 +276,7 @@ pub fn record_job(
 /// as from the disk. `None` when the entry does not hold a file the reading asks for, or does
 /// not make a settled job: the disk is then read instead. The caller has checked that the
 /// entry's stamps match the disk.
-pub fn replay_job(root: &Path, id: &JobId, tape: &Tape<'_>) -> Option<Job> {
+pub fn replay_job(root: &Arc<Path>, id: &JobId, tape: &Tape<'_>) -> Option<Job> {
     let mode = Mode::Replay {
         tape,
         missed: false,
@@ -242,7 +290,7 @@ pub fn replay_job(root: &Path, id: &JobId, tape: &Tape<'_>) -> Option<Job> {
 /// Reads the job `id`, taking its files as `mode` says; gives the mode back (a recording holds
 /// the tape).
 fn read_through<'t>(
-    root: &Path,
+    root: &Arc<Path>,
     root_fd: Option<BorrowedFd<'_>>,
     id: &JobId,
     now: DateTime<Utc>,
@@ -275,7 +323,7 @@ fn read_through<'t>(
         log_mtime: log.mtime,
         stop: r.stop(meta.as_ref()),
         meta: meta.map(Box::new),
-        ..Job::bare(id.clone(), dir.clone())
+        ..Job::bare_under(id.clone(), root.clone())
     };
     if let Some(code) = log.exit_code {
         job.finished = job.finished.or(log.mtime);
@@ -326,7 +374,7 @@ fn read_through<'t>(
 
 /// The prompt the agent was given, if any (capped like every small file).
 pub fn read_prompt(job: &Job) -> Result<Option<String>, Problem> {
-    let path = job.dir.join(PROMPT_FILE);
+    let path = job.file(PROMPT_FILE);
     read_small(&path)
         .map(|b| b.map(|b| String::from_utf8_lossy(&b).into_owned()))
         .map_err(|e| Problem {

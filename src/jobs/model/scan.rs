@@ -135,6 +135,9 @@ pub fn read_all_with(
     if index.is_some() {
         sorted.sort_unstable();
     }
+    // Every job keeps the root, shared: not a path of its own.
+    let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);
+    let shared = &shared;
     let read_part = |part: &[&JobId]| {
         let mut used = IndexUse::default();
         let mut cursor = index.map(Index::cursor);
@@ -144,13 +147,13 @@ pub fn read_all_with(
                 let indexed = cursor.as_mut().zip(root_fd).and_then(|(cursor, fd)| {
                     let (tape, _) = cursor.find(id.as_str())?;
                     tape.still_matches(fd, id.as_str())
-                        .then(|| replay_job(root, id, &tape))?
+                        .then(|| replay_job(shared, id, &tape))?
                 });
                 if let Some(job) = indexed {
                     used.hits += 1;
                     return Some(job);
                 }
-                let job = read_listed_job_in(root, root_fd, id, now)?;
+                let job = read_listed_job_in(shared, root_fd, id, now)?;
                 used.misses += usize::from(job.is_settled() && job.problems.is_empty());
                 Some(job)
             })
@@ -248,6 +251,27 @@ mod tests {
             .collect();
         t.sort();
         t
+    }
+
+    #[test]
+    fn the_jobs_read_together_share_their_root_and_each_is_in_its_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let ids: Vec<JobId> = (0..PARALLEL_MIN + 10)
+            .map(|i| {
+                let id = format!("j{i:04}");
+                job(root, &id, "t", "ok\n\nexit:0\n");
+                JobId::parse(&id).unwrap()
+            })
+            .collect();
+        let jobs = read_all(root, &ids, Utc::now());
+        assert_eq!(jobs.len(), ids.len());
+        let first = jobs[0].root().expect("named by its id under the root");
+        for j in &jobs {
+            assert!(std::sync::Arc::ptr_eq(j.root().unwrap(), first), "{}", j.id);
+            assert_eq!(j.dir(), root.join(j.id.as_str()));
+            assert_eq!(j.log_path(), root.join(j.id.as_str()).join("output.log"));
+        }
     }
 
     #[test]

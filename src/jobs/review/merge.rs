@@ -270,7 +270,7 @@ pub fn merge(job: &Job) -> Result<String, ReviewError> {
     git.run(["merge", "--ff-only", "-q", target.as_str()])?;
     let done = describe(&p).replacen("merge ", "merged ", 1);
     let outcome = format!("merged into {} at {}", p.into, diff::short(&target));
-    let _ = update_meta(&job.dir, |m| set_outcome(m, &outcome));
+    let _ = update_meta(&job.dir(), |m| set_outcome(m, &outcome));
     Ok(done)
 }
 
@@ -338,7 +338,7 @@ pub fn discard(job: &Job) -> Result<String, ReviewError> {
     if git.commit(&branch_ref)?.is_some() {
         git.run(["branch", "-D", "-q", review.branch.as_str()])?;
     }
-    let _ = update_meta(&job.dir, |m| set_outcome(m, "discarded"));
+    let _ = update_meta(&job.dir(), |m| set_outcome(m, "discarded"));
     let first = said.lines().next().unwrap_or_default();
     Ok(format!(
         "discarded: {}",

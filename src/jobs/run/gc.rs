@@ -146,7 +146,7 @@ pub fn collect(
             *out.kept.entry(why).or_default() += 1;
             continue;
         }
-        let bytes = size(&job.dir);
+        let bytes = size(&job.dir());
         if plan.dry_run {
             out.collected += 1;
             out.bytes += bytes;
@@ -255,25 +255,22 @@ fn eligible(queue: &Path, job: &Job, cutoff: SystemTime) -> Result<(), Kept> {
     if job.exit_code.is_none() {
         return Err(Kept::Unfinished);
     }
+    let dir = job.dir();
     if job.status == Status::NeedsInput
         || job.question.is_some()
         || job.gate.is_some()
-        || open(&job.dir, QUESTION_FILE, RESPONSE_FILE)
-        || open(&job.dir, GATE_FILE, DECISION_FILE)
+        || open(&dir, QUESTION_FILE, RESPONSE_FILE)
+        || open(&dir, GATE_FILE, DECISION_FILE)
     {
         return Err(Kept::Waiting);
     }
     if slots::is_held(queue, job.id.as_str()) || alive(job) {
         return Err(Kept::Running);
     }
-    let newest = [
-        job.dir.to_path_buf(),
-        job.dir.join(META_FILE),
-        job.dir.join(LOG_FILE),
-    ]
-    .iter()
-    .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
-    .max();
+    let newest = [dir.join(META_FILE), dir.join(LOG_FILE), dir]
+        .iter()
+        .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
+        .max();
     match newest {
         Some(t) if t <= cutoff => Ok(()),
         _ => Err(Kept::Recent),
@@ -290,7 +287,7 @@ fn open(dir: &Path, request: &str, answer: &str) -> bool {
 /// The job's recorded supervisor or agent, or the process of its pid file, is alive. The
 /// record is read here: a job with an exit line is read without it.
 fn alive(job: &Job) -> bool {
-    let record = crate::jobs::fs::files::read_small(&job.dir.join(PROCESS_FILE))
+    let record = crate::jobs::fs::files::read_small(&job.file(PROCESS_FILE))
         .ok()
         .flatten()
         .and_then(|b| ProcessRecord::parse(&b).ok());

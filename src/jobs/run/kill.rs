@@ -166,7 +166,7 @@ pub fn kill_with(job: &Job, grace: Duration, request: &StopRequest) -> Result<i3
         // Nothing was signalled: a request just made is withdrawn, so the job is not taken for
         // killed when it ends by itself.
         if ours {
-            let _ = std::fs::remove_file(job.dir.join(STOP_FILE));
+            let _ = std::fs::remove_file(job.file(STOP_FILE));
         }
         return Err(signal_error(job, e));
     }
@@ -243,13 +243,13 @@ fn stop_agent(
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(job.dir.join(LOG_FILE))
+        .open(job.file(LOG_FILE))
         .map_err(exit_line_error)?;
-    finish::exit_line(&job.dir, &log, code).map_err(exit_line_error)?;
+    finish::exit_line(&job.dir(), &log, code).map_err(exit_line_error)?;
     if supervised {
-        let stop = stop::read(&job.dir).map(|(request, _)| request);
-        let _ = finish::record_finish(&job.dir, code, stop.as_ref());
-        finish::discard_reserve(&job.dir);
+        let stop = stop::read(&job.dir()).map(|(request, _)| request);
+        let _ = finish::record_finish(&job.dir(), code, stop.as_ref());
+        finish::discard_reserve(&job.dir());
     }
     Ok(code)
 }
@@ -269,12 +269,12 @@ fn gone_within(within: Duration, alive: impl Fn() -> bool) -> bool {
 /// ours, `false` when an earlier request stands (a second kill escalates; the first asker is
 /// the one recorded).
 fn record(job: &Job, request: &StopRequest) -> Result<bool, KillError> {
-    match publish_once(&job.dir, STOP_FILE, &request.to_json()) {
+    match publish_once(&job.dir(), STOP_FILE, &request.to_json()) {
         Ok(Published::Won) => Ok(true),
         Ok(Published::Lost(_)) => Ok(false),
         Err(e) => Err(KillError::Record {
             id: job.id.to_string(),
-            path: job.dir.join(STOP_FILE),
+            path: job.file(STOP_FILE),
             source: e,
         }),
     }
@@ -288,7 +288,7 @@ enum Waited {
 
 fn wait_for_exit_line(job: &Job, within: Duration, supervisor: &ProcessRef) -> Waited {
     let deadline = Instant::now() + within;
-    let path = job.dir.join(LOG_FILE);
+    let path = job.file(LOG_FILE);
     // Never blocks, and refuses anything but a regular file (a FIFO would wait forever).
     let read = || {
         let f = crate::jobs::fs::files::open_nofollow(&path).ok()??;
@@ -377,7 +377,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let mut child = Command::new("sleep").arg("30").spawn().unwrap();
         let mut job = orchestrator_job(root.path(), &child);
-        job.dir = root.path().join("gone").into();
+        job.set_dir(root.path().join("gone"));
         let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
         assert!(
             matches!(&err, KillError::Record { path, .. } if path.ends_with("gone/stop.json")),
@@ -426,7 +426,7 @@ mod tests {
         );
         assert!(err.to_string().contains("left alone"), "{err}");
         assert!(is_alive(bystander.id()), "the bystander was not signalled");
-        assert!(!job.dir.join(STOP_FILE).exists(), "nothing recorded either");
+        assert!(!job.file(STOP_FILE).exists(), "nothing recorded either");
         // Without a record: a process that started long after the job is not its agent.
         job.process_record = None;
         job.started = Some(chrono::Utc::now() - chrono::Duration::days(3));

@@ -237,7 +237,9 @@ impl Record {
     pub fn of(job: &Job) -> Record {
         let Job {
             id,
-            dir: _, // a path on its own machine: the reader chooses its own
+            // A path on its own machine: the reader chooses its own.
+            home: _,
+            under_root: _,
             meta,
             status,
             exit_code,
@@ -310,9 +312,13 @@ impl Record {
             retried_by,
             problems,
         } = self;
+        let Job {
+            home, under_root, ..
+        } = Job::bare(id.clone(), dir);
         Job {
             id,
-            dir: dir.into(),
+            home,
+            under_root,
             meta: meta.map(|m| Box::new(m.into())),
             status,
             exit_code,

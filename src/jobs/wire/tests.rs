@@ -35,10 +35,10 @@ fn assert_round_trip(job: &Job) {
     };
     assert_eq!(change, Change::Added);
     assert_eq!(record.id, job.id);
-    let back = record.into_job(job.id.clone(), job.dir.to_path_buf());
+    let back = record.into_job(job.id.clone(), job.dir());
     let same = |a: &Job, b: &Job| {
         assert_eq!(a.id, b.id);
-        assert_eq!(a.dir, b.dir);
+        assert_eq!(a.dir(), b.dir());
         assert_eq!(a.meta, b.meta, "{}", a.id);
         assert_eq!(a.status, b.status);
         assert_eq!(a.exit_code, b.exit_code);

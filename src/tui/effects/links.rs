@@ -173,7 +173,7 @@ mod tests {
         assert_eq!(jobs[7].id.as_str(), "120000-0007@gpu2");
         assert_eq!(jobs[7].id.host(), Some("gpu2"));
         assert!(
-            !jobs[7].dir.exists(),
+            !jobs[7].dir().exists(),
             "a remote job's dir names nothing here"
         );
         assert!(matches!(news[3], HostNews::Synced));

@@ -205,7 +205,7 @@ fn blank(job: &Job, kind: Kind, at: DateTime<Utc>, host: &str) -> Event {
         options: Vec::new(),
         instance_id: None,
         exit_code: job.exit_code,
-        job_dir: job.dir.display().to_string(),
+        job_dir: job.dir().display().to_string(),
         host: if meta_host.is_empty() {
             host.to_owned()
         } else {

@@ -130,7 +130,7 @@ fn live_jobs_are_scanned_first_then_the_feed_each_once() {
 fn the_issue_cache_reads_only_new_bytes_and_forgets_jobs_no_longer_shown() {
     let dir = tempfile::tempdir().unwrap();
     let mut j = job("scan-me", "p", Status::Running, 0);
-    j.dir = dir.path().into();
+    j.set_dir(dir.path().into());
     let log = j.log_path();
     let first = "building\nModuleNotFoundError: No module named 'yaml'\n";
     std::fs::write(&log, first).unwrap();
@@ -265,8 +265,8 @@ fn alerts_keep_alarms_system_alerts_and_serious_issues_of_live_jobs() {
         ),
     ] {
         let mut j = job(id, "p", status, 29);
-        j.dir = dir.path().join(id).into();
-        std::fs::create_dir(&j.dir).unwrap();
+        j.set_dir(dir.path().join(id));
+        std::fs::create_dir(j.dir()).unwrap();
         std::fs::write(j.log_path(), format!("{line}\n")).unwrap();
         jobs.push(j);
     }

@@ -59,6 +59,7 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
             .open(&tmp)?;
         let file = std::io::BufWriter::new(file);
         let mut out = Writer::start(root, file)?;
+        let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);
         for id in &ids {
             if let Some((tape, raw)) = old.as_mut().and_then(|c| c.find(id.as_str()))
                 && tape.still_matches(root_fd, id.as_str())
@@ -67,7 +68,7 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
                 done.kept += 1;
                 continue;
             }
-            let taken = record_job(root, root_fd, id, now).and_then(|(job, tape)| {
+            let taken = record_job(&shared, root_fd, id, now).and_then(|(job, tape)| {
                 let indexable = job.is_settled()
                     && job.problems.is_empty()
                     && tape.complete

@@ -325,32 +325,28 @@ fn a_job_that_goes_away_has_its_scanner_forgotten() {
 }
 
 #[test]
-fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
+fn the_logs_of_a_root_asked_share_their_job_s_root_and_name_each_log() {
     use crate::tui::effect::LogAt;
     let (mut app, mut effects) = app_with(options(false), 160, 45);
-    // The live logs at once, the settled ones once the first frame is drawn: each batch names
-    // its root once.
+    // The live logs at once, the settled ones once the first frame is drawn.
     effects.extend(app.update(Event::FirstFrameDrawn, now()));
-    let batches: Vec<&Vec<LogScan>> = effects
+    let logs: Vec<&LogScan> = effects
         .iter()
         .filter_map(|e| match e {
             Effect::ScanIssues(logs) => Some(logs),
             _ => None,
         })
+        .flatten()
         .collect();
-    assert_eq!(batches.len(), 2, "{effects:?}");
-    for batch in &batches {
-        let mut roots = batch.iter().map(|l| match &l.at {
-            LogAt::Under(root) => Some(root),
-            LogAt::Own(_) => None,
-        });
-        let first = roots.next().flatten().expect("a job under its root");
-        assert!(
-            roots.all(|r| r.is_some_and(|r| std::sync::Arc::ptr_eq(r, first))),
-            "one root for all: {batch:?}"
-        );
+    // Each names the root its job keeps (the one the jobs read together share), not a path of
+    // its own.
+    for l in &logs {
+        let LogAt::Under(root) = &l.at else {
+            panic!("{l:?}")
+        };
+        let kept = app.jobs[&l.id].root().expect("under its root");
+        assert!(std::sync::Arc::ptr_eq(root, kept), "{l:?}");
     }
-    let logs: Vec<&LogScan> = batches.into_iter().flatten().collect();
     assert!(logs.len() > 5, "{effects:?}");
     for l in &logs {
         assert_eq!(l.at.path(&l.id), app.jobs[&l.id].log_path());
@@ -359,8 +355,8 @@ fn the_logs_of_a_root_asked_at_once_share_the_root_and_name_each_log() {
     assert!(logs.iter().any(|l| l.settled) && logs.iter().any(|l| !l.settled));
     // A directory not named by its job's id keeps its own path.
     let mut elsewhere = Job::clone(&app.jobs[&logs[0].id]);
-    elsewhere.dir = std::path::Path::new("/elsewhere/dir").into();
-    let at = LogAt::of(&elsewhere, &mut None);
+    elsewhere.set_dir("/elsewhere/dir".into());
+    let at = LogAt::of(&elsewhere);
     assert_eq!(
         at,
         LogAt::Own(std::path::Path::new("/elsewhere/dir/output.log").into())
@@ -382,7 +378,10 @@ fn the_first_listing_s_settled_logs_are_asked_for_once_its_first_frame_is_drawn(
     };
     let (mut app, effects) = app_with(options(false), 160, 45);
     let before = scans(&effects);
-    assert!(!before.is_empty() && before.iter().all(|l| !l.settled), "{before:?}");
+    assert!(
+        !before.is_empty() && before.iter().all(|l| !l.settled),
+        "{before:?}"
+    );
     app.dirty = false;
     let after = scans(&app.update(Event::FirstFrameDrawn, now()));
     let settled: Vec<&JobId> = app
