@@ -133,10 +133,7 @@ impl Columns {
         let id_len: Box<[u16]> = if wide {
             Box::default()
         } else {
-            let lens = shortest_unique(&shown);
-            lens.iter()
-                .map(|&n| u16::try_from(n).unwrap_or(u16::MAX))
-                .collect()
+            shortest_unique(&shown)
         };
         let c = if wide {
             let whole = shown.iter().map(|id| (id.as_ref(), id.len()));
@@ -256,25 +253,26 @@ impl Columns {
 /// its time part (up to the first `-`), then as much of the rest as tells it apart. A prefix
 /// ending on the `-` takes one character more, and an id that is the start of another is
 /// shown whole. Returned in the order of `ids`; equal ids have the same length.
-pub fn shortest_unique<S: AsRef<str>>(ids: &[S]) -> Vec<usize> {
-    let text = |i: usize| ids[i].as_ref();
-    let mut order: Vec<usize> = (0..ids.len()).collect();
+pub fn shortest_unique<S: AsRef<str>>(ids: &[S]) -> Box<[u16]> {
+    let text = |i: u32| ids[i as usize].as_ref();
+    // Positions as `u32` and no list of the groups: at 100,000 ids what this works with was
+    // megabytes, made again whenever the column is measured, and left holes in the heap.
+    let mut order: Vec<u32> = (0..u32::try_from(ids.len()).unwrap_or(u32::MAX)).collect();
     order.sort_unstable_by(|&a, &b| text(a).cmp(text(b)));
-    // Each distinct id once, in order, with the positions that hold it.
-    let sorted: Vec<&[usize]> = order.chunk_by(|&a, &b| text(a) == text(b)).collect();
     let common = |a: &str, b: &str| {
         a.char_indices()
             .zip(b.chars())
             .find(|((_, x), y)| x != y)
             .map_or(a.len().min(b.len()), |((i, _), _)| i)
     };
-    let mut out = vec![0; ids.len()];
-    for (i, at) in sorted.iter().enumerate() {
+    let mut out = vec![0u16; ids.len()].into_boxed_slice();
+    // Each distinct id once, in order, with the positions that hold it.
+    let mut groups = order.chunk_by(|&a, &b| text(a) == text(b)).peekable();
+    let mut before_it: Option<&str> = None;
+    while let Some(at) = groups.next() {
         let id = text(at[0]);
-        let before = i
-            .checked_sub(1)
-            .map_or(0, |j| common(id, text(sorted[j][0])));
-        let after = sorted.get(i + 1).map_or(0, |n| common(id, text(n[0])));
+        let before = before_it.map_or(0, |b| common(id, b));
+        let after = groups.peek().map_or(0, |n| common(id, text(n[0])));
         let floor = id.find('-').unwrap_or(id.len());
         let mut n = (before.max(after) + 1).max(floor).min(id.len());
         if id.as_bytes().get(n.saturating_sub(1)) == Some(&b'-') {
@@ -284,9 +282,10 @@ pub fn shortest_unique<S: AsRef<str>>(ids: &[S]) -> Vec<usize> {
         while !id.is_char_boundary(n) {
             n += 1;
         }
-        for &k in *at {
-            out[k] = n;
+        for &k in at {
+            out[k as usize] = u16::try_from(n).unwrap_or(u16::MAX);
         }
+        before_it = Some(id);
     }
     out
 }
@@ -299,7 +298,7 @@ mod tests {
         let lens = shortest_unique(ids);
         ids.iter()
             .zip(lens)
-            .map(|(id, n)| id[..n].to_string())
+            .map(|(id, n)| id[..usize::from(n)].to_string())
             .collect()
     }
 
