@@ -124,6 +124,9 @@ pub struct PatternSet {
 /// The lazy DFA's cache per regex. Throughput over 1 GiB is the same at 2, 8 and 32 MiB
 /// (476-484 MB/s), so the smallest: the cockpit keeps one per thread for days.
 const DFA_CACHE: usize = 2 * 1024 * 1024;
+/// The same for each regex alone, which is run on one line at a time: every thread that scans
+/// keeps a cache for each of them it has run (~150 regexes), so small ones.
+const ALONE_DFA_CACHE: usize = 256 * 1024;
 
 fn builder(pattern: &str) -> RegexBuilder {
     let mut b = RegexBuilder::new(pattern);
@@ -147,8 +150,12 @@ impl PatternSet {
         let mut alone = Vec::new();
         for mut p in patterns {
             let before = p.regexes.len();
-            p.regexes.retain(
-                |re| match builder(re).case_insensitive(p.ignore_case).build() {
+            p.regexes.retain(|re| {
+                match builder(re)
+                    .case_insensitive(p.ignore_case)
+                    .dfa_size_limit(ALONE_DFA_CACHE)
+                    .build()
+                {
                     Ok(compiled) => {
                         alone.push(compiled);
                         true
@@ -161,8 +168,8 @@ impl PatternSet {
                         });
                         false
                     }
-                },
-            );
+                }
+            });
             if p.regexes.is_empty() {
                 if before == 0 {
                     problems.push(PatternProblem {
