@@ -337,10 +337,9 @@ fn an_issue_in_the_middle_of_a_large_burst_is_found_and_counted_once() {
     assert_eq!(scanner.bytes_scanned, 6 + burst.len() as u64);
 }
 
-/// Regexes of every kind: literals in either case, anchors, word boundaries, and matches that
-/// may run across a line end.
-fn tricky_set() -> PatternSet {
-    let pattern = |name: &str, ignore_case: bool, regexes: &[&str]| Pattern {
+/// A built-in error pattern of `regexes`, for the sets below.
+fn pattern(name: &str, ignore_case: bool, regexes: &[&str]) -> Pattern {
+    Pattern {
         name: name.into(),
         description: "d".into(),
         severity: Severity::Error,
@@ -348,7 +347,12 @@ fn tricky_set() -> PatternSet {
         fix: "f".into(),
         ignore_case,
         origin: Origin::Builtin,
-    };
+    }
+}
+
+/// Regexes of every kind: literals in either case, anchors, word boundaries, and matches that
+/// may run across a line end.
+fn tricky_set() -> PatternSet {
     let (set, problems) = PatternSet::new(vec![
         pattern("word", false, &[r"\bspace\b", r"^\s*[1-9]\d* errors?"]),
         pattern("either-case", true, &["no space left", r"\[?E_NOPE\]?"]),
@@ -454,15 +458,6 @@ proptest::proptest! {
 /// Regexes with literals in every position: anchored at either end, ignoring case, optional
 /// letters, alternatives, a class of a few bytes, a word boundary, a carriage return.
 fn literal_set() -> PatternSet {
-    let pattern = |name: &str, ignore_case: bool, regexes: &[&str]| Pattern {
-        name: name.into(),
-        description: "d".into(),
-        severity: Severity::Error,
-        regexes: regexes.iter().map(|r| r.to_string()).collect(),
-        fix: "f".into(),
-        ignore_case,
-        origin: Origin::Builtin,
-    };
     let (set, problems) = PatternSet::new(vec![
         pattern(
             "anchored",
