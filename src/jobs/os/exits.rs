@@ -130,9 +130,13 @@ impl ExitSet {
         Watched::Watching(token)
     }
 
-    /// Stops watching: closing the pidfd takes it out of the epoll set.
+    /// Stops watching. Taken out of the epoll set by name: closing the pidfd alone does not
+    /// while a child another thread is forking holds a copy of it (until that child execs),
+    /// and the process's end would still be reported.
     pub fn unwatch(&mut self, token: u64) {
-        self.fds.remove(&token);
+        if let Some(fd) = self.fds.remove(&token) {
+            let _ = epoll::delete(&*self.epoll, &fd);
+        }
     }
 
     /// How many processes are watched.
