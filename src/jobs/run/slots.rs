@@ -175,5 +175,20 @@ fn held(path: &Path) -> bool {
     }
 }
 
+/// Waits until job `id`'s entry is free, or fails after 10 s. Dropping an [`Entry`] frees it at
+/// once unless a child that another thread of the tests is forking holds a copy of its
+/// descriptor, and so its lock, until that child execs.
+#[cfg(test)]
+pub(crate) fn wait_until_free(queue: &Path, id: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while is_held(queue, id) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{id}'s entry stays held"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -149,18 +149,21 @@ fn wait_until(what: &str, check: impl Fn() -> bool) {
 fn the_slot_reaches_the_supervisor_and_no_child_spawned_beside_it() {
     use crate::jobs::run::queue::Slots;
     use crate::jobs::run::slots::{Entry, RUNNING_DIR, live};
-    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     let (root, queue) = (tmp.path().join("jobs"), tmp.path().join("queue"));
     std::fs::create_dir(&root).unwrap();
     // A stand-in supervisor: says what its slot descriptor is open on, and ends.
+    // Written by a child of its own: written here, a copy of the write descriptor would go
+    // with any child another test's thread forks meanwhile, and exec would fail (ETXTBSY)
+    // until that child execs.
     let exe = tmp.path().join("supervise.sh");
-    std::fs::write(
-        &exe,
-        "#!/bin/sh\nreadlink /proc/$$/fd/$5 > \"$6/slot.tmp\" && mv \"$6/slot.tmp\" \"$6/slot\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let wrote = std::process::Command::new("sh")
+        .args(["-c", "printf '%s\\n' \"$1\" > \"$0\" && chmod 755 \"$0\""])
+        .arg(&exe)
+        .arg("#!/bin/sh\nreadlink /proc/$$/fd/$5 > \"$6/slot.tmp\" && mv \"$6/slot.tmp\" \"$6/slot\"")
+        .status()
+        .unwrap();
+    assert!(wrote.success());
     let slots = Slots::lock(&queue).unwrap();
     let mut spawner = Spawner::start();
     let ids: Vec<String> = (0..20).map(|i| format!("100000-{i:04x}")).collect();

@@ -153,6 +153,7 @@ fn only_old_finished_jobs_nobody_runs_or_waits_on_are_archived_and_a_dry_run_tou
     assert_eq!(kept(Kept::Running), 1);
     // Its supervisor has gone: the job may go too.
     drop(held);
+    slots::wait_until_free(&r.queue, "100006-held");
     let again = collect(&r.root, &r.queue, &plan(how, false), Utc::now()).unwrap();
     assert_eq!(again.collected, 1);
     assert!(r.archive.join("100006-held").is_dir());

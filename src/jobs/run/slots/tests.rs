@@ -32,6 +32,7 @@ fn an_entry_counts_while_held_and_is_reclaimed_once_let_go() {
     );
     // A holder that dies without removing its entry: the lock goes with the descriptor.
     drop(a);
+    wait_until_free(&queue, "100000-aaaa");
     assert_eq!(names(&live(&slots).unwrap()), ["100000-bbbb"]);
     assert!(
         !queue.join(RUNNING_DIR).join("100000-aaaa").exists(),
