@@ -165,11 +165,14 @@ fn read_at(file: &File, offset: u64, len: u64) -> Option<Vec<u8>> {
 
 /// What an index file begins with, for the root `root` and this build.
 fn head(root: &Path) -> Vec<u8> {
+    // The canonical path, as the file's name is made of: `jobs`, `./jobs` and `/srv/jobs` are
+    // one root, and one index, not indexes rewritten in turn by whoever reads it.
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
     let mut w = Vec::new();
     w.extend_from_slice(MAGIC);
     w.extend_from_slice(&FORMAT.to_le_bytes());
     put_str16(&mut w, env!("CARGO_PKG_VERSION").as_bytes());
-    put_str16(&mut w, root.as_os_str().as_encoded_bytes());
+    put_str16(&mut w, canonical.as_os_str().as_encoded_bytes());
     w
 }
 

@@ -287,6 +287,14 @@ fn an_index_torn_damaged_or_of_another_root_is_not_used() {
     };
     assert_eq!(hits(&good), 3);
     assert!(Index::load(&r.index, &r.root.join("other")).is_none());
+    // The same root named otherwise is the same index.
+    let named_otherwise = r.root.with_file_name("by-another-name");
+    std::os::unix::fs::symlink(&r.root, &named_otherwise).unwrap();
+    assert_eq!(
+        path_for(Path::new("/cache"), &named_otherwise),
+        path_for(Path::new("/cache"), &r.root)
+    );
+    assert!(Index::load(&r.index, &named_otherwise).is_some());
     assert_eq!(hits(&good[..good.len() - 1]), 0, "torn");
     assert_eq!(hits(&[]), 0, "empty");
     // A byte flipped anywhere, in the head, a block, the table or the trail: nothing is taken
