@@ -12,11 +12,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::jobs::JobId;
+use crate::jobs::fs::names::LOG_FILE;
 use crate::jobs::fs::notify::{self as changes, AddError, Backend, Change, FsWatcher};
 use crate::jobs::model::id::is_valid;
-
-/// A job's output, as the supervisor names it.
-const OUTPUT_LOG: &str = "output.log";
 
 pub use crate::jobs::fs::notify::{POLL_EVERY, WatchMode};
 
@@ -178,7 +176,7 @@ fn jobs_of(root: &Path, change: Change) -> Option<Signal> {
         if is_valid(&name)
             && let Ok(id) = JobId::parse(&name)
         {
-            output_only &= parts.as_path() == Path::new(OUTPUT_LOG);
+            output_only &= parts.as_path() == Path::new(LOG_FILE);
             if !ids.contains(&id) {
                 ids.push(id);
             }

@@ -251,8 +251,6 @@ impl App {
             .map(|j| &**j)
     }
 
-    /// Tick once a second while any job is live (elapsed times move, pids may die) or the
-    /// wall display rotates; with nothing live, nothing wakes the cockpit.
     /// What the next frame shows new, for its pacing.
     pub fn pace(&self) -> crate::tui::pacing::Pace {
         use crate::tui::pacing::Pace;
@@ -263,6 +261,8 @@ impl App {
         }
     }
 
+    /// Tick once a second while any job is live (elapsed times move, pids may die) or the
+    /// wall display rotates; with nothing live, nothing wakes the cockpit.
     pub fn wants_tick(&self) -> bool {
         self.opts.cycle_secs.is_some()
             || self.jobs.values().any(|j| j.status.is_active())
