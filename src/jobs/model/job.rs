@@ -104,11 +104,16 @@ impl Job {
     /// and what a queued task or a test starts from (`..Job::bare(id, dir)`), so that a new
     /// field is written in one place.
     pub fn bare(id: JobId, dir: PathBuf) -> Job {
+        let (home, under_root) = Job::home_of(&id, dir);
+        Job::bare_at(id, home, under_root)
+    }
+
+    /// Where job `id` whose directory is `dir` keeps it: its root, when `dir` is named by the
+    /// id; else `dir` itself (see [`Job::home`]).
+    pub(crate) fn home_of(id: &JobId, dir: PathBuf) -> (Arc<Path>, bool) {
         match dir.parent() {
-            Some(root) if dir.file_name() == Some(id.as_str().as_ref()) => {
-                Job::bare_at(id, Arc::from(root), true)
-            }
-            _ => Job::bare_at(id, Arc::from(dir), false),
+            Some(root) if dir.file_name() == Some(id.as_str().as_ref()) => (Arc::from(root), true),
+            _ => (Arc::from(dir), false),
         }
     }
 
@@ -209,8 +214,7 @@ impl Job {
 
     /// Puts the job's directory elsewhere.
     pub fn set_dir(&mut self, dir: PathBuf) {
-        let moved = Job::bare(self.id.clone(), dir);
-        (self.home, self.under_root) = (moved.home, moved.under_root);
+        (self.home, self.under_root) = Job::home_of(&self.id, dir);
     }
 
     /// The file `name` of the job's directory.

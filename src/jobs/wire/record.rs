@@ -312,9 +312,7 @@ impl Record {
             retried_by,
             problems,
         } = self;
-        let Job {
-            home, under_root, ..
-        } = Job::bare(id.clone(), dir);
+        let (home, under_root) = Job::home_of(&id, dir);
         Job {
             id,
             home,
