@@ -23,7 +23,6 @@
 //! same run, on that text and on the cockpit benchmark's fast log (`benches/cockpit.py`'s
 //! `log_line`: template lines of a cargo run strewn with common words, `error` and `failed`
 //! among them, one line in 17 a known issue).
-
 //!
 //! For the one-core figure: `taskset -c 0 cargo bench --bench known_issues`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
