@@ -77,8 +77,9 @@ pub fn run(cfg: &Config, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
     }
     let root = super::jobs_root(cfg)?;
     // The directory, not the file: a replaced or newly created log is seen too.
-    let watch = DirWatch::with_backend(&job.dir(), Backend::from_env());
-    follow(root, &job.dir(), &watch, follower, &mut printer)
+    let dir = job.dir();
+    let watch = DirWatch::with_backend(&dir, Backend::from_env());
+    follow(root, &dir, &watch, follower, &mut printer)
 }
 
 fn ends_with_newline(file: &std::fs::File, len: u64) -> std::io::Result<bool> {

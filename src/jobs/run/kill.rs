@@ -245,11 +245,12 @@ fn stop_agent(
         .append(true)
         .open(job.file(LOG_FILE))
         .map_err(exit_line_error)?;
-    finish::exit_line(&job.dir(), &log, code).map_err(exit_line_error)?;
+    let dir = job.dir();
+    finish::exit_line(&dir, &log, code).map_err(exit_line_error)?;
     if supervised {
-        let stop = stop::read(&job.dir()).map(|(request, _)| request);
-        let _ = finish::record_finish(&job.dir(), code, stop.as_ref());
-        finish::discard_reserve(&job.dir());
+        let stop = stop::read(&dir).map(|(request, _)| request);
+        let _ = finish::record_finish(&dir, code, stop.as_ref());
+        finish::discard_reserve(&dir);
     }
     Ok(code)
 }
