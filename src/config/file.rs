@@ -149,6 +149,24 @@ pub struct Project {
     pub isolation: Option<crate::jobs::model::review::Isolation>,
 }
 
+impl Project {
+    /// A project at `path` with every setting at its default: the repository a task is given
+    /// in, when the config does not name it.
+    pub fn at(path: PathBuf) -> Project {
+        Project {
+            path,
+            user: None,
+            budget: None,
+            env_pass: Vec::new(),
+            env: BTreeMap::new(),
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            isolation: None,
+        }
+    }
+}
+
 /// `[alarms]` as written: durations are strings with units, checked in `validate`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
