@@ -505,7 +505,7 @@ pub struct NotifyArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// One JSON object a line (the only form for now; docs/protocol.md describes each line)
+    /// One JSON object a line: hello, each job, each change, heartbeats (the only form for now)
     #[arg(long)]
     pub json: bool,
     /// Seconds between heartbeat lines

@@ -113,10 +113,7 @@ fn with_project_here(mut cfg: Config, demo: bool) -> (Config, Option<String>) {
 /// every one the config has.
 fn shown_hosts(cfg: &Config, args: &TuiArgs) -> Result<Vec<String>> {
     let configured: Vec<&str> = cfg.hosts.keys().map(String::as_str).collect();
-    let file = cfg.file.as_ref().map_or_else(
-        || "no config file was found (LUZIA_CONFIG, --config, or $XDG_CONFIG_HOME/luzia/config.toml)".to_owned(),
-        |f| format!("the config file {}", f.display()),
-    );
+    let file = format!("the config file {}", cfg.file_to_edit());
     if args.all_hosts {
         anyhow::ensure!(
             !configured.is_empty(),
