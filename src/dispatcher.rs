@@ -352,3 +352,6 @@ pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
     }
     Ok(req)
 }
+
+#[cfg(test)]
+mod tests;
