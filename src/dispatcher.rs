@@ -169,11 +169,13 @@ impl<'a> Dispatcher<'a> {
         let notes = round.notes();
         let dispatched = if req.queue || self.running(&slots)? >= self.cfg.agent.max_concurrent {
             let by = crate::jobs::hitl::operator::operator();
-            // A project the config does not name keeps its directory in the queue's file.
-            let path = req
-                .path
-                .as_deref()
-                .filter(|_| !self.cfg.projects.contains_key(&req.project));
+            // A project the config file does not name keeps its directory in the queue's
+            // file: whoever starts the task may know only the file.
+            let path = match self.cfg.projects.get(&req.project) {
+                Some(p) if p.unconfigured => Some(p.path.as_path()),
+                Some(_) => None,
+                None => req.path.as_deref(),
+            };
             queue::enqueue_at(
                 &self.cfg.queue_dir,
                 &req.project,

@@ -147,6 +147,11 @@ pub struct Project {
     /// How the project's jobs are kept apart and their changes recorded: `none`, `snapshot` or
     /// `worktree`. Unset: `snapshot` when the project is in a git repository, else `none`.
     pub isolation: Option<crate::jobs::model::review::Isolation>,
+    /// Not in the config file: made for the git repository luzia was started in (the
+    /// cockpit's). A process that reads only the file (a supervisor starting queued tasks)
+    /// does not know it, so its queued tasks keep their directory.
+    #[serde(skip)]
+    pub unconfigured: bool,
 }
 
 impl Project {
@@ -163,6 +168,7 @@ impl Project {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             isolation: None,
+            unconfigured: true,
         }
     }
 }
