@@ -80,6 +80,7 @@ mod tests {
         };
         let cfg = Config::load_with(&ov, &|_| None).unwrap();
         let top = repo.canonicalize().unwrap();
+        let other_top = other.canonicalize().unwrap();
         let web = repo.join("web");
         let cases: &[(
             &[&str],
@@ -109,9 +110,15 @@ mod tests {
                 Ok(("musicaa", "fix", None)),
             ),
             (&["musica"], Some(&web), Err("is a configured project")),
+            // Not a repository, but a configured project's directory: that project.
             (
                 &["fix it"],
                 Some(&other),
+                Ok(("musica", "fix it", Some(&other_top))),
+            ),
+            (
+                &["fix it"],
+                Some(d.path()),
                 Err("is not inside a git repository"),
             ),
             (&["fix it"], None, Err("-C DIR")),

@@ -76,9 +76,12 @@ impl Config {
     /// level, else one named after that directory.
     pub fn project_here(&self, dir: &Path) -> Result<Here, NotHere> {
         let Some(top) = repository_top(dir) else {
-            return Err(NotHere::NoRepository {
-                dir: dir.to_owned(),
-            });
+            // Not a git repository: a configured project may still hold it.
+            return self
+                .configured_holding(dir)
+                .ok_or_else(|| NotHere::NoRepository {
+                    dir: dir.to_owned(),
+                });
         };
         let same = |p: &Project| p.path.canonicalize().is_ok_and(|c| c == top);
         if let Some((name, _)) = self.projects.iter().find(|(_, p)| same(p)) {
@@ -102,6 +105,24 @@ impl Config {
             path: top,
             configured: false,
         })
+    }
+}
+
+impl Config {
+    /// The configured project whose directory holds `dir` (the deepest, when several do).
+    fn configured_holding(&self, dir: &Path) -> Option<Here> {
+        let dir = dir.canonicalize().ok()?;
+        self.projects
+            .iter()
+            .filter(|(_, p)| !p.unconfigured)
+            .filter_map(|(name, p)| Some((name, p.path.canonicalize().ok()?)))
+            .filter(|(_, path)| dir.starts_with(path))
+            .max_by_key(|(_, path)| path.components().count())
+            .map(|(name, path)| Here {
+                name: name.clone(),
+                path,
+                configured: true,
+            })
     }
 }
 
