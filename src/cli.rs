@@ -86,6 +86,9 @@ pub enum Command {
     /// Run a job's agent to the end (started by `run`; not for people)
     #[command(hide = true)]
     Supervise(SuperviseArgs),
+    /// Write a commented config file from what is found here: the agent CLIs on PATH, the git
+    /// repository you stand in as a project, the jobs root in use
+    Init(InitArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout
     Completions(CompletionsArgs),
     /// Print the manual page (roff) to stdout: `luzia man > ~/.local/share/man/man1/luzia.1`
@@ -96,6 +99,16 @@ pub enum Command {
     /// A simulated agent, used by `tui --demo`
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Write the config to stdout instead of the file
+    #[arg(long)]
+    pub print: bool,
+    /// Replace the file when it exists
+    #[arg(long, conflicts_with = "print")]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -380,11 +393,25 @@ pub enum PriorityArg {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Which project:
+  luzia run \"TASK\"              one word (quote the task): the git repository you stand in
+  luzia run -C DIR \"TASK\"       the git repository holding DIR
+  luzia run PROJECT TASK...     several words: the first names a configured project
+  luzia run --project P TASK... the configured project P
+A repository the config names runs under its configured name; any other is named after its
+directory and runs with the defaults.")]
 pub struct RunArgs {
-    pub project: String,
-    /// What the agent should do (several words are joined with spaces)
-    #[arg(required = true, num_args = 1.., value_name = "TASK")]
-    pub task: Vec<String>,
+    /// A configured project then the task, or the task alone (one quoted word) to run it in
+    /// the git repository you stand in; several words are joined with spaces
+    #[arg(required = true, num_args = 1.., value_name = "[PROJECT] TASK")]
+    pub words: Vec<String>,
+    /// The configured project to run in; every word is then the task
+    #[arg(long, short = 'p', value_name = "P", conflicts_with = "dir")]
+    pub project: Option<String>,
+    /// Run in the git repository holding DIR; every word is then the task
+    #[arg(short = 'C', value_name = "DIR")]
+    pub dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "normal")]
     pub priority: PriorityArg,
     /// Queue it even if a slot is free
@@ -478,7 +505,7 @@ pub struct NotifyArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// One JSON object a line (the only form for now; docs/protocol.md describes each line)
+    /// One JSON object a line: hello, each job, each change, heartbeats (the only form for now)
     #[arg(long)]
     pub json: bool,
     /// Seconds between heartbeat lines

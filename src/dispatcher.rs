@@ -28,6 +28,9 @@ pub struct Request {
     pub queue: bool,
     pub retry_of: Option<String>,
     pub addendum: Option<String>,
+    /// The project's directory when the config does not name the project: the repository the
+    /// task was given in, or the one a job of it ran in. Ignored for a configured project.
+    pub path: Option<PathBuf>,
 }
 
 impl Request {
@@ -39,6 +42,15 @@ impl Request {
             queue: false,
             retry_of: None,
             addendum: None,
+            path: None,
+        }
+    }
+
+    /// A task for the project `here` stands in (configured or not).
+    pub fn here(here: &crate::config::here::Here, task: &str) -> Request {
+        Request {
+            path: Some(here.path.clone()),
+            ..Request::new(&here.name, task)
         }
     }
 }
@@ -83,20 +95,23 @@ impl<'a> Dispatcher<'a> {
 
     fn spec(&self, req: &Request) -> Result<Spec> {
         let Some(project) = self.cfg.projects.get(&req.project) else {
+            if let Some(path) = &req.path {
+                return Ok(self.unconfigured_spec(req, path));
+            }
             let known: Vec<&str> = self.cfg.projects.keys().map(String::as_str).collect();
-            let where_ = self
-                .cfg
-                .file
-                .as_ref()
-                .map_or("the config file".into(), |p| p.display().to_string());
+            let where_ = self.cfg.file_to_edit();
             if known.is_empty() {
                 bail!(
-                    "unknown project '{}': no projects are configured; add [projects.NAME] path = \"...\" to {where_}",
+                    "unknown project '{}': no projects are configured in {where_}; run the task \
+                     inside a git repository (`luzia run \"task\"`, or `luzia run -C DIR \"task\"`), \
+                     or add [projects.NAME] path = \"...\" there",
                     req.project.escape_debug()
                 );
             }
             bail!(
-                "unknown project '{}' (known: {})",
+                "unknown project '{}' (known: {}): check the name (projects are configured in \
+                 {where_}), or quote the task to run it in the git repository you stand in \
+                 (`luzia run \"task\"`)",
                 req.project.escape_debug(),
                 known.join(", ")
             );
@@ -117,6 +132,25 @@ impl<'a> Dispatcher<'a> {
         })
     }
 
+    /// A project the config does not name: its directory, and every setting at its default
+    /// (`[agent]`'s permissions; snapshot isolation in a git repository).
+    fn unconfigured_spec(&self, req: &Request, path: &Path) -> Spec {
+        Spec {
+            project: req.project.clone(),
+            project_path: path.to_owned(),
+            user: None,
+            task: req.task.clone(),
+            command: self.cfg.agent.command.clone(),
+            prompt_template: self.cfg.agent.prompt_template.clone(),
+            retry_of: req.retry_of.clone(),
+            addendum: req.addendum.clone(),
+            queue_id: None,
+            session: Default::default(),
+            permissions: self.cfg.permissions(&req.project),
+            isolation: None,
+        }
+    }
+
     /// Starts the task now, or queues it when asked to or when every slot is taken.
     pub fn dispatch(&self, req: &Request) -> Result<Dispatched> {
         self.dispatch_noting(req).map(|(d, _)| d)
@@ -135,9 +169,17 @@ impl<'a> Dispatcher<'a> {
         let notes = round.notes();
         let dispatched = if req.queue || self.running(&slots)? >= self.cfg.agent.max_concurrent {
             let by = crate::jobs::hitl::operator::operator();
-            queue::enqueue(
+            // A project the config file does not name keeps its directory in the queue's
+            // file: whoever starts the task may know only the file.
+            let path = match self.cfg.projects.get(&req.project) {
+                Some(p) if p.unconfigured => Some(p.path.as_path()),
+                Some(_) => None,
+                None => req.path.as_deref(),
+            };
+            queue::enqueue_at(
                 &self.cfg.queue_dir,
                 &req.project,
+                path,
                 &req.task,
                 req.priority,
                 &by,
@@ -217,12 +259,14 @@ impl<'a> Dispatcher<'a> {
     /// Starts a claimed task as a job that names it (`queue_id` in meta.json), so that a
     /// starter dying before it settles the claim never leads to a second job.
     fn start_claimed(&self, q: &Queued, slots: &Slots) -> Result<Created, StartFailure> {
-        let mut spec = self
-            .spec(&Request::new(&q.project, &q.task))
-            .map_err(|error| StartFailure {
-                error,
-                system: false,
-            })?;
+        let req = Request {
+            path: q.project_path.clone(),
+            ..Request::new(&q.project, &q.task)
+        };
+        let mut spec = self.spec(&req).map_err(|error| StartFailure {
+            error,
+            system: false,
+        })?;
         spec.queue_id = Some(q.id.clone());
         self.start(&spec, slots).map_err(|error| {
             let system = matches!(
@@ -268,6 +312,17 @@ impl Round {
     }
 }
 
+/// The directory a job's project was in, from its meta.json: where its agent ran, or for a
+/// worktree job the repository its worktree was made from. A retry of a project the config
+/// does not name runs there again.
+fn project_dir(job: &Job) -> Option<PathBuf> {
+    let more = job.meta.as_ref()?.more.as_ref()?;
+    match more.review.as_deref() {
+        Some(r) if !r.worktree.is_empty() && !r.repo.is_empty() => Some(PathBuf::from(&r.repo)),
+        _ => Some(PathBuf::from(more.cwd.as_str())).filter(|p| p.is_absolute()),
+    }
+}
+
 /// A new job with the same project and task; for a job that stopped for an answer, the question
 /// and its answer go to the end of the prompt.
 pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
@@ -279,6 +334,7 @@ pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
     }
     let mut req = Request::new(job.project(), job.task());
     req.retry_of = Some(job.id.to_string());
+    req.path = project_dir(job);
     // The question stays on disk after it is answered (the agent that would archive it has
     // stopped): read it there, with whatever answer stands.
     let question = job.question.clone().or_else(|| {
@@ -298,3 +354,6 @@ pub fn retry_request(job: &Job, answer: Option<&str>) -> Result<Request> {
     }
     Ok(req)
 }
+
+#[cfg(test)]
+mod tests;

@@ -27,6 +27,16 @@ pub fn cache_home(env: Env) -> Option<PathBuf> {
     base(env, "XDG_CACHE_HOME", ".cache")
 }
 
+/// Makes `dir` and whatever of its parents is missing, each made private to this user (0700):
+/// luzia's per-user state holds tasks and output nobody else should read.
+pub fn make_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
 fn base(env: Env, var: &str, under_home: &str) -> Option<PathBuf> {
     env(var)
         .filter(|p| p.is_absolute())

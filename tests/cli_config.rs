@@ -44,24 +44,37 @@ fn an_unknown_job_exits_1_naming_the_id_and_the_root() {
     }
 }
 
+/// A jobs root that does not exist yet is an empty fleet for a listing, which says what to do
+/// first; a command about one job has nothing to act on and says how to point elsewhere.
 #[test]
-fn a_missing_jobs_root_exits_1_and_says_how_to_point_elsewhere() {
+fn a_missing_jobs_root_is_listed_empty_and_a_job_in_it_exits_1() {
     let sb = Sandbox::new();
     let missing = sb.tmp.path().join("no-such-root");
-    for args in [
-        &["jobs"][..],
-        &["jobs", "--json"],
-        &["jobs", "142315-a1b2"],
-        &["logs", "142315-a1b2"],
-    ] {
+    let run = |args: &[&str]| {
         let mut cmd = assert_cmd::Command::cargo_bin("luzia").unwrap();
         isolate_assert(&mut cmd, &sb.xdg);
-        let out = cmd
-            .arg("--jobs-dir")
+        cmd.arg("--jobs-dir")
             .arg(&missing)
             .args(args)
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    let listed = run(&["jobs"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr_of(&listed));
+    let said = stdout_of(&listed);
+    assert!(
+        said.contains(&format!("no jobs yet in {}", missing.display()))
+            && said.contains("luzia run"),
+        "{said}"
+    );
+    let json = run(&["jobs", "--json"]);
+    assert_eq!(
+        (json.status.code(), stdout_of(&json).trim()),
+        (Some(0), "[]")
+    );
+    assert!(!missing.exists(), "a listing makes nothing");
+    for args in [&["jobs", "142315-a1b2"][..], &["logs", "142315-a1b2"]] {
+        let out = run(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr_of(&out);
         assert!(

@@ -61,15 +61,12 @@ pub fn targets<'a>(cfg: &'a Config, names: &[String], all: bool) -> Result<Vec<T
 }
 
 fn unknown_host(cfg: &Config, name: &str) -> String {
-    let file = cfg.file.as_ref().map_or_else(
-        || "the config file (none was read)".to_owned(),
-        |p| p.display().to_string(),
-    );
+    let file = cfg.file_to_edit();
     let known: Vec<&str> = std::iter::once(LOCAL_HOST)
         .chain(cfg.hosts.keys().map(String::as_str))
         .collect();
     format!(
-        "no host '{}': add a [hosts.{}] table with its ssh destination to {file} (docs/fleet.md); known hosts: {}",
+        "no host '{}': add a [hosts.{}] table with its ssh destination to {file} (`luzia help tui` shows the host flags); known hosts: {}",
         name.escape_debug(),
         name.escape_debug(),
         known.join(", ")

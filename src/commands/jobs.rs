@@ -42,7 +42,9 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
         None => {
-            let root = super::jobs_root(cfg)?;
+            let Some(root) = super::existing_jobs_root(cfg)? else {
+                return nothing_yet(cfg, args, out);
+            };
             let now = Utc::now();
             let all = scan_through(root, now, super::jobs_index(root).as_deref())?;
             super::check_projects(cfg, &all, &args.projects)?;
@@ -63,6 +65,17 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The list of a jobs root that does not exist yet: empty, with the next step.
+fn nothing_yet(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
+    super::check_projects(cfg, &[], &args.projects)?;
+    if args.json {
+        writeln!(out, "[]")?;
+    } else {
+        writeln!(out, "{}", super::no_jobs_yet(cfg))?;
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ pub mod demo_claude;
 pub(crate) mod fixtures;
 pub mod gc;
 pub mod hosts;
+pub mod init;
 pub mod install;
 pub mod job_rows;
 pub mod jobs;
@@ -17,6 +18,7 @@ pub mod question_rows;
 pub mod questions;
 pub mod review;
 pub mod run;
+mod run_project;
 pub mod session;
 pub mod signals;
 pub mod status;
@@ -57,8 +59,6 @@ pub fn stdout_colors() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// The jobs root, or an error that says which path was tried, where it came from, and how to
-/// point elsewhere.
 /// Where the index of settled jobs of `root` is kept: the listings read through it (only a
 /// cockpit that may write refreshes it).
 pub fn jobs_index(root: &Path) -> Option<std::path::PathBuf> {
@@ -66,10 +66,23 @@ pub fn jobs_index(root: &Path) -> Option<std::path::PathBuf> {
         .map(|cache| crate::jobs::model::index::path_for(&cache, root))
 }
 
-pub fn jobs_root(cfg: &Config) -> Result<&Path> {
+/// What a reading command says about a jobs root that does not exist yet: nothing ever ran
+/// there, which is an empty fleet, not a fault.
+pub fn no_jobs_yet(cfg: &Config) -> String {
+    format!(
+        "no jobs yet in {}: start one with `luzia run \"task\"` inside a git repository \
+         (`luzia doctor` checks what a first job needs)",
+        cfg.jobs_dir.display()
+    )
+}
+
+/// The jobs root when it exists, `None` when it does not exist yet; an error, saying which
+/// path was tried, where it came from and how to point elsewhere, when it cannot be used.
+pub fn existing_jobs_root(cfg: &Config) -> Result<Option<&Path>> {
     let root = cfg.jobs_dir.as_path();
     match std::fs::metadata(root) {
-        Ok(md) if md.is_dir() => Ok(root),
+        Ok(md) if md.is_dir() => Ok(Some(root)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Ok(_) => bail!(
             "the jobs root {} (from {}) is not a directory: point luzia at the directory that \
              holds the job directories with --jobs-dir DIR or LUZIA_JOBS_DIR",
@@ -78,11 +91,42 @@ pub fn jobs_root(cfg: &Config) -> Result<&Path> {
         ),
         Err(e) => bail!(
             "cannot open the jobs root {} (from {}): {e}. Point luzia at your jobs directory with \
-             --jobs-dir DIR, the LUZIA_JOBS_DIR environment variable, or jobs_dir in the config file",
+             --jobs-dir DIR, the LUZIA_JOBS_DIR environment variable, or jobs_dir in {}",
             root.display(),
+            cfg.jobs_dir_source,
+            cfg.file_to_edit()
+        ),
+    }
+}
+
+/// The jobs root, which must exist: a command about a job has nothing to act on without it.
+pub fn jobs_root(cfg: &Config) -> Result<&Path> {
+    match existing_jobs_root(cfg)? {
+        Some(root) => Ok(root),
+        None => bail!(
+            "{} (the jobs root is {}; --jobs-dir DIR or LUZIA_JOBS_DIR points elsewhere)",
+            no_jobs_yet(cfg),
             cfg.jobs_dir_source
         ),
     }
+}
+
+/// The jobs root, made (private to this user, as each directory it has to make) when it does
+/// not exist yet: for the commands that start jobs.
+pub fn ensure_jobs_root(cfg: &Config) -> Result<&Path> {
+    if existing_jobs_root(cfg)?.is_none() {
+        let root = cfg.jobs_dir.as_path();
+        crate::xdg::make_private_dir(root).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot make the jobs root {} (from {}): {e}. Point luzia at a directory \
+                     you can write with --jobs-dir DIR, LUZIA_JOBS_DIR, or jobs_dir in {}",
+                root.display(),
+                cfg.jobs_dir_source,
+                cfg.file_to_edit()
+            )
+        })?;
+    }
+    jobs_root(cfg)
 }
 
 /// Refuses a `--project` that neither the config nor any job knows: an empty answer would look
@@ -114,7 +158,8 @@ pub fn check_projects(cfg: &Config, jobs: &[Job], wanted: &[String]) -> Result<(
     };
     let first = plain_text(first);
     bail!(
-        "unknown project '{first}' ({known}): check the name, or add [projects.{first}] to the config"
+        "unknown project '{first}' ({known}): check the name, or add [projects.{first}] to {}",
+        cfg.file_to_edit()
     )
 }
 

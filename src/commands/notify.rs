@@ -12,18 +12,11 @@ use crate::notifier::{Notifier, once, state_dir, watch};
 pub fn run(cfg: &Config, args: &NotifyArgs) -> Result<u8> {
     let out = &mut std::io::stdout();
     let settings = cfg.notify.as_ref().ok_or_else(|| {
-        let file = cfg.file.as_ref().map_or_else(
-            || {
-                "the config (no config file was found: write $XDG_CONFIG_HOME/luzia/config.toml, \
-                 or give one with --config)"
-                    .into()
-            },
-            |p| p.display().to_string(),
-        );
+        let file = cfg.file_to_edit();
         anyhow!(
             "there is no [notify] table in {file}: add one with the command to run, such as\n\n  \
              [notify]\n  command = [\"notify-send\", \"{{title}}\", \"{{body}}\"]\n\n\
-             docs/notifications.md has recipes for ntfy, Slack and Telegram"
+             then check it with `luzia notify --test` (`luzia help notify` says more)"
         )
     })?;
     let state = state_dir()?;

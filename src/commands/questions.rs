@@ -157,7 +157,14 @@ fn items(jobs: &[Job]) -> Vec<Item<'_>> {
 }
 
 pub fn list(cfg: &Config, args: &QuestionsArgs, out: &mut dyn Write) -> Result<u8> {
-    let root = super::jobs_root(cfg)?;
+    let Some(root) = super::existing_jobs_root(cfg)? else {
+        super::check_projects(cfg, &[], &args.projects)?;
+        match args.json {
+            true => writeln!(out, "[]")?,
+            false => writeln!(out, "{}", super::no_jobs_yet(cfg))?,
+        }
+        return Ok(0);
+    };
     let now = Utc::now();
     let all = scan(root, now)?;
     super::check_projects(cfg, &all, &args.projects)?;

@@ -19,7 +19,8 @@ use crate::jobs::run::{kill, slots, supervise};
 use crate::jobs::text::sanitize::plain_text;
 
 pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
-    let mut req = Request::new(&args.project, &args.task.join(" "));
+    let cwd = std::env::current_dir().ok();
+    let mut req = super::run_project::request(cfg, args, cwd.as_deref())?;
     req.priority = match args.priority {
         PriorityArg::High => Priority::High,
         PriorityArg::Normal => Priority::Normal,
@@ -32,7 +33,7 @@ pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
 }
 
 fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
-    super::jobs_root(cfg)?;
+    super::ensure_jobs_root(cfg)?;
     let (dispatched, notes) = Dispatcher::new(cfg)?.dispatch_noting(req)?;
     // Tasks queued earlier that could not start: this one was dispatched all the same.
     for note in notes {

@@ -37,7 +37,7 @@ pub fn attach(cfg: &Config, args: &AttachArgs) -> Result<u8> {
 
 /// `luzia run --fg PROJECT TASK`.
 pub fn run_foreground(cfg: &Config, req: &Request) -> Result<u8> {
-    super::jobs_root(cfg)?;
+    super::ensure_jobs_root(cfg)?;
     let terminal = terminal()?;
     let created = Dispatcher::new(cfg)?.foreground(req)?;
     eprintln!("luzia: {} runs in this terminal", created.id);

@@ -26,7 +26,19 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
     } else {
         user_cfg.clone()
     };
-    let root = super::jobs_root(&cfg)?.to_owned();
+    let read_only = args.read_only || cfg.read_only;
+    // Nothing ever ran here: a cockpit that may write makes the root (its first task goes
+    // there); a read-only one has nothing to show yet.
+    let root = match (super::existing_jobs_root(&cfg)?, read_only) {
+        (Some(root), _) => root.to_owned(),
+        (None, false) => super::ensure_jobs_root(&cfg)?.to_owned(),
+        (None, true) => {
+            eprintln!("luzia: {}", super::no_jobs_yet(&cfg));
+            return Ok(0);
+        }
+    };
+    // The repository the cockpit is started in is offered first for a new task.
+    let (cfg, here) = with_project_here(cfg, args.demo);
     let keymap = KeyMap::new(&cfg.keys).map_err(|e| {
         let file = user_cfg
             .file
@@ -35,11 +47,14 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         anyhow::anyhow!("the config file{file}: {e}")
     })?;
     let hosts = shown_hosts(&cfg, args)?;
-    let read_only = args.read_only || cfg.read_only;
     if !read_only {
         init_logging()?;
     }
-    let projects: Vec<String> = cfg.projects.keys().cloned().collect();
+    let mut projects: Vec<String> = cfg.projects.keys().cloned().collect();
+    if let Some(name) = &here {
+        projects.retain(|p| p != name);
+        projects.insert(0, name.clone());
+    }
     let opts = Options {
         root: root.clone(),
         projects: args.projects.clone(),
@@ -50,6 +65,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         theme: Theme::detect(cfg.theme.colors),
         bell: cfg.bell,
         dispatch_projects: projects,
+        project_here: here,
         insight: InsightOptions {
             // Compiled by the cockpit's scanning thread, while the first frame is drawn.
             patterns: None,
@@ -75,14 +91,29 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
     Ok(result?.map_or(0, |stop| stop.exit_code()))
 }
 
+/// The config with the project of the repository the cockpit starts in (made a project for
+/// this cockpit when the config does not name it), and that project's name; unchanged for the
+/// demo, or outside a repository.
+fn with_project_here(mut cfg: Config, demo: bool) -> (Config, Option<String>) {
+    let Some(here) = std::env::current_dir()
+        .ok()
+        .filter(|_| !demo)
+        .and_then(|dir| cfg.project_here(&dir).ok())
+    else {
+        return (cfg, None);
+    };
+    if !here.configured {
+        cfg.projects
+            .insert(here.name.clone(), crate::config::Project::at(here.path));
+    }
+    (cfg, Some(here.name))
+}
+
 /// The remote hosts to show beside this machine: those named (each must be in the config), or
 /// every one the config has.
 fn shown_hosts(cfg: &Config, args: &TuiArgs) -> Result<Vec<String>> {
     let configured: Vec<&str> = cfg.hosts.keys().map(String::as_str).collect();
-    let file = cfg.file.as_ref().map_or_else(
-        || "no config file was found (LUZIA_CONFIG, --config, or $XDG_CONFIG_HOME/luzia/config.toml)".to_owned(),
-        |f| format!("the config file {}", f.display()),
-    );
+    let file = format!("the config file {}", cfg.file_to_edit());
     if args.all_hosts {
         anyhow::ensure!(
             !configured.is_empty(),
@@ -111,10 +142,9 @@ fn shown_hosts(cfg: &Config, args: &TuiArgs) -> Result<Vec<String>> {
 
 /// `$XDG_STATE_HOME/luzia/cockpit.log` (else `~/.local/state/luzia/`); level from `LUZIA_LOG`.
 fn init_logging() -> Result<()> {
-    let dir = crate::xdg::state_home(&crate::xdg::process_env)
-        .map(|d| d.join("luzia"))
+    let dir = crate::config::user_state(&crate::xdg::process_env)
         .context("neither XDG_STATE_HOME nor HOME is set: cannot place the cockpit's log file")?;
-    std::fs::create_dir_all(&dir)
+    crate::xdg::make_private_dir(&dir)
         .with_context(|| format!("cannot create the log directory {}", dir.display()))?;
     let path = dir.join("cockpit.log");
     let file = std::fs::OpenOptions::new()

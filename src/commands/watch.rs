@@ -36,7 +36,7 @@ pub fn run(cfg: &Config, args: &WatchArgs) -> Result<u8> {
     if !args.json {
         bail!(
             "`luzia watch` writes JSON lines only, for now: run `luzia watch --json` \
-             (docs/protocol.md describes the lines)"
+             (`luzia help watch` says what it writes)"
         );
     }
     // The watcher reports absolute paths, which a relative root would not match.

@@ -147,6 +147,30 @@ pub struct Project {
     /// How the project's jobs are kept apart and their changes recorded: `none`, `snapshot` or
     /// `worktree`. Unset: `snapshot` when the project is in a git repository, else `none`.
     pub isolation: Option<crate::jobs::model::review::Isolation>,
+    /// Not in the config file: made for the git repository luzia was started in (the
+    /// cockpit's). A process that reads only the file (a supervisor starting queued tasks)
+    /// does not know it, so its queued tasks keep their directory.
+    #[serde(skip)]
+    pub unconfigured: bool,
+}
+
+impl Project {
+    /// A project at `path` with every setting at its default: the repository a task is given
+    /// in, when the config does not name it.
+    pub fn at(path: PathBuf) -> Project {
+        Project {
+            path,
+            user: None,
+            budget: None,
+            env_pass: Vec::new(),
+            env: BTreeMap::new(),
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            isolation: None,
+            unconfigured: true,
+        }
+    }
 }
 
 /// `[alarms]` as written: durations are strings with units, checked in `validate`.

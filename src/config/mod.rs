@@ -4,19 +4,24 @@
 //! `alarms` and `keys` turn parts of it into what the program uses.
 
 mod alarms;
+mod defaults;
 mod file;
+pub mod here;
 mod hosts;
 mod keys;
 mod notify;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::jobs::insight::alarms::AlarmRules;
 use crate::jobs::run::account::{AgentEnv, is_env_name};
 use crate::jobs::run::claude::{PERMISSION_MODES, Permissions};
 
+pub use defaults::{
+    DEFAULT_JOBS_DIR, DEFAULT_NOTIFICATIONS_LOG, DEFAULT_QUEUE_DIR, ROOT_STATE_DIR, Source,
+    user_state,
+};
 pub use file::{
     AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
 };
@@ -24,30 +29,7 @@ pub use hosts::{DEFAULT_REMOTE_LUZIA, HostConfig, LOCAL_HOST};
 pub use keys::{Binding, KeyBindings};
 pub use notify::NotifyConfig;
 
-pub const DEFAULT_JOBS_DIR: &str = "/var/log/luz-orchestrator/jobs";
-pub const DEFAULT_NOTIFICATIONS_LOG: &str = "/var/log/luz-orchestrator/notifications.log";
-pub const DEFAULT_QUEUE_DIR: &str = "/var/lib/luzia/queue";
 pub const SYSTEM_CONFIG: &str = "/etc/luzia/config.toml";
-
-/// Where the jobs root came from, so an error about it can say what to change.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    Default,
-    File(PathBuf),
-    Env(&'static str),
-    Flag,
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Source::Default => f.write_str("the built-in default"),
-            Source::File(p) => write!(f, "jobs_dir in {}", p.display()),
-            Source::Env(var) => write!(f, "the {var} environment variable"),
-            Source::Flag => f.write_str("--jobs-dir"),
-        }
-    }
-}
 
 /// The settings every command runs with.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +37,9 @@ pub struct Config {
     pub jobs_dir: PathBuf,
     pub jobs_dir_source: Source,
     pub notifications_log: PathBuf,
+    pub notifications_log_source: Source,
     pub queue_dir: PathBuf,
+    pub queue_dir_source: Source,
     pub read_only: bool,
     /// Ring the terminal bell once when a new question or gate arrives in the cockpit.
     pub bell: bool,
@@ -75,6 +59,9 @@ pub struct Config {
     pub notify: Option<NotifyConfig>,
     /// The file that was read, if any.
     pub file: Option<PathBuf>,
+    /// The files looked for, in order, when none was named: the per-user one first (where
+    /// `luzia init` writes). Errors name it, even when none exists.
+    pub looked_for: Vec<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +74,7 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     #[error(
-        "the config file {path} is not valid: {message}(see assets/config.example.toml for every key)"
+        "the config file {path} is not valid: {message}(`man luzia` lists every key; `luzia init --print` shows a config that loads)"
     )]
     Parse { path: PathBuf, message: String },
     #[error("the config file {path}: {message}")]
@@ -112,19 +99,81 @@ impl Config {
         overrides: &Overrides,
         env: &dyn Fn(&str) -> Option<PathBuf>,
     ) -> Result<Config, ConfigError> {
+        Config::load_probed(overrides, env, &|p| p.is_dir())
+    }
+
+    /// Loads with `env` for the environment and `system_root_exists` saying whether the
+    /// orchestrator's jobs root is here (tests answer both for this machine).
+    pub fn load_probed(
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<PathBuf>,
+        system_root_exists: &dyn Fn(&Path) -> bool,
+    ) -> Result<Config, ConfigError> {
         let explicit = overrides.config.clone().or_else(|| env("LUZIA_CONFIG"));
+        let looked_for = match &explicit {
+            Some(p) => vec![p.clone()],
+            None => default_config_paths(env),
+        };
         let path = match explicit {
             Some(p) => Some(p),
-            None => default_config_paths(env).into_iter().find(|p| p.is_file()),
+            None => looked_for.iter().find(|p| p.is_file()).cloned(),
         };
         let file = match &path {
             Some(p) => file::parse_file(p)?,
             None => file::FileConfig::default(),
         };
-        let mut cfg = Config::from_file(file, path, env)?;
-        cfg.apply_env_and_flags(overrides, env);
+        Config::from_layers(file, path, looked_for, overrides, env, system_root_exists)
+    }
+
+    /// The defaults, the environment and the flags, without any file: what `luzia init` puts
+    /// in the file it writes.
+    pub fn without_file(overrides: &Overrides) -> Result<Config, ConfigError> {
+        let env = crate::xdg::process_env;
+        let looked_for = default_config_paths(&env);
+        Config::from_layers(
+            file::FileConfig::default(),
+            None,
+            looked_for,
+            overrides,
+            &env,
+            &|p| p.is_dir(),
+        )
+    }
+
+    fn from_layers(
+        mut file: file::FileConfig,
+        path: Option<PathBuf>,
+        looked_for: Vec<PathBuf>,
+        overrides: &Overrides,
+        env: &dyn Fn(&str) -> Option<PathBuf>,
+        system_root_exists: &dyn Fn(&Path) -> bool,
+    ) -> Result<Config, ConfigError> {
+        let from_file =
+            |value: Option<PathBuf>| value.zip(path.clone()).map(|(v, p)| (v, Source::File(p)));
+        let mut given = defaults::Given {
+            jobs_dir: from_file(file.jobs_dir.take()),
+            queue_dir: from_file(file.queue_dir.take()),
+            notifications_log: from_file(file.notifications_log.take()),
+        };
+        given_by_env_and_flags(&mut given, overrides, env);
+        let settled = defaults::settle(given, env, system_root_exists);
+        let mut cfg = Config::from_file(file, path, env, settled)?;
+        cfg.looked_for = looked_for;
         cfg.validate()?;
         Ok(cfg)
+    }
+
+    /// The config file to name in an error: the one read, else the per-user one looked for,
+    /// said not to exist yet.
+    pub fn file_to_edit(&self) -> String {
+        match (&self.file, self.looked_for.first()) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(p)) => format!(
+                "{} (there is none yet: `luzia init` writes one)",
+                p.display()
+            ),
+            (None, None) => "a config file (`luzia init` writes one)".into(),
+        }
     }
 
     /// The file over the defaults.
@@ -132,6 +181,7 @@ impl Config {
         mut file: file::FileConfig,
         path: Option<PathBuf>,
         env: &dyn Fn(&str) -> Option<PathBuf>,
+        settled: defaults::Settled,
     ) -> Result<Config, ConfigError> {
         let invalid = |message: String| ConfigError::Invalid {
             path: path.clone().unwrap_or_default(),
@@ -145,17 +195,16 @@ impl Config {
             .known_issues
             .take()
             .unwrap_or_else(|| default_known_issues(path.as_deref(), env));
-        let (jobs_dir, jobs_dir_source) = match (file.jobs_dir, &path) {
-            (Some(dir), Some(p)) => (dir, Source::File(p.clone())),
-            _ => (PathBuf::from(DEFAULT_JOBS_DIR), Source::Default),
-        };
+        let (jobs_dir, jobs_dir_source) = settled.jobs_dir;
+        let (queue_dir, queue_dir_source) = settled.queue_dir;
+        let (notifications_log, notifications_log_source) = settled.notifications_log;
         Ok(Config {
             jobs_dir,
             jobs_dir_source,
-            notifications_log: file
-                .notifications_log
-                .unwrap_or_else(|| DEFAULT_NOTIFICATIONS_LOG.into()),
-            queue_dir: file.queue_dir.unwrap_or_else(|| DEFAULT_QUEUE_DIR.into()),
+            notifications_log,
+            notifications_log_source,
+            queue_dir,
+            queue_dir_source,
             read_only: file.read_only.unwrap_or(false),
             bell: file.bell.unwrap_or(true),
             agent: file.agent.unwrap_or_default(),
@@ -168,29 +217,8 @@ impl Config {
             alarm_bell: alarms_file.bell.unwrap_or(true),
             notify,
             file: path,
+            looked_for: Vec::new(),
         })
-    }
-
-    /// The environment over the file, and the flags over both.
-    fn apply_env_and_flags(
-        &mut self,
-        overrides: &Overrides,
-        env: &dyn Fn(&str) -> Option<PathBuf>,
-    ) {
-        if let Some(dir) = env("LUZIA_JOBS_DIR").filter(|d| !d.as_os_str().is_empty()) {
-            self.jobs_dir = dir;
-            self.jobs_dir_source = Source::Env("LUZIA_JOBS_DIR");
-        }
-        if let Some(p) = env("LUZIA_NOTIFICATIONS_LOG") {
-            self.notifications_log = p;
-        }
-        if let Some(p) = env("LUZIA_QUEUE_DIR") {
-            self.queue_dir = p;
-        }
-        if let Some(dir) = &overrides.jobs_dir {
-            self.jobs_dir = dir.clone();
-            self.jobs_dir_source = Source::Flag;
-        }
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
@@ -277,6 +305,31 @@ impl Config {
                 .extend(proj.disallowed_tools.iter().cloned());
         }
         p
+    }
+}
+
+/// The environment over the file, and the flags over both.
+fn given_by_env_and_flags(
+    given: &mut defaults::Given,
+    overrides: &Overrides,
+    env: &dyn Fn(&str) -> Option<PathBuf>,
+) {
+    let set = |var: &'static str| {
+        env(var)
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(|d| (d, Source::Env(var)))
+    };
+    if let Some(dir) = set("LUZIA_JOBS_DIR") {
+        given.jobs_dir = Some(dir);
+    }
+    if let Some(p) = set("LUZIA_NOTIFICATIONS_LOG") {
+        given.notifications_log = Some(p);
+    }
+    if let Some(p) = set("LUZIA_QUEUE_DIR") {
+        given.queue_dir = Some(p);
+    }
+    if let Some(dir) = &overrides.jobs_dir {
+        given.jobs_dir = Some((dir.clone(), Source::Flag));
     }
 }
 

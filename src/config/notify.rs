@@ -48,7 +48,7 @@ pub(super) fn notify_config(
     if command.first().is_none_or(|p| p.trim().is_empty()) {
         return Err(invalid(
             "[notify] command is missing or empty: give the program and its arguments, such as \
-             command = [\"notify-send\", \"{title}\", \"{body}\"] (docs/notifications.md has recipes)"
+             command = [\"notify-send\", \"{title}\", \"{body}\"], then check it with `luzia notify --test`"
                 .into(),
         ));
     }

@@ -164,21 +164,76 @@ fn a_missing_explicit_file_is_an_error_but_missing_defaults_are_not() {
     assert!(load(&[], &[], Overrides::default()).is_ok());
 }
 
+/// The example, copied as it is, loads and names nothing of another machine (no project path,
+/// host or user that is not here); every key is in it, explained.
 #[test]
-fn the_example_config_is_valid_and_complete() {
+fn the_example_config_loads_verbatim_and_names_every_key() {
     let example = include_str!("../../assets/config.example.toml");
-    let parsed: FileConfig = toml::from_str(example).unwrap();
+    let cfg = load(
+        &[("xdg/luzia/config.toml", example)],
+        &[("HOME", "$TMP/home")],
+        Overrides::default(),
+    )
+    .unwrap();
+    assert!(cfg.projects.is_empty() && cfg.hosts.is_empty() && cfg.notify.is_none());
     assert!(
-        parsed.jobs_dir.is_some()
-            && parsed.notifications_log.is_some()
-            && parsed.queue_dir.is_some()
+        !example.contains("docs/"),
+        "it names nothing of the source tree"
     );
-    assert!(parsed.agent.is_some() && parsed.theme.is_some() && !parsed.projects.is_empty());
-    assert!(parsed.read_only.is_some());
-    assert!(parsed.notify.is_some());
+    for key in [
+        "jobs_dir",
+        "notifications_log",
+        "queue_dir",
+        "read_only",
+        "bell",
+        "known_issues",
+        "[alarms]",
+        "[agent]",
+        "command",
+        "max_concurrent",
+        "prompt_template",
+        "env_pass",
+        "[agent.env]",
+        "[projects.musica]",
+        "path",
+        "user",
+        "budget",
+        "isolation",
+        "[hosts.gpu2]",
+        "ssh_options",
+        "luzia",
+        "[notify]",
+        "events",
+        "max_per_minute",
+        "timeout_seconds",
+        "[theme]",
+        "[keys]",
+    ] {
+        let named = example.lines().any(|l| {
+            let l = l.trim_start_matches("# ");
+            l.starts_with(&format!("{key} =")) || l == key
+        });
+        assert!(named, "{key}");
+    }
+    // Its commented-out examples, uncommented, are a valid file too.
+    let uncommented: String = example
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(rest)
+                if !rest.starts_with("prompt_template")
+                    && ((rest.starts_with('[') && rest.ends_with(']') && !rest.contains(' '))
+                        || rest.split(' ').nth(1) == Some("=")) =>
+            {
+                format!("{rest}\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    let parsed: FileConfig = toml::from_str(&uncommented).unwrap();
+    assert!(parsed.jobs_dir.is_some() && parsed.queue_dir.is_some());
+    assert!(!parsed.projects.is_empty() && parsed.notify.is_some());
     let gpu2 = &parsed.hosts["gpu2"];
     assert!(!gpu2.ssh_options.is_empty() && gpu2.luzia != DEFAULT_REMOTE_LUZIA);
-    assert!(gpu2.jobs_dir.is_some());
 }
 
 #[test]
@@ -382,4 +437,198 @@ fn bad_hosts_name_the_table_the_key_and_the_file() {
             "{body}: {err}"
         );
     }
+}
+
+/// The defaults with and without the orchestrator's jobs root on this machine, and the queue of
+/// a root given by a flag, the environment or the file.
+#[test]
+fn defaults_follow_the_orchestrators_root_and_the_queue_follows_its_jobs_root() {
+    let system = |exists: bool| move |p: &Path| exists && p == Path::new(DEFAULT_JOBS_DIR);
+    let home = [("HOME", "/home/ana")];
+    let state = [("XDG_STATE_HOME", "/state")];
+    let file = |body: &str| (body.to_owned(), Some(PathBuf::from("c.toml")));
+    // env, file, flag, system root exists => jobs, queue, log, and their sources
+    type Row<'a> = (
+        &'a [(&'a str, &'a str)],
+        Option<(String, Option<PathBuf>)>,
+        Option<&'a str>,
+        bool,
+        [(&'a str, Source); 3],
+    );
+    let user = Source::User;
+    let own = Source::JobsRoot;
+    let rows: Vec<Row> = vec![
+        (
+            &home,
+            None,
+            None,
+            false,
+            [
+                ("/home/ana/.local/state/luzia/jobs", user.clone()),
+                ("/home/ana/.local/state/luzia/queue", user.clone()),
+                (
+                    "/home/ana/.local/state/luzia/notifications.log",
+                    user.clone(),
+                ),
+            ],
+        ),
+        (
+            &state,
+            None,
+            None,
+            false,
+            [
+                ("/state/luzia/jobs", user.clone()),
+                ("/state/luzia/queue", user.clone()),
+                ("/state/luzia/notifications.log", user.clone()),
+            ],
+        ),
+        (
+            &home,
+            None,
+            None,
+            true,
+            [
+                (DEFAULT_JOBS_DIR, Source::Default),
+                (DEFAULT_QUEUE_DIR, Source::Default),
+                (DEFAULT_NOTIFICATIONS_LOG, Source::Default),
+            ],
+        ),
+        // No HOME at all: the orchestrator's places, as before.
+        (
+            &[],
+            None,
+            None,
+            false,
+            [
+                (DEFAULT_JOBS_DIR, Source::Default),
+                (DEFAULT_QUEUE_DIR, Source::Default),
+                (DEFAULT_NOTIFICATIONS_LOG, Source::Default),
+            ],
+        ),
+        // A root of its own keeps its queue and log in it, wherever the root came from.
+        (
+            &home,
+            None,
+            Some("/x"),
+            true,
+            [
+                ("/x", Source::Flag),
+                ("/x/.luzia/queue", own.clone()),
+                ("/x/.luzia/notifications.log", own.clone()),
+            ],
+        ),
+        (
+            &[("LUZIA_JOBS_DIR", "/e"), ("HOME", "/h")],
+            None,
+            None,
+            false,
+            [
+                ("/e", Source::Env("LUZIA_JOBS_DIR")),
+                ("/e/.luzia/queue", own.clone()),
+                ("/e/.luzia/notifications.log", own.clone()),
+            ],
+        ),
+        (
+            &home,
+            Some(file("jobs_dir = \"/f\"\nqueue_dir = \"/q\"")),
+            None,
+            false,
+            [
+                ("/f", Source::File("c.toml".into())),
+                ("/q", Source::File("c.toml".into())),
+                ("/f/.luzia/notifications.log", own.clone()),
+            ],
+        ),
+        // The orchestrator's root named outright keeps the orchestrator's queue; the per-user
+        // one named outright keeps the per-user queue.
+        (
+            &home,
+            None,
+            Some(DEFAULT_JOBS_DIR),
+            false,
+            [
+                (DEFAULT_JOBS_DIR, Source::Flag),
+                (DEFAULT_QUEUE_DIR, Source::Default),
+                (DEFAULT_NOTIFICATIONS_LOG, Source::Default),
+            ],
+        ),
+        (
+            &home,
+            None,
+            Some("/home/ana/.local/state/luzia/jobs"),
+            true,
+            [
+                ("/home/ana/.local/state/luzia/jobs", Source::Flag),
+                ("/home/ana/.local/state/luzia/queue", user.clone()),
+                (
+                    "/home/ana/.local/state/luzia/notifications.log",
+                    user.clone(),
+                ),
+            ],
+        ),
+        (
+            &[
+                ("HOME", "/h"),
+                ("LUZIA_QUEUE_DIR", "/lq"),
+                ("LUZIA_NOTIFICATIONS_LOG", "/ln"),
+            ],
+            None,
+            Some("/x"),
+            false,
+            [
+                ("/x", Source::Flag),
+                ("/lq", Source::Env("LUZIA_QUEUE_DIR")),
+                ("/ln", Source::Env("LUZIA_NOTIFICATIONS_LOG")),
+            ],
+        ),
+    ];
+    for (env, file, flag, exists, want) in rows {
+        let dir = tempfile::tempdir().unwrap();
+        let config = match &file {
+            Some((body, _)) => {
+                let p = dir.path().join("c.toml");
+                std::fs::write(&p, body).unwrap();
+                Some(p)
+            }
+            // An empty file, so that no file of this machine is read.
+            None => {
+                let p = dir.path().join("empty.toml");
+                std::fs::write(&p, "").unwrap();
+                Some(p)
+            }
+        };
+        let vars: HashMap<&str, PathBuf> =
+            env.iter().map(|(k, v)| (*k, PathBuf::from(v))).collect();
+        let ov = Overrides {
+            config,
+            jobs_dir: flag.map(PathBuf::from),
+        };
+        let cfg = Config::load_probed(&ov, &|k| vars.get(k).cloned(), &system(exists)).unwrap();
+        let in_file = |s: &Source| match s {
+            Source::File(p) => Source::File(p.strip_prefix(dir.path()).unwrap().to_owned()),
+            other => other.clone(),
+        };
+        let got = [
+            (cfg.jobs_dir.clone(), in_file(&cfg.jobs_dir_source)),
+            (cfg.queue_dir.clone(), in_file(&cfg.queue_dir_source)),
+            (
+                cfg.notifications_log.clone(),
+                in_file(&cfg.notifications_log_source),
+            ),
+        ];
+        let want = want.map(|(p, s)| (PathBuf::from(p), s));
+        assert_eq!(got, want, "{env:?} {file:?} {flag:?} {exists}");
+    }
+}
+
+#[test]
+fn the_file_to_edit_is_named_even_when_none_exists() {
+    let cfg = load(&[], &[], Overrides::default()).unwrap();
+    assert!(cfg.file.is_none());
+    let said = cfg.file_to_edit();
+    assert!(
+        said.contains("xdg/luzia/config.toml") && said.contains("`luzia init`"),
+        "{said}"
+    );
 }

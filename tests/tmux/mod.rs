@@ -565,6 +565,8 @@ pub struct Opts {
     pub command: String,
     /// `ulimit -n` (soft and hard) for the cockpit.
     pub open_files: Option<u32>,
+    /// The directory the cockpit is started in (default: the sandbox's `ctl/`).
+    pub dir: Option<PathBuf>,
 }
 
 impl Default for Opts {
@@ -579,6 +581,7 @@ impl Default for Opts {
             no_jobs_dir: false,
             command: "tui".into(),
             open_files: None,
+            dir: None,
         }
     }
 }
@@ -951,9 +954,17 @@ fn wrapper_script(sb: &Sandbox, opts: &Opts) -> String {
         cmd.push("--jobs-dir".into());
         cmd.push(q(&sb.root));
     }
-    // The inner sh writes its own pid and becomes luzia, in the pane's foreground.
+    // The inner sh writes its own pid and becomes luzia, in the pane's foreground (in
+    // `opts.dir` when given; the wrapper's own files stay in `ctl/`).
+    let cd = match &opts.dir {
+        Some(dir) => {
+            s += &format!("export E2E_START_DIR={}\n", q(dir));
+            "cd \"$E2E_START_DIR\" && "
+        }
+        None => "",
+    };
     s += &format!(
-        "/bin/sh -c 'echo $$ > luzia.pid.tmp && mv luzia.pid.tmp luzia.pid && exec \"$@\"' luzia {}\n",
+        "/bin/sh -c 'echo $$ > luzia.pid.tmp && mv luzia.pid.tmp luzia.pid && {cd}exec \"$@\"' luzia {}\n",
         cmd.join(" ")
     );
     s += "rc=$?\n";

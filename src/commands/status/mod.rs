@@ -35,8 +35,12 @@ pub const ALERT_EXIT: u8 = 3;
 pub const PROC_ENV: &str = "LUZIA_PROC";
 
 pub fn run(cfg: &Config, args: &StatusArgs, out: &mut dyn Write) -> Result<u8> {
-    // Fail early, with the path and what to do, when there is no jobs root at all.
-    super::jobs_root(cfg)?;
+    // Nothing ever ran here: say so, and what to do first. A root that cannot be used fails
+    // early, with the path and what to do.
+    if super::existing_jobs_root(cfg)?.is_none() {
+        writeln!(out, "{}", super::no_jobs_yet(cfg))?;
+        return Ok(0);
+    }
     let mut collector = Collector::new(cfg, args);
     if args.watch {
         return watch::run(&mut collector, args.interval, out);

@@ -98,7 +98,8 @@ impl App {
         }
         if self.opts.dispatch_projects.is_empty() {
             self.message = Some(
-                "no projects are configured: add [projects.NAME] path = \"...\" to the config"
+                "no project to start a task in: start the cockpit inside a git repository, or \
+                 configure projects with `luzia init`"
                     .into(),
             );
             return vec![];
@@ -208,13 +209,14 @@ impl App {
     }
 
     /// The project a new task most likely goes to: the selected job's, else the project
-    /// filter's, else the first one configured.
+    /// filter's, else the repository the cockpit was started in, else the first one.
     fn preselected_project(&self) -> usize {
         let projects = &self.opts.dispatch_projects;
         let at = |name: &str| projects.iter().position(|p| p == name);
         self.selected_job()
             .and_then(|j| at(j.project()))
             .or_else(|| self.table.projects.iter().find_map(|p| at(p)))
+            .or_else(|| self.opts.project_here.as_deref().and_then(at))
             .unwrap_or(0)
     }
 

@@ -86,8 +86,12 @@ pub struct Options {
     pub theme: Theme,
     /// Ring the terminal bell once when a new question or gate arrives.
     pub bell: bool,
-    /// Projects the input bar can dispatch to (from the config).
+    /// Projects the input bar can dispatch to (from the config, and the repository the cockpit
+    /// was started in first).
     pub dispatch_projects: Vec<String>,
+    /// The project of the repository the cockpit was started in: a new task goes there unless
+    /// the selected job or the project filter says otherwise.
+    pub project_here: Option<String>,
     pub insight: insight::InsightOptions,
     /// The remote hosts shown, in order (see `crate::fleet`); empty: this machine's jobs only,
     /// with no HOST column.

@@ -1095,6 +1095,31 @@ fn with_projects(read_only: bool) -> App {
     app_with(opts, 160, 45).0
 }
 
+/// Started inside a repository, the cockpit offers its project for a new task (unless the
+/// selection or the project filter says otherwise); with no project at all, the message says
+/// how to get one.
+#[test]
+fn the_input_bar_offers_the_repository_the_cockpit_started_in() {
+    let opts = Options {
+        dispatch_projects: vec!["librec".into(), "musica".into(), "shop".into()],
+        project_here: Some("shop".into()),
+        ..options(false)
+    };
+    let mut app = app_with(opts, 160, 45).0;
+    press(&mut app, [ch('n')]);
+    let draft = app.draft.as_ref().unwrap();
+    assert_eq!(draft.projects[draft.project], "shop");
+
+    let mut bare = app_with(options(false), 160, 45).0;
+    press(&mut bare, [ch('n')]);
+    assert_eq!(bare.mode, Mode::Normal);
+    let said = bare.message.clone().unwrap_or_default();
+    assert!(
+        said.contains("inside a git repository") && said.contains("luzia init"),
+        "{said}"
+    );
+}
+
 #[test]
 fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
     let mut app = with_projects(false);
@@ -1243,6 +1268,7 @@ fn queued_tasks_show_as_rows_with_their_place() {
         task: format!("queued {id}"),
         enqueued_at: String::new(),
         enqueued_by: String::new(),
+        project_path: None,
         path: std::path::PathBuf::from("/q").join(id),
     };
     let rows = crate::jobs::run::queue::rows;
@@ -1273,6 +1299,7 @@ fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() 
         task: format!("queued {id}"),
         enqueued_at: String::new(),
         enqueued_by: String::new(),
+        project_path: None,
         path: std::path::PathBuf::from("/q").join(id),
     };
     // "bbbb" sorts before "aaaa" newest-first by id: the place decides, not the id.

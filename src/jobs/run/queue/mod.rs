@@ -77,6 +77,9 @@ pub struct Queued {
     pub task: String,
     pub enqueued_at: String,
     pub enqueued_by: String,
+    /// The project's directory, kept for a project the config does not name (the repository
+    /// the task was given in); `None` for a configured one.
+    pub project_path: Option<PathBuf>,
     pub path: PathBuf,
 }
 
@@ -135,6 +138,13 @@ struct Entry {
     enqueued_by: String,
     #[serde(default, deserialize_with = "lenient_text")]
     status: String,
+    /// The directory of a project the config does not name.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    project_path: String,
     /// Why it could not start (in `failed/` only).
     #[serde(default, deserialize_with = "lenient_text", skip_serializing)]
     reason: String,
@@ -150,6 +160,19 @@ fn lenient_priority<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Err
 pub fn enqueue(
     queue: &Path,
     project: &str,
+    task: &str,
+    priority: Priority,
+    by: &str,
+) -> Result<Queued, QueueError> {
+    enqueue_at(queue, project, None, task, priority, by)
+}
+
+/// [`enqueue`], with the directory of a project the config does not name, which the file
+/// keeps (`project_path`) for the starter.
+pub fn enqueue_at(
+    queue: &Path,
+    project: &str,
+    project_path: Option<&Path>,
     task: &str,
     priority: Priority,
     by: &str,
@@ -175,6 +198,9 @@ pub fn enqueue(
         enqueued_at: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         enqueued_by: by.into(),
         status: "pending".into(),
+        project_path: project_path
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
         ..Entry::default()
     };
     // Strings and a number: serializing cannot fail.
@@ -187,6 +213,7 @@ pub fn enqueue(
         task: entry.prompt,
         enqueued_at: entry.enqueued_at,
         enqueued_by: entry.enqueued_by,
+        project_path: project_path.map(Path::to_path_buf),
         path: dir.join(name),
     })
 }
@@ -253,6 +280,7 @@ fn read(path: &Path, priority: Priority) -> Option<(Queued, Entry)> {
         task: entry.prompt.clone(),
         enqueued_at: entry.enqueued_at.clone(),
         enqueued_by: entry.enqueued_by.clone(),
+        project_path: Some(PathBuf::from(&entry.project_path)).filter(|p| p.is_absolute()),
         path: path.to_owned(),
     };
     Some((queued, entry))

@@ -100,6 +100,7 @@ fn every_entry_is_one_row_in_order_keyed_apart_from_jobs() {
         task: format!("task {id}"),
         enqueued_at: String::new(),
         enqueued_by: String::new(),
+        project_path: None,
         path: PathBuf::from("/q").join(id),
     };
     let rows = rows(&[q("00c885a0"), q("../../etc"), q("00c885a0"), q("")]);
@@ -388,4 +389,30 @@ fn a_task_seen_both_starting_and_failed_is_listed_once_as_failed() {
     let rows = listed_rows(d.path());
     assert_eq!(rows.len(), 2, "one row each: {rows:?}");
     drop(claim);
+}
+
+#[test]
+fn a_project_the_config_does_not_name_keeps_its_directory_in_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    let q = enqueue_at(
+        d.path(),
+        "shop",
+        Some(Path::new("/home/ana/shop")),
+        "fix it",
+        Priority::Normal,
+        "me",
+    )
+    .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&std::fs::read(&q.path).unwrap()).unwrap();
+    assert_eq!(body["project_path"], "/home/ana/shop");
+    let listed = list(d.path()).unwrap();
+    assert_eq!(
+        listed[0].project_path.as_deref(),
+        Some(Path::new("/home/ana/shop"))
+    );
+    // A configured project's task has none, and no key for it.
+    let plain = enqueue(d.path(), "musica", "x", Priority::Normal, "me").unwrap();
+    let body = std::fs::read_to_string(&plain.path).unwrap();
+    assert!(!body.contains("project_path"), "{body}");
+    assert_eq!(list(d.path()).unwrap()[1].project_path, None);
 }
