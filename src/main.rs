@@ -33,6 +33,14 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         // Installing needs no config: a broken one must not stop a completion script.
         Command::Completions(args) => commands::install::completions(args.shell, &mut out)?,
         Command::Man => commands::install::man_page(&mut out)?,
+        // A config that does not load is one of the things it reports.
+        Command::Doctor(args) => {
+            let overrides = Overrides {
+                config: cli.global.config.clone(),
+                jobs_dir: cli.global.jobs_dir.clone(),
+            };
+            commands::doctor::run(&overrides, args, &mut out)?
+        }
         operator => {
             let overrides = Overrides {
                 config: cli.global.config.clone(),
@@ -91,6 +99,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 | Command::Mcp(_)
                 | Command::DemoAgent(_)
                 | Command::Completions(_)
+                | Command::Doctor(_)
                 | Command::Man => {
                     unreachable!("handled above")
                 }

@@ -92,13 +92,13 @@ impl Var {
         }
     }
 
-    /// The condition in words, for the docs and `luzia doctor`: `""`, `" (as root)"`,
-    /// `" (with CLAUDE_CODE_USE_BEDROCK)"`.
-    pub fn condition(&self) -> String {
+    /// The condition in words, for `luzia doctor`: none, `as root`, `with
+    /// CLAUDE_CODE_USE_BEDROCK`.
+    pub fn condition(&self) -> Option<String> {
         match self.when {
-            When::Always => String::new(),
-            When::AsRoot => " (as root)".into(),
-            When::With(switch) => format!(" (with {switch})"),
+            When::Always => None,
+            When::AsRoot => Some("as root".into()),
+            When::With(switch) => Some(format!("with {switch}")),
         }
     }
 }

@@ -168,15 +168,15 @@ fn conditions_read_as_words() {
     let shown: Vec<String> = needs
         .passed
         .iter()
-        .filter(|v| v.when != When::Always)
-        .map(|v| format!("{}{}", v.pattern, v.condition()))
+        .filter_map(|v| v.condition().map(|c| format!("{}: {c}", v.pattern)))
         .collect();
     assert!(
-        shown.contains(&"IS_SANDBOX (as root)".to_string()),
+        shown.contains(&"IS_SANDBOX: as root".to_string()),
         "{shown:?}"
     );
     assert!(
-        shown.contains(&"AWS_* (with CLAUDE_CODE_USE_BEDROCK)".to_string()),
+        shown.contains(&"AWS_*: with CLAUDE_CODE_USE_BEDROCK".to_string()),
         "{shown:?}"
     );
+    assert_eq!(Var::always("X").condition(), None);
 }
