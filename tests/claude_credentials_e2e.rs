@@ -2,7 +2,8 @@
 //! `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` only in luzia's environment (no `[agent] env` in
 //! the config, a fresh HOME), a job completes with the API's reply, and a foreign secret set
 //! beside them does not reach the agent; with no key, the job ends as the `claude-not-logged-in`
-//! known issue, in the log, `luzia jobs ID` and `luzia status`.
+//! known issue, in the log, `luzia jobs ID` and `luzia status`. The same credentials reach an
+//! agent switched to a project's user (luzia as root), `IS_SANDBOX` excepted.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::claude::{FakeApi, Reply, claude_or_skip, tool_results};
+use common::user::{User, reachable, reachable_luzia};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -189,4 +191,105 @@ fn without_a_key_the_job_is_the_not_logged_in_issue() {
         "{}",
         common::stdout_of(&doctor)
     );
+}
+
+#[test]
+fn a_switched_user_receives_the_credentials_too_but_not_is_sandbox() {
+    let Some(claude) =
+        claude_or_skip("a_switched_user_receives_the_credentials_too_but_not_is_sandbox")
+    else {
+        return;
+    };
+    if !common::root_or_skip("switching to a project's user needs root") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new()
+        .prefix("luzia-creds-user-")
+        .tempdir()
+        .unwrap();
+    let base = tmp.path();
+    for d in ["", "jobs", "queue", "xdg", "home", "proj", "bin"] {
+        fs::create_dir_all(base.join(d)).unwrap();
+        fs::set_permissions(base.join(d), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let user = User::create(&base.join("home"));
+    user.give(&base.join("home"));
+    user.give(&base.join("proj"));
+    let bin = base.join("bin");
+    reachable(&claude, &bin, "claude");
+    let luzia = reachable_luzia(&bin);
+    let q = |p: &Path| Value::from(p.to_str().unwrap()).to_string();
+    let config = format!(
+        "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\n\
+         command = [\"claude\", \"-p\", \"--output-format\", \"stream-json\", \"--verbose\", \
+         \"--allowedTools\", \"Bash(env:*)\"]\nprompt_template = \"{{task}}\"\n\n\
+         [projects.p]\npath = {}\nuser = {:?}\n",
+        q(&base.join("jobs")),
+        q(&base.join("notes.log")),
+        q(&base.join("queue")),
+        q(&base.join("proj")),
+        user.name,
+    );
+    fs::write(base.join("config.toml"), config).unwrap();
+    let api = FakeApi::start(vec![
+        Reply::tool(
+            "Bash",
+            json!({"command": "env", "description": "Show the environment"}),
+        ),
+        Reply::text("Checked as the project's user."),
+    ]);
+    let luzia_cmd = |args: &[&str]| {
+        let mut cmd = assert_cmd::Command::new(&luzia);
+        cmd.env_clear()
+            .env("HOME", "/root")
+            .env("XDG_CONFIG_HOME", base.join("xdg"))
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-key")
+            .env("ANTHROPIC_BASE_URL", api.base_url())
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("IS_SANDBOX", "1")
+            .env("MY_SECRET_TOKEN", FOREIGN)
+            .current_dir(base)
+            .arg("--config")
+            .arg(base.join("config.toml"))
+            .args(args)
+            .timeout(GUARD);
+        cmd.output().unwrap()
+    };
+    let out = luzia_cmd(&["run", "p", "--", "Show me your environment."]);
+    assert!(out.status.success(), "{}", common::stderr_of(&out));
+    let id = common::stdout_of(&out).trim().to_owned();
+    let log_path = base.join("jobs").join(&id).join("output.log");
+    let log = common::wait_for(&format!("the end of {id}"), GUARD, || {
+        let log = fs::read_to_string(&log_path).unwrap_or_default();
+        log.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| l.starts_with("exit:"))
+            .then_some(log)
+    });
+    assert!(log.contains("Checked as the project's user."), "{log}");
+    let requests = api.wait_for_requests(2, GUARD);
+    let (env, _) = tool_results(&requests[1])
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no tool result in {}", requests[1]));
+    assert!(
+        env.lines().any(|l| l == format!("USER={}", user.name)),
+        "{env}"
+    );
+    assert!(
+        env.contains("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
+        "{env}"
+    );
+    assert!(!env.contains("IS_SANDBOX"), "not root: {env}");
+    assert!(
+        !env.contains("MY_SECRET_TOKEN") && !env.contains(FOREIGN),
+        "{env}"
+    );
+    drop(user);
 }
