@@ -152,45 +152,51 @@ fn credentials(cfg: &Config, facts: &Facts, kind: Kind) -> Vec<Check> {
         .filter(|(k, v)| !v.is_empty() && needs.passes(OsStr::new(k), &is_set, facts.root))
         .map(|(k, _)| k.as_str())
         .collect();
-    let set = needs.credentials_set(&is_set);
-    let login = claude::login_file(&|n| facts.var(n));
-    let mut checks = vec![Check::ok(
-        "passed",
-        format!("{} receives, when set: {}", kind.name(), declared(needs)),
-    )];
     let also = if passed.is_empty() {
         String::new()
     } else {
         format!("; set now: {}", passed.join(", "))
     };
-    checks.push(match (set.is_empty(), &login) {
+    vec![
+        Check::ok(
+            "passed",
+            format!("{} receives, when set: {}", kind.name(), declared(needs)),
+        ),
+        login(
+            kind,
+            &needs.credentials_set(&is_set),
+            claude::login_file(&|n| facts.var(n)),
+            &also,
+        ),
+    ]
+}
+
+/// How the agent will log in: with the credentials `set`, else with its own `login_file`, else
+/// not at all (a problem). `also` names the other declared variables set.
+fn login(kind: Kind, set: &[&str], login_file: Option<PathBuf>, also: &str) -> Check {
+    let name = kind.name();
+    match (set.is_empty(), login_file) {
         (false, _) => Check::ok(
             "credentials",
-            format!("{} will log in with {}{also}", kind.name(), set.join(", ")),
+            format!("{name} will log in with {}{also}", set.join(", ")),
         ),
         (true, Some(file)) => Check::ok(
             "credentials",
-            format!(
-                "{} will use its own login ({}){also}",
-                kind.name(),
-                file.display()
-            ),
+            format!("{name} will use its own login ({}){also}", file.display()),
         ),
         (true, None) => Check::problem(
             "credentials",
             format!(
-                "none of {} is set, and {} has no login of its own: the agent will not be able \
-                 to log in{also}",
-                needs.credentials.join(", "),
-                kind.name()
+                "none of {} is set, and {name} has no login of its own: the agent will not be \
+                 able to log in{also}",
+                kind.needs().credentials.join(", "),
             ),
             "export ANTHROPIC_API_KEY=<your key> in the shell that starts luzia (with \
              ANTHROPIC_BASE_URL for a gateway; or CLAUDE_CODE_USE_BEDROCK=1, _VERTEX or _FOUNDRY \
              with that cloud's credentials), or run `claude /login` once as the user agents run \
              as; then `luzia doctor` again",
         ),
-    });
-    checks
+    }
 }
 
 /// `ANTHROPIC_*, CLAUDE_CODE_*, ...; as root: IS_SANDBOX; with CLAUDE_CODE_USE_BEDROCK:
