@@ -169,3 +169,69 @@ fn a_config_that_does_not_load_is_reported_not_fatal() {
     );
     assert!(text.contains("inotify"), "{text}");
 }
+
+/// As an ordinary user, a jobs root it cannot create (below a directory closed to it) is a
+/// blocker naming the directory, with the ways to choose another; its own directories are fine.
+#[test]
+fn a_jobs_root_the_user_cannot_write_is_a_blocker() {
+    if !root_or_skip("running doctor as another user needs root") {
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::Builder::new()
+        .prefix("luzia-doctor-user-")
+        .tempdir()
+        .unwrap();
+    let base = tmp.path();
+    for d in ["", "home", "bin", "closed"] {
+        std::fs::create_dir_all(base.join(d)).unwrap();
+        std::fs::set_permissions(base.join(d), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(base.join("closed"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let user = common::user::User::create(&base.join("home"));
+    user.give(&base.join("home"));
+    let claude = base.join("bin/claude");
+    std::fs::write(&claude, "#!/bin/sh\necho '2.1.197 (Claude Code)'\n").unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let luzia = common::user::reachable_luzia(&base.join("bin"));
+    let doctor = |jobs: &std::path::Path| {
+        let mut cmd = std::process::Command::new(&luzia);
+        cmd.env_clear()
+            .env("HOME", base.join("home"))
+            .env("XDG_CONFIG_HOME", base.join("home/.config"))
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", base.join("bin").display()),
+            )
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("LUZIA_JOBS_DIR", jobs)
+            .env("LUZIA_QUEUE_DIR", base.join("home/queue"))
+            .uid(user.uid)
+            .arg("doctor");
+        assert_cmd::Command::from_std(cmd)
+            .timeout(HANG_GUARD)
+            .output()
+            .unwrap()
+    };
+    let out = doctor(&base.join("closed/jobs"));
+    let text = stdout_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let jobs = line(&text, "problem  jobs root");
+    assert!(
+        jobs.contains("cannot be created")
+            && jobs.contains(&base.join("closed").display().to_string()),
+        "{jobs}"
+    );
+    assert!(
+        text.contains("--jobs-dir DIR, LUZIA_JOBS_DIR, or jobs_dir in the config"),
+        "{text}"
+    );
+    assert!(
+        line(&text, "ok       queue").contains("will be created"),
+        "{text}"
+    );
+    // Its own: ready.
+    let out = doctor(&base.join("home/jobs"));
+    assert_eq!(out.status.code(), Some(0), "{}", stdout_of(&out));
+    drop(user);
+}
