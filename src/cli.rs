@@ -78,6 +78,9 @@ pub enum Command {
     Queue(QueueArgs),
     /// Move finished jobs older than an age out of the jobs root (to an archive beside it, or delete them)
     Gc(GcArgs),
+    /// Check what a first job needs: the agent program and its credentials (by name), the
+    /// directories, inotify, git, tmux and ssh; exit 1 when something blocks a job
+    Doctor(DoctorArgs),
     /// Run the [notify] command for each new question, gate, failure, stall or overrun
     Notify(NotifyArgs),
     /// The jobs root as JSON lines: every job, then each change as it happens, and a heartbeat
@@ -528,6 +531,13 @@ pub struct GcArgs {
     /// Move the jobs here (on the jobs root's file system); default: `<jobs root>-archive` beside it
     #[arg(long, value_name = "DIR")]
     pub archive_to: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// One JSON object: `ready`, and each check's level, topic, what it says and its fix
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -35,6 +35,14 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         Command::Man => commands::install::man_page(&mut out)?,
         // It writes the config: an existing one, broken or not, is not read.
         Command::Init(args) => commands::init::run(&cli.global, args, &mut out)?,
+        // A config that does not load is one of the things it reports.
+        Command::Doctor(args) => {
+            let overrides = Overrides {
+                config: cli.global.config.clone(),
+                jobs_dir: cli.global.jobs_dir.clone(),
+            };
+            commands::doctor::run(&overrides, args, &mut out)?
+        }
         operator => {
             let overrides = Overrides {
                 config: cli.global.config.clone(),
@@ -94,6 +102,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 | Command::DemoAgent(_)
                 | Command::Completions(_)
                 | Command::Init(_)
+                | Command::Doctor(_)
                 | Command::Man => {
                     unreachable!("handled above")
                 }

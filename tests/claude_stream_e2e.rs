@@ -237,7 +237,7 @@ fn claude_codes_own_failure_is_named_with_its_fix() {
     let id = w.run("Say hi.");
     let log = w.wait_done(&id);
     assert!(
-        log.contains("✗ Credit balance is too low\n── success (failed, API error 400) · 1 turn"),
+        log.contains("── failed (API error 400): Credit balance is too low · 1 turn"),
         "{log}"
     );
     let meta = w.meta(&id);

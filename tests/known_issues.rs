@@ -1117,13 +1117,13 @@ Run 'docker run --help' for more information
     // ------------------------------------------------------------------ authentication-failed
     // Claude Code 1.0.100 with no key and no login: claude -p hi
     Case {
-        pattern: "authentication-failed",
+        pattern: "claude-not-logged-in",
         from: "claude -p hi (1.0.100, no credentials)",
         text: "Invalid API key · Please run /login\n",
     },
     // Claude Code 2.1.197 with no key and no login: claude -p hi
     Case {
-        pattern: "authentication-failed",
+        pattern: "claude-not-logged-in",
         from: "claude -p hi (2.1.197, no credentials)",
         text: "Not logged in · Please run /login\n",
     },
@@ -1202,17 +1202,57 @@ and the repository exists.
     Case {
         pattern: "authentication-failed",
         from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 401)",
-        text: "✗ Invalid API key · Fix external API key\n── success (failed, API error 401) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        text: "── failed (API error 401): Invalid API key · Fix external API key · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
     },
     Case {
         pattern: "api-rate-limited",
         from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 429)",
-        text: "✗ API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.\n── success (failed, API error 429) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        text: "── failed (API error 429): API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later. · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
     },
     Case {
         pattern: "api-rate-limited",
         from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 529)",
-        text: "✗ API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:5904).\n── success (failed, API error 529) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        text: "── failed (API error 529): API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:5904). · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
+    // ------------------------------------------------------------------- claude-not-logged-in
+    // Claude Code 2.1.332 with no key and no login, in a fresh HOME: claude -p "say hi"
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "claude -p (2.1.332, no credentials)",
+        text: "Not logged in · Please run /login\n",
+    },
+    // Claude Code 2.1.197 and 2.1.332 with ANTHROPIC_API_KEY set, the stand-in answering 401
+    // authentication_error: claude -p "say hi"
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "claude -p (2.1.197 and 2.1.332, HTTP 401)",
+        text: "Invalid API key · Fix external API key\n",
+    },
+    // Claude Code 2.1.332, no credentials: claude -p --output-format stream-json --verbose
+    // (the assistant's line)
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "claude -p --output-format stream-json (2.1.332, no credentials)",
+        text: r#"{"type":"assistant","message":{"diagnostics":null,"id":"7735bc40-937a-4773-a041-19dca179ea5c","container":null,"model":"<synthetic>","role":"assistant","stop_details":null,"stop_reason":"stop_sequence","stop_sequence":"","type":"message","usage":{"output_tokens_details":null,"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":null,"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":null,"iterations":null,"speed":null,"fallback_credit":null},"content":[{"type":"text","text":"Not logged in · Please run /login"}],"context_management":null},"parent_tool_use_id":null,"session_id":"7c2fb69a-2ed4-428a-bda7-c425e87a7bce","uuid":"71c99303-cec3-4038-bd1b-4cfd938582ef","timestamp":"2026-12-04T10:14:09.663Z","error":"authentication_failed","is_api_error_message":true}
+"#,
+    },
+    // Claude Code 2.1.197, HTTP 401, CLAUDE_CODE_MAX_RETRIES=1: the retry line of its stream-json
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "claude -p --output-format stream-json (2.1.197, HTTP 401, a retry)",
+        text: r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":536.4355995065324,"error_status":401,"error":"authentication_failed","session_id":"196f627c-0edc-4fa6-a372-0b4dfac9d9ed","uuid":"6d118d1f-c2b1-44db-9e11-52184090674e"}
+"#,
+    },
+    // The same runs as luzia renders them
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "luzia's rendering of claude -p stream-json (2.1.332, no credentials)",
+        text: "── failed: Not logged in · Please run /login · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 401)",
+        text: "  ↻ API error 401 (authentication_failed); retry 1 of 1 in 0.5s\n── failed (API error 401): Invalid API key · Fix external API key · 1 turn · 0.9s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
     },
     // ------------------------------------------------------------------ claude-credit-balance
     // Claude Code 2.1.197: claude -p "hi", the stand-in answering 400 invalid_request_error
@@ -1226,7 +1266,7 @@ and the repository exists.
     Case {
         pattern: "claude-credit-balance",
         from: "luzia's rendering of claude -p stream-json (2.1.197, HTTP 400 credit balance)",
-        text: "✗ Credit balance is too low\n── success (failed, API error 400) · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        text: "── failed (API error 400): Credit balance is too low · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
     },
     // The Messages API's own words, as a tool that prints the response body shows them
     Case {
@@ -1248,7 +1288,7 @@ and the repository exists.
     Case {
         pattern: "claude-usage-limit",
         from: "luzia's rendering of claude -p stream-json (2.1.197, subscription, five-hour limit)",
-        text: "✗ You've hit your session limit · resets 5pm (UTC)\n── success (failed, API error 429) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        text: "── failed (API error 429): You've hit your session limit · resets 5pm (UTC) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
     },
     // Claude Code 2.1.197's message for a weekly limit (its template, not reproduced here)
     Case {
@@ -1824,6 +1864,22 @@ test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         from: "python3 raising OSError(EDQUOT)",
         text: "OSError: [Errno 122] Disk quota exceeded: '/home/agent/x'\n",
     },
+    // ------------------------------------------------------------------- claude-not-logged-in
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "gh auth status (not logged in to GitHub)",
+        text: "You are not logged into any GitHub hosts. To log in, run: gh auth login\n",
+    },
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "luzia's rendering of a run that succeeded, and of one the API limited",
+        text: "── success · 1 turn · 2.1s · 1,200 in / 40 out / 300 cache read / 0 cache write tokens · $0.0071\n── failed (API error 429): API Error: Request rejected (429) · 1 turn\n",
+    },
+    Case {
+        pattern: "claude-not-logged-in",
+        from: "a web application's routes",
+        text: "router.post('/login', authenticate); // run /login tests with npm test\n",
+    },
     // ------------------------------------------------------------------ claude-credit-balance
     Case {
         pattern: "claude-credit-balance",
@@ -2055,6 +2111,37 @@ fn the_incremental_scanner_finds_every_pattern_in_one_log() {
             by_text.map(|f| f.count),
             "{}",
             p.name
+        );
+    }
+}
+
+/// The real stream of a run that cannot log in, of the oldest and the newest Claude Code
+/// supported, rendered as the supervisor renders it into output.log: the issue shown first is
+/// `claude-not-logged-in`, whose fix says what to set.
+#[test]
+fn a_claude_code_run_that_cannot_log_in_is_the_not_logged_in_issue() {
+    use luzia::jobs::run::stream::render::Renderer;
+    let set = PatternSet::builtin();
+    let captures = [
+        include_str!("golden/claude/not-logged-in-2.1.197.jsonl"),
+        include_str!("golden/claude/not-logged-in-2.1.332.jsonl"),
+        include_str!("golden/claude/key-refused-2.1.197.jsonl"),
+        include_str!("golden/claude/key-refused-2.1.332.jsonl"),
+    ];
+    for stream in captures {
+        let mut r = Renderer::new();
+        let log: String = stream.lines().map(|l| r.line(l.as_bytes()).text).collect();
+        let findings = scan_text(&set, log.as_bytes());
+        let worst = findings.worst().map(|f| set.pattern(f.pattern));
+        assert_eq!(
+            worst.map(|p| p.name.as_str()),
+            Some("claude-not-logged-in"),
+            "{log}"
+        );
+        let fix = worst.map(|p| p.fix.as_str()).unwrap_or_default();
+        assert!(
+            fix.contains("ANTHROPIC_API_KEY") && fix.contains("luzia doctor"),
+            "{fix}"
         );
     }
 }

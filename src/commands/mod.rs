@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod demo_agent;
 pub mod demo_claude;
+pub mod doctor;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod gc;

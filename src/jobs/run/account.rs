@@ -3,7 +3,8 @@
 //! supplementary groups, HOME, USER, LOGNAME and SHELL, and its job directory becomes the
 //! user's (group and mode kept, so whoever could write there before still can). Whether the
 //! user is switched or not, the agent's environment is a clean allowlist: nothing of the
-//! dispatcher's environment reaches it unless named here or in the config.
+//! dispatcher's environment reaches it unless named here, declared by its kind of agent
+//! (`agents`), or named in the config.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -12,6 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::jobs::fs::names::HISTORY_FILE;
+use crate::jobs::run::agents::Kind;
 
 /// The variables an agent always keeps from the environment luzia runs in (besides every
 /// `LUZIA_*`): what a login gives a program, and no more.
@@ -51,23 +53,49 @@ impl Account {
 }
 
 /// The agent's whole environment: from `parent` (luzia's own) only [`ALWAYS_PASSED`], every
-/// `LUZIA_*` and the names `rules` passes; then, for a switched user, its HOME, USER, LOGNAME
-/// and SHELL; then the values `rules` sets; then `LUZIA_JOB_DIR` and `LUZIA_JOB_ID`, which
-/// nothing overrides.
+/// `LUZIA_*`, the variables its kind of agent declares (`agents`: for Claude Code its
+/// credentials, proxy and CA, when set) and the names `rules` passes; then, for a switched
+/// user, its HOME, USER, LOGNAME and SHELL; then the values `rules` sets; then `LUZIA_JOB_DIR`
+/// and `LUZIA_JOB_ID`, which nothing overrides.
 pub fn agent_env(
     parent: impl IntoIterator<Item = (OsString, OsString)>,
     rules: &AgentEnv,
+    kind: Kind,
     account: Option<&Account>,
     job: (&Path, &str),
 ) -> BTreeMap<OsString, OsString> {
+    let as_root = match account {
+        Some(a) => a.uid == 0,
+        None => rustix::process::geteuid().is_root(),
+    };
+    environment(parent, rules, kind, account, as_root, job)
+}
+
+/// [`agent_env`], told whether the agent runs as root.
+fn environment(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    rules: &AgentEnv,
+    kind: Kind,
+    account: Option<&Account>,
+    as_root: bool,
+    job: (&Path, &str),
+) -> BTreeMap<OsString, OsString> {
+    let parent: Vec<(OsString, OsString)> = parent.into_iter().collect();
+    // A variable counts as set when luzia has it or the config sets it (a cloud switched on
+    // in `[agent] env` brings that cloud's credentials along).
+    let is_set = |name: &str| {
+        rules.set.contains_key(name) || parent.iter().any(|(k, _)| k.as_bytes() == name.as_bytes())
+    };
+    let needs = kind.needs();
     let kept = |name: &OsString| {
         let b = name.as_bytes();
         b.starts_with(b"LUZIA_")
             || ALWAYS_PASSED.iter().any(|k| k.as_bytes() == b)
             || rules.pass.iter().any(|k| k.as_bytes() == b)
+            || needs.passes(name, &is_set, as_root)
     };
     let mut env: BTreeMap<OsString, OsString> =
-        parent.into_iter().filter(|(k, _)| kept(k)).collect();
+        parent.iter().filter(|(k, _)| kept(k)).cloned().collect();
     if let Some(a) = account {
         env.insert("HOME".into(), a.home.clone().into_os_string());
         env.insert("USER".into(), a.name.clone().into());
@@ -147,13 +175,15 @@ mod tests {
             ("TERM", "xterm"),
             ("AWS_SECRET_ACCESS_KEY", "s3cr3t"),
             ("SSH_AUTH_SOCK", "/tmp/agent"),
+            ("MY_SECRET_TOKEN", "hunter2"),
             ("ANTHROPIC_API_KEY", "sk-1"),
+            ("GIT_SSH", "/bin/ssh"),
             ("LUZIA_QUEUE_DIR", "/q"),
             ("LUZIA_JOB_ID", "from-the-dispatcher"),
             ("LD_PRELOAD", "/evil.so"),
         ]);
         let rules = AgentEnv {
-            pass: vec!["ANTHROPIC_API_KEY".into(), "NOT_SET".into()],
+            pass: vec!["GIT_SSH".into(), "NOT_SET".into()],
             set: [
                 ("MODE".to_string(), "ci".to_string()),
                 ("TERM".into(), "dumb".into()),
@@ -161,11 +191,11 @@ mod tests {
             .into(),
         };
         let job = (Path::new("/jobs/j1"), "j1");
-        let plain = agent_env(from.clone(), &rules, None, job);
+        let plain = environment(from.clone(), &rules, Kind::Command, None, false, job);
         assert_eq!(
             shown(&plain),
             [
-                "ANTHROPIC_API_KEY=sk-1",
+                "GIT_SSH=/bin/ssh",
                 "HOME=/root",
                 "LUZIA_JOB_DIR=/jobs/j1",
                 "LUZIA_JOB_ID=j1",
@@ -177,7 +207,14 @@ mod tests {
             ]
         );
         let musica = Account::from_files("musica", PASSWD, GROUP).unwrap();
-        let switched = agent_env(from, &AgentEnv::default(), Some(&musica), job);
+        let switched = environment(
+            from,
+            &AgentEnv::default(),
+            Kind::Command,
+            Some(&musica),
+            false,
+            job,
+        );
         assert_eq!(
             shown(&switched),
             [
@@ -191,6 +228,107 @@ mod tests {
                 "TERM=xterm",
                 "USER=musica",
             ]
+        );
+    }
+
+    /// Claude Code receives what it declares, set in luzia's environment, and nothing else:
+    /// as root and as a switched user alike (but IS_SANDBOX only as root).
+    #[test]
+    fn claude_code_receives_its_credentials_by_default_and_no_other_secret() {
+        let from = parent(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/root"),
+            ("ANTHROPIC_API_KEY", "sk-1"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+            ("CLAUDE_CODE_USE_BEDROCK", "1"),
+            ("AWS_REGION", "eu-west-1"),
+            ("HTTPS_PROXY", "http://proxy:3128"),
+            ("NODE_EXTRA_CA_CERTS", "/etc/ca.pem"),
+            ("IS_SANDBOX", "1"),
+            ("MY_SECRET_TOKEN", "hunter2"),
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/k.json"),
+            ("SSH_AUTH_SOCK", "/tmp/agent"),
+        ]);
+        let job = (Path::new("/jobs/j1"), "j1");
+        let none = AgentEnv::default();
+        let as_root = environment(from.clone(), &none, Kind::ClaudeCode, None, true, job);
+        assert_eq!(
+            shown(&as_root),
+            [
+                "ANTHROPIC_API_KEY=sk-1",
+                "ANTHROPIC_BASE_URL=http://127.0.0.1:9",
+                "AWS_REGION=eu-west-1",
+                "CLAUDE_CODE_USE_BEDROCK=1",
+                "HOME=/root",
+                "HTTPS_PROXY=http://proxy:3128",
+                "IS_SANDBOX=1",
+                "LUZIA_JOB_DIR=/jobs/j1",
+                "LUZIA_JOB_ID=j1",
+                "NODE_EXTRA_CA_CERTS=/etc/ca.pem",
+                "PATH=/usr/bin",
+            ]
+        );
+        let musica = Account::from_files("musica", PASSWD, GROUP).unwrap();
+        let switched = environment(
+            from.clone(),
+            &none,
+            Kind::ClaudeCode,
+            Some(&musica),
+            false,
+            job,
+        );
+        let names: Vec<&OsString> = switched.keys().collect();
+        assert!(names.contains(&&OsString::from("ANTHROPIC_API_KEY")));
+        assert!(names.contains(&&OsString::from("AWS_REGION")));
+        assert!(!names.contains(&&OsString::from("IS_SANDBOX")));
+        assert!(!names.contains(&&OsString::from("MY_SECRET_TOKEN")));
+        // The same command as a plain one: none of Claude Code's variables.
+        let plain = environment(from, &none, Kind::Command, None, true, job);
+        assert!(
+            plain
+                .keys()
+                .all(|k| !k.to_string_lossy().starts_with("ANTHROPIC"))
+        );
+        // A cloud switched on by the config brings its credentials along.
+        let vertex = AgentEnv {
+            pass: Vec::new(),
+            set: [("CLAUDE_CODE_USE_VERTEX".to_string(), "1".to_string())].into(),
+        };
+        let from = parent(&[
+            ("GOOGLE_APPLICATION_CREDENTIALS", "/k.json"),
+            ("AWS_REGION", "x"),
+        ]);
+        let env = environment(from, &vertex, Kind::ClaudeCode, None, false, job);
+        assert!(env.contains_key(&OsString::from("GOOGLE_APPLICATION_CREDENTIALS")));
+        assert!(!env.contains_key(&OsString::from("AWS_REGION")));
+    }
+
+    #[test]
+    fn agent_env_asks_who_the_agent_runs_as() {
+        let from = parent(&[("IS_SANDBOX", "1")]);
+        let job = (Path::new("/jobs/j1"), "j1");
+        let musica = Account::from_files("musica", PASSWD, GROUP).unwrap();
+        let root = Account::from_files("root", PASSWD, GROUP).unwrap();
+        let none = AgentEnv::default();
+        let sandbox =
+            |env: BTreeMap<OsString, OsString>| env.contains_key(&OsString::from("IS_SANDBOX"));
+        assert!(!sandbox(agent_env(
+            from.clone(),
+            &none,
+            Kind::ClaudeCode,
+            Some(&musica),
+            job
+        )));
+        assert!(sandbox(agent_env(
+            from.clone(),
+            &none,
+            Kind::ClaudeCode,
+            Some(&root),
+            job
+        )));
+        assert_eq!(
+            sandbox(agent_env(from, &none, Kind::ClaudeCode, None, job)),
+            rustix::process::geteuid().is_root()
         );
     }
 

@@ -14,6 +14,7 @@ use crate::jobs::fs::names::LOG_FILE;
 use crate::jobs::fs::publish::write_unsynced;
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::run::account::{AgentEnv, agent_env};
+use crate::jobs::run::agents::Kind;
 use crate::jobs::run::supervise::{
     KILL_GRACE, Plan, SuperviseError, plan, run_as, run_recorded, status_code,
 };
@@ -90,6 +91,7 @@ fn spawn(dir: &Path, plan: &Plan, rules: &AgentEnv) -> Result<tokio::process::Ch
     let mut env = agent_env(
         std::env::vars_os(),
         rules,
+        Kind::of(&plan.argv),
         account.as_ref(),
         (dir, &plan.id),
     );

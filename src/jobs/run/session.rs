@@ -6,6 +6,8 @@
 
 use serde_json::{Value, json};
 
+pub use crate::jobs::run::agents::claude::is_claude;
+
 /// A session to continue, and the job whose session it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resume {
@@ -24,13 +26,6 @@ pub struct SessionPlan {
     /// The initial prompt, as the last argument (interactive only; the prompt reaches a job in
     /// print mode on stdin).
     pub prompt_arg: Option<String>,
-}
-
-/// Whether `program` (argv\[0\], a name or a path) is Claude Code: its file name is `claude`.
-pub fn is_claude(program: &str) -> bool {
-    std::path::Path::new(program)
-        .file_name()
-        .is_some_and(|n| n == "claude")
 }
 
 /// Flags of Claude Code that say which session to run; luzia's own replace them.

@@ -24,6 +24,7 @@ use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::review::record::{self, Begun};
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
+use crate::jobs::run::agents::Kind;
 use crate::jobs::run::stream::{JobSink, reader::Pump};
 use crate::jobs::run::{finish, leftovers, shell};
 
@@ -305,6 +306,7 @@ fn spawn_agent(
     let mut env = agent_env(
         std::env::vars_os(),
         rules,
+        Kind::of(&plan.argv),
         account.as_ref(),
         (dir, &plan.id),
     );

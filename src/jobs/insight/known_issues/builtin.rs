@@ -268,7 +268,6 @@ const DEFS: &[Def] = &[
             r"(?i)invalid (?:x-)?api[ _-]?key",
             r"(?i)authentication failed",
             r"Permission denied \(publickey",
-            r"(?i)please run /login",
             r"(?i)(?:oauth )?token (?:has )?expired",
             r"\b401:? Unauthorized\b",
             // curl -f
@@ -279,9 +278,32 @@ const DEFS: &[Def] = &[
         fix: "Renew the credential the message names (API key in the agent's environment, \
               claude /login, gh auth login, ssh-add); every agent using it will fail until then.",
     },
-    // Claude Code's own failures. Its API errors (401, 429, 529) are `authentication-failed`
-    // and `api-rate-limited` above; these are the ones only Claude Code reports, in the words
-    // it prints (as text, on stderr, and as luzia renders its stream-json).
+    // Claude Code's own failures. Its API errors 429 and 529 are `api-rate-limited` above; these
+    // are the ones only Claude Code reports, in the words it prints (as text, on stderr, and as
+    // luzia renders its stream-json).
+    Def {
+        name: "claude-not-logged-in",
+        severity: Severity::Critical,
+        description: "Claude Code could not log in: no credential reached it, or the API refused \
+                      its key (401)",
+        regexes: &[
+            // 2.x with no credential: "Not logged in · Please run /login"; 1.x: "Invalid API
+            // key · Please run /login"
+            r"(?i)please run /login",
+            // 2.x with a key the API refused: "Invalid API key · Fix external API key"
+            r"Fix external API key",
+            // its stream-json's error, and luzia's rendering of a retry after a 401
+            r"\bauthentication_failed\b",
+            // luzia's rendering of the result
+            r"^── failed \(API error 401\)",
+        ],
+        fix: "Give Claude Code a credential in the environment luzia (and so the agent) runs \
+              in: export ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, or \
+              CLAUDE_CODE_USE_BEDROCK / _VERTEX / _FOUNDRY with that cloud's credentials) before \
+              starting luzia, or log in once with `claude /login` as the user agents run as; a \
+              refused key must be replaced. `luzia doctor` says which are set. Retry (r) \
+              afterwards.",
+    },
     Def {
         name: "claude-credit-balance",
         severity: Severity::Critical,

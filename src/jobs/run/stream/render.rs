@@ -6,8 +6,9 @@
 //! What a person reads, in order: the session's first line; the model's text as it wrote it;
 //! each tool call on one line (`▶ Bash  npm test  — Run the tests`); the first lines of its
 //! result, indented, an error marked `✗`; a retry of the API; and a closing summary (outcome,
-//! turns, time, tokens, cost), with Claude Code's error on a line of its own when the run failed,
-//! so that the known-issue patterns match it.
+//! turns, time, tokens, cost), which begins with Claude Code's error when the run failed (a
+//! longer error has its lines first), so that a person reads why and the known-issue patterns
+//! match it.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
@@ -218,8 +219,15 @@ impl Renderer {
 
     fn result(&mut self, v: &Value, out: &mut Rendered) {
         let usage = usage_of(v, &self.model);
-        if !usage.error.is_empty() {
-            for l in usage.error.lines().filter(|l| !l.trim().is_empty()) {
+        // An error of one line is said by the summary itself; a longer one gets its lines
+        // first, and the summary its first line.
+        let lines: Vec<&str> = usage
+            .error
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        if lines.len() > 1 {
+            for l in lines {
                 let _ = writeln!(out.text, "✗ {l}");
             }
         }
@@ -340,22 +348,27 @@ fn rate_limit(info: &Value) -> String {
 }
 
 /// `── success · 4 turns · 12.3s · 4,800 in / 160 out / 1,200 cache read / 0 cache write
-/// tokens · $0.0286`
+/// tokens · $0.0286`; a failed run says why first, in Claude Code's words: `── failed (API
+/// error 401): Invalid API key · Fix external API key · 1 turn · ...` (Claude Code calls such a
+/// run a `success` that `is_error`: it is named `failed`; another outcome keeps its name).
 fn summary(u: &Usage, api_status: Option<u64>) -> String {
-    let mut line = format!(
-        "── {}",
-        if u.outcome.is_empty() {
+    let mut line = String::from("── ");
+    if u.error.is_empty() {
+        line.push_str(if u.outcome.is_empty() {
             "ended"
         } else {
             &u.outcome
-        }
-    );
-    if !u.error.is_empty() {
-        line.push_str(" (failed");
+        });
+    } else {
+        line.push_str(match u.outcome.as_str() {
+            "" | "success" => "failed",
+            other => other,
+        });
         if let Some(s) = api_status {
-            let _ = write!(line, ", API error {s}");
+            let _ = write!(line, " (API error {s})");
         }
-        line.push(')');
+        let reason = u.error.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let _ = write!(line, ": {}", ellipsize(reason.trim(), SHOWN_COLUMNS));
     }
     if let Some(t) = u.turns {
         let _ = write!(line, " · {t} turn{}", if t == 1 { "" } else { "s" });

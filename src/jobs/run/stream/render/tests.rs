@@ -145,34 +145,34 @@ fn a_real_session_reads_as_prose() {
     );
 }
 
-/// Claude Code's failures end with its own words on a line of their own (where the known-issue
-/// patterns find them) and the figures.
+/// Claude Code's failures end with a summary that says why in its own words (where a person
+/// reads it and the known-issue patterns find it), then the figures.
 #[test]
 fn a_failed_run_ends_with_the_error_and_the_figures() {
     let cases: &[(&str, &str, &str)] = &[
         (
             CREDIT_RESULT,
-            "✗ Credit balance is too low\n── success (failed, API error 400) · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+            "── failed (API error 400): Credit balance is too low · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
             "Credit balance is too low",
         ),
         (
             RATE_LIMIT_RESULT,
-            "✗ API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.\n── success (failed, API error 429) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+            "── failed (API error 429): API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later. · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
             "API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.",
         ),
         (
             OVERLOADED_RESULT,
-            "✗ API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:5904).\n── success (failed, API error 529) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+            "── failed (API error 529): API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:5904). · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
             "API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:5904).",
         ),
         (
             AUTH_RESULT,
-            "✗ Invalid API key · Fix external API key\n── success (failed, API error 401) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+            "── failed (API error 401): Invalid API key · Fix external API key · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
             "Invalid API key · Fix external API key",
         ),
         (
             MAX_TURNS_RESULT,
-            "✗ Reached maximum number of turns (1)\n── error_max_turns (failed) · 2 turns · 0.1s · 1,200 in / 40 out / 300 cache read / 0 cache write tokens · $0.0071\n",
+            "── error_max_turns: Reached maximum number of turns (1) · 2 turns · 0.1s · 1,200 in / 40 out / 300 cache read / 0 cache write tokens · $0.0071\n",
             "Reached maximum number of turns (1)",
         ),
     ];
@@ -200,8 +200,56 @@ fn claude_codes_own_error_message_is_shown_once_by_the_result() {
     assert!(
         r.line(CREDIT_RESULT.as_bytes())
             .text
-            .starts_with("✗ Credit balance is too low\n")
+            .starts_with("── failed (API error 400): Credit balance is too low · ")
     );
+}
+
+/// An error of several lines has them first, each marked, and its first line in the summary.
+#[test]
+fn a_longer_error_has_its_lines_before_the_summary() {
+    let line = json!({"type": "result", "subtype": "error_during_execution", "is_error": true,
+        "num_turns": 3, "errors": ["Tool permission request failed", "the MCP server went away"]});
+    assert_eq!(
+        Renderer::new().line(line.to_string().as_bytes()).text,
+        "✗ Tool permission request failed\n✗ the MCP server went away\n\
+         ── error_during_execution: Tool permission request failed · 3 turns\n"
+    );
+}
+
+/// The real stream of a run that cannot log in, of the oldest and the newest Claude Code
+/// supported (`claude -p --output-format stream-json --verbose` in a fresh HOME: with no key,
+/// and with a key the API refuses with 401), renders to lines that say so.
+#[test]
+fn a_run_that_cannot_log_in_says_why_in_its_summary() {
+    let captures = [
+        (
+            include_str!("../../../../../tests/golden/claude/not-logged-in-2.1.197.jsonl"),
+            "── failed: Not logged in · Please run /login · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        ),
+        (
+            include_str!("../../../../../tests/golden/claude/not-logged-in-2.1.332.jsonl"),
+            "── failed: Not logged in · Please run /login · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        ),
+        (
+            include_str!("../../../../../tests/golden/claude/key-refused-2.1.197.jsonl"),
+            "── failed (API error 401): Invalid API key · Fix external API key · 1 turn · 0.9s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        ),
+        (
+            include_str!("../../../../../tests/golden/claude/key-refused-2.1.332.jsonl"),
+            "── failed (API error 401): Invalid API key · Fix external API key · 1 turn · 0.9s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+        ),
+    ];
+    for (stream, last) in captures {
+        let mut r = Renderer::new();
+        let text: String = stream.lines().map(|l| r.line(l.as_bytes()).text).collect();
+        assert!(text.ends_with(last), "{text}");
+        // Said once: the agent's own message (a synthetic one) is not repeated above it.
+        assert_eq!(
+            text.matches("Please run /login").count() + text.matches("Fix external").count(),
+            1,
+            "{text}"
+        );
+    }
 }
 
 #[test]
@@ -343,8 +391,9 @@ fn a_usage_limit_with_an_epoch_says_when_it_resets() {
         "result": "Claude AI usage limit reached|1795453200", "num_turns": 1});
     let got = Renderer::new().line(line.to_string().as_bytes());
     assert!(
-        got.text
-            .starts_with("✗ Claude AI usage limit reached (resets 2026-11-23 17:00 UTC)\n"),
+        got.text.starts_with(
+            "── failed: Claude AI usage limit reached (resets 2026-11-23 17:00 UTC) · "
+        ),
         "{}",
         got.text
     );
