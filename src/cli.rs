@@ -128,8 +128,9 @@ pub struct TuiArgs {
     /// A wall display: shows everything, writes nothing, anywhere (also `read_only = true`)
     #[arg(long)]
     pub read_only: bool,
-    /// Rotate the output pane through running and waiting jobs every SECONDS
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Rotate the output pane through running and waiting jobs this often (10s, 2m; a bare
+    /// number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = cycle_period)]
     pub cycle: Option<u64>,
     /// Open on a fresh demo jobs root with simulated agents (its path is printed on exit)
     #[arg(long, conflicts_with = "jobs_dir")]
@@ -174,6 +175,7 @@ pub struct JobsArgs {
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Number of lines from the end
     #[arg(short = 'n', long = "lines", default_value_t = 50, value_name = "N")]
@@ -185,6 +187,36 @@ pub struct LogsArgs {
 
 fn duration(s: &str) -> Result<std::time::Duration, String> {
     crate::jobs::model::time::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// Whole seconds, for the options where a bare number has always meant seconds (`--cycle 10`,
+/// `--heartbeat 5`): that number, or the duration syntax every other option takes (`10s`,
+/// `2m`, `1m30s`), at least 1s.
+fn whole_seconds(s: &str, max: u64) -> Result<u64, String> {
+    let secs = match s.trim().parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => {
+            let d = duration(s)?;
+            if d.subsec_nanos() != 0 {
+                return Err(format!(
+                    "'{s}' is not a whole number of seconds (10, 10s, 2m)"
+                ));
+            }
+            d.as_secs()
+        }
+    };
+    if !(1..=max).contains(&secs) {
+        return Err(format!("'{s}' is out of range: from 1s to {max}s"));
+    }
+    Ok(secs)
+}
+
+fn cycle_period(s: &str) -> Result<u64, String> {
+    whole_seconds(s, crate::jobs::model::time::MAX_DURATION.as_secs())
+}
+
+fn heartbeat_period(s: &str) -> Result<u64, String> {
+    whole_seconds(s, 3600)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -256,6 +288,7 @@ pub struct QuestionsArgs {
 
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Answer this question only (its id, as `luzia questions` shows it); refused, saying who
     /// answered it, once it is no longer pending. Without it: the question pending now
@@ -268,17 +301,20 @@ pub struct AnswerArgs {
 
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Decide this gate only (its id, as `luzia questions` shows it); refused, saying who
     /// decided it, once it is no longer pending. Without it: the gate pending now
     #[arg(long, value_name = "GN")]
     pub gate: Option<String>,
+    /// Why, recorded with the decision (the agent receives it)
     #[arg(long, value_name = "R")]
     pub reason: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct DenyArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Decide this gate only (its id, as `luzia questions` shows it); without it: the gate
     /// pending now
@@ -306,6 +342,7 @@ pub enum AskType {
 
 #[derive(Debug, Args)]
 pub struct AskArgs {
+    /// The question, as the operator will read it
     pub question: String,
     /// An option to choose from (repeatable; makes the question a choice)
     #[arg(long = "option", short = 'o', value_name = "O")]
@@ -313,6 +350,7 @@ pub struct AskArgs {
     /// choice, text or confirm (default: choice with options, else text)
     #[arg(long = "type", value_enum)]
     pub kind: Option<AskType>,
+    /// What the operator needs to know to answer (shown below the question)
     #[arg(long, value_name = "C", default_value = "")]
     pub context: String,
     /// Stop waiting after this long (90s, 30m, 2h)
@@ -342,8 +380,11 @@ pub struct McpArgs {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
+    /// The gate's short name (`deploy`, `migrate-db`)
     pub name: String,
+    /// What is about to happen, as the operator will read it
     pub description: String,
+    /// What the operator needs to know to decide (shown below the description)
     #[arg(long, value_name = "C", default_value = "")]
     pub context: String,
     /// Approve by itself after this long (a gate never opens by itself otherwise)
@@ -381,10 +422,12 @@ pub enum PriorityArg {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// The project to work in, as the config names it (`[projects.NAME]`)
     pub project: String,
     /// What the agent should do (several words are joined with spaces)
     #[arg(required = true, num_args = 1.., value_name = "TASK")]
     pub task: Vec<String>,
+    /// Where it goes in the queue when it has to wait: high goes before every normal task
     #[arg(long, value_enum, default_value = "normal")]
     pub priority: PriorityArg,
     /// Queue it even if a slot is free
@@ -398,6 +441,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct KillArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// How long the agent has to stop after SIGTERM before SIGKILL
     #[arg(long, value_parser = duration, default_value = "10s", value_name = "DURATION")]
@@ -406,6 +450,7 @@ pub struct KillArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// The files and their counts only, without the diff
     #[arg(long)]
@@ -417,11 +462,13 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
 }
 
 #[derive(Debug, Args)]
 pub struct RetryArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Answer the job's pending question first (a job that stopped needing input)
     #[arg(long, value_name = "TEXT")]
@@ -430,6 +477,7 @@ pub struct RetryArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplyArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// What to tell the agent (several words are joined with spaces)
     #[arg(required = true, num_args = 1.., value_name = "TEXT")]
@@ -438,6 +486,7 @@ pub struct ReplyArgs {
 
 #[derive(Debug, Args)]
 pub struct AttachArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
 }
 
@@ -450,7 +499,10 @@ pub struct QueueArgs {
 #[derive(Debug, Subcommand)]
 pub enum QueueAction {
     /// Remove a queued task, or one that failed to start
-    Cancel { id: String },
+    Cancel {
+        /// The queue id, as `luzia queue` lists it
+        id: String,
+    },
     /// Put tasks that failed to start back in the queue (once what stopped them is fixed)
     Retry {
         /// Queue ids, as `luzia queue` lists them
@@ -481,9 +533,8 @@ pub struct WatchArgs {
     /// One JSON object a line (the only form for now; docs/protocol.md describes each line)
     #[arg(long)]
     pub json: bool,
-    /// Seconds between heartbeat lines
-    #[arg(long, value_name = "SECS", default_value_t = 5,
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    /// Time between heartbeat lines, 1s to 1h (5s, 1m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = heartbeat_period)]
     pub heartbeat: u64,
 }
 
@@ -510,3 +561,6 @@ pub struct SuperviseArgs {
     pub slot_fd: Option<i32>,
     pub job_dir: PathBuf,
 }
+
+#[cfg(test)]
+mod tests;
