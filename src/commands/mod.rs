@@ -20,6 +20,7 @@ pub mod run;
 pub mod session;
 pub mod signals;
 pub mod status;
+pub mod suggest;
 pub mod table;
 pub mod tui;
 pub mod watch;

@@ -65,6 +65,18 @@ pub fn shorthand(cfg: &Config, words: &[String], out: &mut dyn Write) -> Result<
         return usage("usage: luzia PROJECT TASK...".into());
     };
     if !cfg.projects.contains_key(project) {
+        let shown = project.escape_debug();
+        if let Some(meant) = super::suggest::closest_command(project) {
+            return usage(format!(
+                "unknown command '{shown}': did you mean '{meant}'? (`luzia --help` lists the commands)"
+            ));
+        }
+        if task.is_empty() {
+            return usage(format!(
+                "unknown command '{shown}' (`luzia --help` lists the commands; `luzia PROJECT TASK...` \
+                 runs a task in a configured project)"
+            ));
+        }
         return usage(format!(
             "'{}' is neither a command nor a configured project (`luzia --help` lists the commands)",
             project.escape_debug()
