@@ -75,3 +75,48 @@ fn a_configured_project_keeps_the_shorthand_even_when_it_looks_like_a_typo() {
     assert!(err.contains("usage: luzia stauts TASK"), "{err}");
     assert!(!err.contains("did you mean"), "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Who signs
+// ---------------------------------------------------------------------------------------------
+
+/// The name /etc/passwd gives the uid the tests run as.
+fn own_name() -> String {
+    let uid = rustix::process::getuid().as_raw().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() > 2 && f[2] == uid)
+        .map(|f| f[0].to_owned())
+        .expect("the test's uid has a line in /etc/passwd")
+}
+
+#[test]
+fn without_user_in_the_environment_a_stop_is_signed_with_the_uids_name() {
+    let sb = Sandbox::new();
+    let sleep = sleeper();
+    let id = "120000-abcd";
+    sb.write(
+        id,
+        "meta.json",
+        r#"{"project": "p", "task": "sleep", "started": "2026-01-09T14:23:15Z", "status": "running"}"#,
+    );
+    sb.write(id, "output.log", "working\n");
+    sb.write_pid(id, sleep.id());
+    let out = sb
+        .luzia()
+        .env_remove("USER")
+        .env_remove("LOGNAME")
+        .args(["kill", id, "--grace", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let stop: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sb.job_dir(id).join("stop.json")).unwrap()).unwrap();
+    let by = stop["requested_by"].as_str().unwrap();
+    assert!(
+        by.starts_with(&format!("{}@", own_name())),
+        "signed {by}, not unknown@"
+    );
+}
