@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 
 /// Writes a config with the projects `names` (each at the sandbox's own directory).

@@ -61,3 +61,101 @@ fn a_broken_config_does_not_stop_completions_or_the_man_page() {
     );
     assert!(page.contains(".SS completions"));
 }
+
+/// The text of section `name` of a roff page: from its `.SH` to the next.
+fn section<'a>(page: &'a str, name: &str) -> &'a str {
+    let head = format!(".SH {name}\n");
+    let start = page
+        .find(&head)
+        .unwrap_or_else(|| panic!("the page has no {name} section"))
+        + head.len();
+    let end = page[start..].find(".SH ").map_or(page.len(), |e| start + e);
+    &page[start..end]
+}
+
+#[test]
+fn the_man_page_has_keys_environment_files_and_exit_status() {
+    let sb = Sandbox::new();
+    let out = sb.luzia().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+
+    // KEYS: every action of every mode of the cockpit, from the action table itself.
+    let keys = section(&page, "KEYS");
+    for &mode in luzia::tui::action::Section::ALL {
+        assert!(keys.contains(&mode.table_name()), "{}", mode.table_name());
+        for row in mode.rows() {
+            assert!(
+                keys.contains(&format!("({})", row.name.replace('-', "\\-"))),
+                "KEYS lacks {} of {}",
+                row.name,
+                mode.table_name()
+            );
+        }
+    }
+    assert!(keys.contains("\\fBup, k\\fR (up)"), "{keys}");
+
+    let environment = section(&page, "ENVIRONMENT");
+    for var in [
+        "LUZIA_JOBS_DIR",
+        "LUZIA_CONFIG",
+        "LUZIA_QUEUE_DIR",
+        "LUZIA_NOTIFICATIONS_LOG",
+        "LUZIA_WATCH",
+        "NO_COLOR",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+        "credentials",
+    ] {
+        assert!(environment.contains(var), "ENVIRONMENT lacks {var}");
+    }
+
+    let files = section(&page, "FILES");
+    for path in [
+        "/etc/luzia/config.toml",
+        "/var/log/luz\\-orchestrator/jobs",
+        "$XDG_STATE_HOME/luzia/jobs",
+        "/var/lib/luzia/queue",
+        "notifications.log",
+        "$XDG_CACHE_HOME/luzia/index/",
+    ] {
+        assert!(files.contains(path), "FILES lacks {path}: {files}");
+    }
+
+    let exits = section(&page, "EXIT STATUS");
+    for code in ["0", "1", "2", "3", "4", "128 + N"] {
+        assert!(
+            exits.contains(&format!(".TP\n\\fB{code}\\fR\n")),
+            "EXIT STATUS lacks {code}"
+        );
+    }
+    assert!(
+        !page.contains("source tree"),
+        "nothing points into the source"
+    );
+}
+
+#[test]
+fn the_man_page_renders_without_a_warning() {
+    let Ok(groff) = Command::new("groff").arg("--version").output() else {
+        eprintln!("skipped: no groff here");
+        return;
+    };
+    assert!(groff.status.success());
+    let sb = Sandbox::new();
+    let page = sb.tmp.path().join("luzia.1");
+    let out = sb.luzia().arg("man").output().unwrap();
+    std::fs::write(&page, &out.stdout).unwrap();
+    let render = Command::new("groff")
+        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(render.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&render.stderr),
+        "",
+        "groff's warnings"
+    );
+}

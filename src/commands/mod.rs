@@ -11,6 +11,7 @@ pub mod install;
 pub mod job_rows;
 pub mod jobs;
 pub mod logs;
+pub mod manual;
 pub mod mcp;
 pub mod notify;
 pub mod question_rows;
