@@ -96,6 +96,26 @@ pub enum Command {
     /// A simulated agent, used by `tui --demo`
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
+    /// What the completion scripts offer: job ids, projects or hosts, one a line (not for people)
+    #[command(hide = true, name = "__candidates")]
+    Candidates(CandidatesArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CandidateKind {
+    Jobs,
+    Projects,
+    Hosts,
+}
+
+#[derive(Debug, Args)]
+pub struct CandidatesArgs {
+    /// What to list: jobs (their ids, newest first), projects or hosts
+    #[arg(value_enum)]
+    pub kind: CandidateKind,
+    /// Only those that start with this (the word being completed)
+    #[arg(default_value = "", allow_hyphen_values = true)]
+    pub prefix: String,
 }
 
 #[derive(Debug, Args)]

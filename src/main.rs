@@ -33,6 +33,8 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
         // Installing needs no config: a broken one must not stop a completion script.
         Command::Completions(args) => commands::install::completions(args.shell, &mut out)?,
         Command::Man => commands::install::man_page(&mut out)?,
+        // Asked on every Tab: quiet whatever the config says (it reads it itself).
+        Command::Candidates(args) => commands::complete::candidates(&cli.global, args, &mut out)?,
         operator => {
             let overrides = Overrides {
                 config: cli.global.config.clone(),
@@ -91,6 +93,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 | Command::Mcp(_)
                 | Command::DemoAgent(_)
                 | Command::Completions(_)
+                | Command::Candidates(_)
                 | Command::Man => {
                     unreachable!("handled above")
                 }

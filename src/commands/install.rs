@@ -8,9 +8,14 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 
 /// `luzia completions SHELL`: the completion script for that shell.
+/// For bash, the script also completes job ids, projects and hosts from what is on disk and in
+/// the config (see [`super::complete`]).
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut cmd = visible_command();
     clap_complete::generate(shell, &mut cmd, "luzia", out);
+    if shell == clap_complete::Shell::Bash {
+        out.write_all(super::complete::bash_dynamic(&Cli::command()).as_bytes())?;
+    }
     Ok(0)
 }
 
