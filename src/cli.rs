@@ -560,7 +560,8 @@ pub struct WatchArgs {
 
 #[derive(Debug, Args)]
 pub struct GcArgs {
-    /// Collect jobs finished longer ago than this: a number and s, m, h, d or w (30d)
+    /// Collect jobs finished longer ago than this: the duration syntax, with w for weeks (30d,
+    /// 2w, 1d12h; a bare number is refused)
     #[arg(long, value_name = "AGE")]
     pub older_than: String,
     /// Say what would be collected, and touch nothing
