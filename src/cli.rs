@@ -520,12 +520,12 @@ pub struct QueueArgs {
 pub enum QueueAction {
     /// Remove a queued task, or one that failed to start
     Cancel {
-        /// The queue id, as `luzia queue` lists it
+        /// The queue id, as `luzia queue` lists it, or the start of it that names one task
         id: String,
     },
     /// Put tasks that failed to start back in the queue (once what stopped them is fixed)
     Retry {
-        /// Queue ids, as `luzia queue` lists them
+        /// Queue ids, as `luzia queue` lists them (or the start of each that names one task)
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         ids: Vec<String>,
         /// Every task that failed to start

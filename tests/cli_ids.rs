@@ -125,3 +125,55 @@ fn a_prefix_of_nothing_says_so_and_names_the_listing() {
     assert!(err.contains("no job '77'"), "{err}");
     assert!(err.contains("luzia jobs"), "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Queue ids
+// ---------------------------------------------------------------------------------------------
+
+/// Writes a waiting task into the queue at `queue`, as `luzia run` queues one.
+fn queued(queue: &std::path::Path, n: u32, id: &str) {
+    let dir = queue.join("pending/normal");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(format!("5_20260109T153045.00000{n}_p_{id}.json")),
+        format!(r#"{{"id": "{id}", "project": "p", "prompt": "task {id}"}}"#),
+    )
+    .unwrap();
+}
+
+#[test]
+fn queue_cancel_takes_a_unique_prefix_and_refuses_a_shared_one() {
+    let sb = Sandbox::new();
+    let queue = sb.tmp.path().join("queue");
+    queued(&queue, 1, "a1b2c3d4");
+    queued(&queue, 2, "a1ffffff");
+    queued(&queue, 3, "0badcafe");
+    let cancel = |id: &str| {
+        sb.luzia()
+            .env("LUZIA_QUEUE_DIR", &queue)
+            .args(["queue", "cancel", id])
+            .output()
+            .unwrap()
+    };
+    let out = cancel("a1");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(err.contains("'a1' is the start of 2 queued ids"), "{err}");
+    assert!(
+        err.contains("a1b2c3d4") && err.contains("a1ffffff"),
+        "{err}"
+    );
+    let out = cancel("a1b");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out), "cancelled a1b2c3d4 (p: task a1b2c3d4)\n");
+    let out = cancel("a1");
+    assert_eq!(out.status.code(), Some(0), "one left that starts so");
+    assert!(stdout_of(&out).starts_with("cancelled a1ffffff"));
+    let out = cancel("zz");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("no queued task"),
+        "{}",
+        stderr_of(&out)
+    );
+}
