@@ -6,6 +6,9 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::jobs::{JobId, Status};
 
+mod values;
+use values::{cycle_period, duration, heartbeat_period, interval};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "luzia",
@@ -205,53 +208,11 @@ pub struct LogsArgs {
     pub follow: bool,
 }
 
-fn duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::jobs::model::time::parse_duration(s).map_err(|e| e.to_string())
-}
-
-/// Whole seconds, for the options where a bare number has always meant seconds (`--cycle 10`,
-/// `--heartbeat 5`): that number, or the duration syntax every other option takes (`10s`,
-/// `2m`, `1m30s`), at least 1s.
-fn whole_seconds(s: &str, max: u64) -> Result<u64, String> {
-    let secs = match s.trim().parse::<u64>() {
-        Ok(n) => n,
-        Err(_) => {
-            let d = duration(s)?;
-            if d.subsec_nanos() != 0 {
-                return Err(format!(
-                    "'{s}' is not a whole number of seconds (10, 10s, 2m)"
-                ));
-            }
-            d.as_secs()
-        }
-    };
-    if !(1..=max).contains(&secs) {
-        return Err(format!("'{s}' is out of range: from 1s to {max}s"));
-    }
-    Ok(secs)
-}
-
-fn cycle_period(s: &str) -> Result<u64, String> {
-    whole_seconds(s, crate::jobs::model::time::MAX_DURATION.as_secs())
-}
-
-fn heartbeat_period(s: &str) -> Result<u64, String> {
-    whole_seconds(s, 3600)
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
     Json,
     #[value(alias = "markdown")]
     Md,
-}
-
-fn interval(s: &str) -> Result<std::time::Duration, String> {
-    let d = duration(s)?;
-    if d < std::time::Duration::from_millis(100) {
-        return Err(format!("'{s}' is too short: refresh at most every 100ms"));
-    }
-    Ok(d)
 }
 
 #[derive(Debug, Args)]
