@@ -6,6 +6,9 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::jobs::{JobId, Status};
 
+mod values;
+use values::{cycle_period, duration, heartbeat_period, interval};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "luzia",
@@ -102,6 +105,26 @@ pub enum Command {
     /// A simulated agent, used by `tui --demo`
     #[command(hide = true)]
     DemoAgent(DemoAgentArgs),
+    /// What the completion scripts offer: job ids, projects or hosts, one a line (not for people)
+    #[command(hide = true, name = "__candidates")]
+    Candidates(CandidatesArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CandidateKind {
+    Jobs,
+    Projects,
+    Hosts,
+}
+
+#[derive(Debug, Args)]
+pub struct CandidatesArgs {
+    /// What to list: jobs (their ids, newest first), projects or hosts
+    #[arg(value_enum)]
+    pub kind: CandidateKind,
+    /// Only those that start with this (the word being completed)
+    #[arg(default_value = "", allow_hyphen_values = true)]
+    pub prefix: String,
 }
 
 #[derive(Debug, Args)]
@@ -144,8 +167,9 @@ pub struct TuiArgs {
     /// A wall display: shows everything, writes nothing, anywhere (also `read_only = true`)
     #[arg(long)]
     pub read_only: bool,
-    /// Rotate the output pane through running and waiting jobs every SECONDS
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Rotate the output pane through running and waiting jobs this often (10s, 2m; a bare
+    /// number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = cycle_period)]
     pub cycle: Option<u64>,
     /// Open on a fresh demo jobs root with simulated agents (its path is printed on exit)
     #[arg(long, conflicts_with = "jobs_dir")]
@@ -190,6 +214,7 @@ pub struct JobsArgs {
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Number of lines from the end
     #[arg(short = 'n', long = "lines", default_value_t = 50, value_name = "N")]
@@ -199,23 +224,11 @@ pub struct LogsArgs {
     pub follow: bool,
 }
 
-fn duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::jobs::model::time::parse_duration(s).map_err(|e| e.to_string())
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
     Json,
     #[value(alias = "markdown")]
     Md,
-}
-
-fn interval(s: &str) -> Result<std::time::Duration, String> {
-    let d = duration(s)?;
-    if d < std::time::Duration::from_millis(100) {
-        return Err(format!("'{s}' is too short: refresh at most every 100ms"));
-    }
-    Ok(d)
 }
 
 #[derive(Debug, Args)]
@@ -272,6 +285,7 @@ pub struct QuestionsArgs {
 
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Answer this question only (its id, as `luzia questions` shows it); refused, saying who
     /// answered it, once it is no longer pending. Without it: the question pending now
@@ -284,17 +298,20 @@ pub struct AnswerArgs {
 
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Decide this gate only (its id, as `luzia questions` shows it); refused, saying who
     /// decided it, once it is no longer pending. Without it: the gate pending now
     #[arg(long, value_name = "GN")]
     pub gate: Option<String>,
+    /// Why, recorded with the decision (the agent receives it)
     #[arg(long, value_name = "R")]
     pub reason: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct DenyArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Decide this gate only (its id, as `luzia questions` shows it); without it: the gate
     /// pending now
@@ -322,6 +339,7 @@ pub enum AskType {
 
 #[derive(Debug, Args)]
 pub struct AskArgs {
+    /// The question, as the operator will read it
     pub question: String,
     /// An option to choose from (repeatable; makes the question a choice)
     #[arg(long = "option", short = 'o', value_name = "O")]
@@ -329,6 +347,7 @@ pub struct AskArgs {
     /// choice, text or confirm (default: choice with options, else text)
     #[arg(long = "type", value_enum)]
     pub kind: Option<AskType>,
+    /// What the operator needs to know to answer (shown below the question)
     #[arg(long, value_name = "C", default_value = "")]
     pub context: String,
     /// Stop waiting after this long (90s, 30m, 2h)
@@ -358,8 +377,11 @@ pub struct McpArgs {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
+    /// The gate's short name (`deploy`, `migrate-db`)
     pub name: String,
+    /// What is about to happen, as the operator will read it
     pub description: String,
+    /// What the operator needs to know to decide (shown below the description)
     #[arg(long, value_name = "C", default_value = "")]
     pub context: String,
     /// Approve by itself after this long (a gate never opens by itself otherwise)
@@ -415,6 +437,7 @@ pub struct RunArgs {
     /// Run in the git repository holding DIR; every word is then the task
     #[arg(short = 'C', value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Where it goes in the queue when it has to wait: high goes before every normal task
     #[arg(long, value_enum, default_value = "normal")]
     pub priority: PriorityArg,
     /// Queue it even if a slot is free
@@ -428,6 +451,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct KillArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// How long the agent has to stop after SIGTERM before SIGKILL
     #[arg(long, value_parser = duration, default_value = "10s", value_name = "DURATION")]
@@ -436,6 +460,7 @@ pub struct KillArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// The files and their counts only, without the diff
     #[arg(long)]
@@ -447,11 +472,13 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
 }
 
 #[derive(Debug, Args)]
 pub struct RetryArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// Answer the job's pending question first (a job that stopped needing input)
     #[arg(long, value_name = "TEXT")]
@@ -460,6 +487,7 @@ pub struct RetryArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplyArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
     /// What to tell the agent (several words are joined with spaces)
     #[arg(required = true, num_args = 1.., value_name = "TEXT")]
@@ -468,6 +496,7 @@ pub struct ReplyArgs {
 
 #[derive(Debug, Args)]
 pub struct AttachArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
 }
 
@@ -480,10 +509,13 @@ pub struct QueueArgs {
 #[derive(Debug, Subcommand)]
 pub enum QueueAction {
     /// Remove a queued task, or one that failed to start
-    Cancel { id: String },
+    Cancel {
+        /// The queue id, as `luzia queue` lists it, or the start of it that names one task
+        id: String,
+    },
     /// Put tasks that failed to start back in the queue (once what stopped them is fixed)
     Retry {
-        /// Queue ids, as `luzia queue` lists them
+        /// Queue ids, as `luzia queue` lists them (or the start of each that names one task)
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         ids: Vec<String>,
         /// Every task that failed to start
@@ -511,15 +543,15 @@ pub struct WatchArgs {
     /// One JSON object a line: hello, each job, each change, heartbeats (the only form for now)
     #[arg(long)]
     pub json: bool,
-    /// Seconds between heartbeat lines
-    #[arg(long, value_name = "SECS", default_value_t = 5,
-          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    /// Time between heartbeat lines, 1s to 1h (5s, 1m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = heartbeat_period)]
     pub heartbeat: u64,
 }
 
 #[derive(Debug, Args)]
 pub struct GcArgs {
-    /// Collect jobs finished longer ago than this: a number and s, m, h, d or w (30d)
+    /// Collect jobs finished longer ago than this: the duration syntax, with w for weeks (30d,
+    /// 2w, 1d12h; a bare number is refused)
     #[arg(long, value_name = "AGE")]
     pub older_than: String,
     /// Say what would be collected, and touch nothing
@@ -547,3 +579,6 @@ pub struct SuperviseArgs {
     pub slot_fd: Option<i32>,
     pub job_dir: PathBuf,
 }
+
+#[cfg(test)]
+mod tests;

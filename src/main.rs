@@ -43,6 +43,8 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
             };
             commands::doctor::run(&overrides, args, &mut out)?
         }
+        // Asked on every Tab: quiet whatever the config says (it reads it itself).
+        Command::Candidates(args) => commands::complete::candidates(&cli.global, args, &mut out)?,
         operator => {
             let overrides = Overrides {
                 config: cli.global.config.clone(),
@@ -103,6 +105,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 | Command::Completions(_)
                 | Command::Init(_)
                 | Command::Doctor(_)
+                | Command::Candidates(_)
                 | Command::Man => {
                     unreachable!("handled above")
                 }

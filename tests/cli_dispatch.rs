@@ -1364,10 +1364,7 @@ fn luzia_project_task_works_like_run_and_an_unknown_word_is_refused() {
             &["frobnicate", "the", "docs"][..],
             "'frobnicate' is neither a command nor a configured project",
         ),
-        (
-            &["jbos"],
-            "'jbos' is neither a command nor a configured project",
-        ),
+        (&["jbos"], "unknown command 'jbos': did you mean 'jobs'?"),
         (&["p"], "usage: luzia p TASK"),
     ] {
         let r = w.run(args);

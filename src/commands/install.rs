@@ -8,9 +8,14 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 
 /// `luzia completions SHELL`: the completion script for that shell.
+/// For bash, the script also completes job ids, projects and hosts from what is on disk and in
+/// the config (see [`super::complete`]).
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut cmd = visible_command();
     clap_complete::generate(shell, &mut cmd, "luzia", out);
+    if shell == clap_complete::Shell::Bash {
+        out.write_all(super::complete::bash_dynamic(&Cli::command()).as_bytes())?;
+    }
     Ok(0)
 }
 
@@ -59,18 +64,18 @@ pub fn man_page(out: &mut dyn Write) -> anyhow::Result<u8> {
             }
         }
     }
+    super::manual::write_sections(out)?;
     man.render_version_section(out)?;
     writeln!(
         out,
-        ".SH FILES\n\\fI$XDG_CONFIG_HOME/luzia/config.toml\\fR, \\fI/etc/luzia/config.toml\\fR: \
-         the config (see the README).\n.SH SEE ALSO\nThe README and docs/ of the source tree."
+        ".SH SEE ALSO\n\\fBluzia \\fICOMMAND\\fB \\-\\-help\\fR for each command's options."
     )?;
     Ok(0)
 }
 
 /// A line of text as roff reads it: backslashes escaped, and a leading dot or quote kept from
 /// being taken for a request.
-fn roff_escape(text: &str) -> String {
+pub(crate) fn roff_escape(text: &str) -> String {
     let escaped = text.replace('\\', "\\\\").replace('-', "\\-");
     if escaped.starts_with('.') || escaped.starts_with('\'') {
         format!("\\&{escaped}")

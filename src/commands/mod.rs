@@ -1,6 +1,7 @@
 //! The plain CLI: one module per subcommand, each a thin layer over [`crate::jobs`].
 
 pub mod agent;
+pub mod complete;
 pub mod demo_agent;
 pub mod demo_claude;
 pub mod doctor;
@@ -13,6 +14,7 @@ pub mod install;
 pub mod job_rows;
 pub mod jobs;
 pub mod logs;
+pub mod manual;
 pub mod mcp;
 pub mod notify;
 pub mod question_rows;
@@ -23,6 +25,7 @@ mod run_project;
 pub mod session;
 pub mod signals;
 pub mod status;
+pub mod suggest;
 pub mod table;
 pub mod tui;
 pub mod watch;
@@ -33,6 +36,7 @@ use std::path::Path;
 use anyhow::{Result, bail};
 
 use crate::config::Config;
+use crate::jobs::model::resolve::{ResolveError, resolve};
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, read_job};
 
@@ -164,16 +168,60 @@ pub fn check_projects(cfg: &Config, jobs: &[Job], wanted: &[String]) -> Result<(
     )
 }
 
-/// One job by id, or an error naming the id and the root.
-pub fn find_job(cfg: &Config, id: &JobId) -> Result<Job> {
+/// One job by its id or a unique prefix of it (as the cockpit shows ids in a narrow
+/// terminal), or an error naming the id and the root; a prefix several jobs share is refused
+/// with the candidates, so that nothing is done to a job the operator did not mean.
+pub fn find_job(cfg: &Config, typed: &JobId) -> Result<Job> {
     let root = jobs_root(cfg)?;
-    match read_job(root, id, chrono::Utc::now()) {
+    let id = match resolve(root, typed) {
+        Ok(id) => id,
+        Err(ResolveError::Ambiguous { matches, .. }) => bail!(ambiguous(root, typed, &matches)),
+        Err(e) => return Err(e.into()),
+    };
+    match read_job(root, &id, chrono::Utc::now()) {
         Some(job) => Ok(job),
         None => bail!(
             "no job '{id}' under {} (run `luzia jobs` to list the jobs there)",
             root.display()
         ),
     }
+}
+
+/// How many candidates an ambiguous prefix lists before "and N more".
+const CANDIDATES_SHOWN: usize = 10;
+
+/// The refusal of a prefix several jobs share: each candidate on a line with its status,
+/// project and the start of its task (only the candidates shown are read).
+fn ambiguous(root: &Path, typed: &JobId, matches: &[JobId]) -> String {
+    let now = chrono::Utc::now();
+    let mut text = format!(
+        "'{typed}' is the start of {} job ids under {}; type more of the id:",
+        matches.len(),
+        root.display()
+    );
+    for id in matches.iter().take(CANDIDATES_SHOWN) {
+        let line = match read_job(root, id, now) {
+            Some(job) => format!(
+                "{id}  {}  {}  {}",
+                job.status,
+                plain_text(job.project()),
+                table::cut(
+                    &plain_text(job.task().lines().next().unwrap_or_default()),
+                    50
+                )
+            ),
+            None => id.to_string(),
+        };
+        text.push_str("\n  ");
+        text.push_str(line.trim_end());
+    }
+    if matches.len() > CANDIDATES_SHOWN {
+        text.push_str(&format!(
+            "\n  and {} more",
+            matches.len() - CANDIDATES_SHOWN
+        ));
+    }
+    text
 }
 
 #[cfg(test)]

@@ -66,6 +66,18 @@ pub fn shorthand(cfg: &Config, words: &[String], out: &mut dyn Write) -> Result<
         return usage("usage: luzia PROJECT TASK...".into());
     };
     if !cfg.projects.contains_key(project) {
+        let shown = project.escape_debug();
+        if let Some(meant) = super::suggest::closest_command(project) {
+            return usage(format!(
+                "unknown command '{shown}': did you mean '{meant}'? (`luzia --help` lists the commands)"
+            ));
+        }
+        if task.is_empty() {
+            return usage(format!(
+                "unknown command '{shown}' (`luzia --help` lists the commands; `luzia PROJECT TASK...` \
+                 runs a task in a configured project)"
+            ));
+        }
         return usage(format!(
             "'{}' is neither a command nor a configured project (`luzia --help` lists the commands)",
             project.escape_debug()
@@ -133,10 +145,47 @@ pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> 
     said(cfg, dispatched, out)
 }
 
+/// A queue id as typed: the id of a task in the queue (waiting, starting or failed to start),
+/// or the start of the one such id that starts so; anything else is passed on as it is, for
+/// the queue to say it has no such task.
+fn queue_id(cfg: &Config, typed: &str) -> Result<String> {
+    let (Ok(listed), Ok(failed)) = (queue::list(&cfg.queue_dir), queue::failed(&cfg.queue_dir))
+    else {
+        return Ok(typed.to_owned());
+    };
+    let mut ids: Vec<String> = listed
+        .into_iter()
+        .map(|q| q.id)
+        .chain(failed.into_iter().map(|f| f.entry.id))
+        .collect();
+    if typed.is_empty() || ids.iter().any(|id| id == typed) {
+        return Ok(typed.to_owned());
+    }
+    ids.retain(|id| id.starts_with(typed));
+    ids.sort();
+    ids.dedup();
+    match ids.as_slice() {
+        [] => Ok(typed.to_owned()),
+        [one] => Ok(one.clone()),
+        several => bail!(
+            "'{}' is the start of {} queued ids ({}): type more of the id (`luzia queue` lists them)",
+            plain_text(typed),
+            several.len(),
+            several
+                .iter()
+                .take(10)
+                .map(|id| plain_text(id))
+                .chain((several.len() > 10).then(|| "…".to_owned()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> {
     match &args.action {
         Some(QueueAction::Cancel { id }) => {
-            let q = queue::cancel(&cfg.queue_dir, id)?;
+            let q = queue::cancel(&cfg.queue_dir, &queue_id(cfg, id)?)?;
             writeln!(
                 out,
                 "cancelled {} ({}: {})",
@@ -226,7 +275,10 @@ fn queue_retry(cfg: &Config, ids: &[String], all: bool, out: &mut dyn Write) -> 
             .map(|f| f.entry.id)
             .collect()
     } else {
-        ids.to_vec()
+        // Every id worked out before any task moves: an ambiguous one moves none.
+        ids.iter()
+            .map(|id| queue_id(cfg, id))
+            .collect::<Result<_>>()?
     };
     if ids.is_empty() {
         writeln!(out, "no task failed to start")?;

@@ -15,21 +15,34 @@ use crate::jobs::hitl::once::{PublishError, what_became_of};
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::{Job, Standing, read_job};
 use crate::jobs::model::waiting::{Question, QuestionType};
+use crate::jobs::os::account::Account;
 use crate::jobs::text::sanitize::plain_text;
 
 pub use crate::jobs::hitl::once::{Closed, Outcome, publish_decision, publish_response};
 pub use crate::jobs::hitl::published::{Decision, Response, new_token, timestamp};
 
-/// Who is answering: `$USER@hostname`.
+/// Who is answering: `user@hostname`, the user as `$USER` (else `$LOGNAME`) names it, else
+/// the name of the process's uid.
 pub fn operator() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".into());
     let host = rustix::system::uname()
         .nodename()
         .to_string_lossy()
         .into_owned();
+    let user = user_name(|name| std::env::var(name).ok(), Account::current_name);
     format!("{user}@{host}")
+}
+
+/// The operator's user name: from the environment `var` when it says (an empty value does
+/// not), else from the uid's account, else `unknown`.
+fn user_name(
+    var: impl Fn(&str) -> Option<String>,
+    account: impl FnOnce() -> Option<String>,
+) -> String {
+    ["USER", "LOGNAME"]
+        .into_iter()
+        .find_map(|name| var(name).filter(|v| !v.is_empty()))
+        .or_else(account)
+        .unwrap_or_else(|| "unknown".into())
 }
 
 #[derive(Debug, thiserror::Error)]

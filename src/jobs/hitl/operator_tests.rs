@@ -128,3 +128,28 @@ fn a_choice_of_several_takes_options_by_text_or_number_in_their_order() {
         "1) unit tests (fast), 2) smoke, then load, 3) docs (the manual)"
     );
 }
+
+#[test]
+fn the_operator_is_named_by_the_environment_else_by_the_uid() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    let uid = || Some("ana".to_owned());
+    assert_eq!(
+        user_name(env(&[("USER", "bo"), ("LOGNAME", "cy")]), uid),
+        "bo"
+    );
+    assert_eq!(user_name(env(&[("LOGNAME", "cy")]), uid), "cy");
+    assert_eq!(user_name(env(&[]), uid), "ana", "no $USER: the uid's name");
+    assert_eq!(
+        user_name(env(&[("USER", "")]), uid),
+        "ana",
+        "an empty $USER says nothing"
+    );
+    assert_eq!(user_name(env(&[]), || None), "unknown");
+}

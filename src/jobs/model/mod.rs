@@ -1,6 +1,6 @@
 //! What a job directory means: its id, meta.json, progress, what its session did and is doing, the question or gate it waits on,
-//! a requested stop, the status derived from all of them, a scan of the whole root, and the
-//! `jobs ID` description.
+//! a requested stop, the status derived from all of them, a scan of the whole root, a typed id
+//! (or its prefix) resolved to a job, and the `jobs ID` description.
 
 pub mod describe;
 pub mod format;
@@ -11,6 +11,7 @@ pub mod lifecycle;
 pub mod meta;
 pub mod process;
 pub mod progress;
+pub mod resolve;
 pub mod review;
 pub mod scan;
 pub mod session;

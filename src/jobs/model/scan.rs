@@ -34,6 +34,13 @@ const PARALLEL_MIN: usize = 256;
 
 /// The ids of the job directories under `root`, unsorted.
 pub fn list_ids(root: &Path) -> Result<Vec<JobId>, ScanError> {
+    list_ids_where(root, |_| true)
+}
+
+/// The ids of the job directories under `root` whose name `keep` accepts, unsorted: the name
+/// is asked about before anything is allocated for it, so a search of a large root costs its
+/// listing alone.
+pub fn list_ids_where(root: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<JobId>, ScanError> {
     let entries = std::fs::read_dir(root).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => ScanError::Missing(root.to_owned()),
         std::io::ErrorKind::NotADirectory => ScanError::NotADirectory(root.to_owned()),
@@ -51,7 +58,7 @@ pub fn list_ids(root: &Path) -> Result<Vec<JobId>, ScanError> {
         let Some(name) = entry
             .file_name()
             .to_str()
-            .filter(|n| is_valid(n))
+            .filter(|n| keep(n) && is_valid(n))
             .map(str::to_owned)
         else {
             continue;

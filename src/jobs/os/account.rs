@@ -27,6 +27,14 @@ impl Account {
         Account::from_files(name, &passwd, &group)
     }
 
+    /// The name `/etc/passwd` gives this process's user (its real uid): who is at the
+    /// keyboard when the environment does not say (`$USER` unset under cron, `env -i`, some
+    /// containers).
+    pub fn current_name() -> Option<String> {
+        let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+        name_of_uid(rustix::process::getuid().as_raw(), &passwd)
+    }
+
     pub fn from_files(name: &str, passwd: &str, group: &str) -> Option<Account> {
         let mut account = passwd.lines().find_map(|l| {
             let f: Vec<&str> = l.split(':').collect();
@@ -81,5 +89,41 @@ impl Account {
 
     pub fn uid(&self) -> Uid {
         Uid::from_raw(self.uid)
+    }
+}
+
+/// The first user of `passwd` (the text of `/etc/passwd`) whose uid is `uid`.
+pub fn name_of_uid(uid: u32, passwd: &str) -> Option<String> {
+    passwd.lines().find_map(|l| {
+        let mut fields = l.split(':');
+        let name = fields.next().filter(|n| !n.is_empty())?;
+        let found: u32 = fields.nth(1)?.parse().ok()?;
+        (found == uid).then(|| name.to_owned())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_uid_is_named_by_the_first_passwd_line_that_has_it() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\n\
+                      broken line\n\
+                      :x:1000:1000::/:/bin/sh\n\
+                      ana:x:1000:1000:Ana:/home/ana:/bin/zsh\n\
+                      alias:x:1000:1000::/home/ana:/bin/zsh\n";
+        assert_eq!(name_of_uid(0, passwd).as_deref(), Some("root"));
+        assert_eq!(name_of_uid(1000, passwd).as_deref(), Some("ana"));
+        assert_eq!(name_of_uid(4242, passwd), None);
+    }
+
+    #[test]
+    fn this_process_has_a_name() {
+        // Tests run as root here and in CI; whoever runs them has a line in /etc/passwd.
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+        let uid = rustix::process::getuid().as_raw();
+        assert_eq!(Account::current_name(), name_of_uid(uid, &passwd));
+        assert!(Account::current_name().is_some());
     }
 }

@@ -89,27 +89,44 @@ pub enum GcError {
     Queue(PathBuf, String),
 }
 
-/// Parses an age: a whole number and a unit, `s`, `m`, `h`, `d` or `w` (`30d`).
+/// Parses an age: whole numbers each with a unit, `s`, `m`, `h`, `d` or `w` (`30d`, `1d12h`); a
+/// bare number is refused (days or seconds?).
 pub fn parse_age(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     let bad = || {
         format!(
-            "'{}' is not an age: give a whole number and a unit, s, m, h, d or w (30d, 12h)",
+            "'{}' is not an age: give whole numbers each with a unit, s, m, h, d or w (30d, 12h, \
+             1d12h)",
             text.escape_debug()
         )
     };
-    let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-    let (number, unit) = t.split_at(split);
-    let n: u64 = number.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        "w" => 7 * 86_400,
-        _ => return Err(bad()),
-    };
-    n.checked_mul(secs).map(Duration::from_secs).ok_or_else(bad)
+    if t.is_empty() {
+        return Err(bad());
+    }
+    // Whole numbers each with its unit, as many as given: `30d`, `1w3d`, `1h30m`.
+    let mut total: u64 = 0;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        let unit_len = rest[digits..]
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len() - digits);
+        let secs = match &rest[digits..digits + unit_len] {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3600,
+            "d" => 86_400,
+            "w" => 7 * 86_400,
+            _ => return Err(bad()),
+        };
+        total = n
+            .checked_mul(secs)
+            .and_then(|s| total.checked_add(s))
+            .ok_or_else(bad)?;
+        rest = &rest[digits + unit_len..];
+    }
+    Ok(Duration::from_secs(total))
 }
 
 /// The default archive: `<root>-archive` beside the root.

@@ -100,6 +100,8 @@ fn ages_are_a_number_and_a_unit() {
     assert_eq!(parse_age("12h"), Ok(Duration::from_secs(12 * 3600)));
     assert_eq!(parse_age("2w"), Ok(Duration::from_secs(14 * DAY)));
     assert_eq!(parse_age("0s"), Ok(Duration::ZERO));
+    assert_eq!(parse_age("1h30m"), Ok(Duration::from_secs(5400)));
+    assert_eq!(parse_age("1w3d"), Ok(Duration::from_secs(10 * DAY)));
     for bad in [
         "",
         "30",
@@ -109,6 +111,10 @@ fn ages_are_a_number_and_a_unit() {
         "1.5d",
         "30y",
         "99999999999999999999d",
+        "1d1",
+        "d1",
+        "1h 30m",
+        "2562047788015215w1w",
     ] {
         let e = parse_age(bad).unwrap_err();
         assert!(
