@@ -50,7 +50,7 @@ sections! {
             line("new task: the input bar (project, task)"), [table(4, 14, "new").writes()];
         Command "command_line" keys(&[":"]),
             "the command line: `:q`, `:run TASK`, `:project NAME`, `:sort KEY`, `:view NAME`, `:help` (tab completes)",
-            line("command line: :q  :run TASK  :project  :sort  :view  :help"), [];
+            line("command line: :q :run :project :sort :view :help"), [];
         Kill "kill" keys(&["K"]), "kill the selected job (asks first)",
             line("kill the selected job (asks) / retry it"), [table(5, 10, "kill").writes()];
         Retry "retry" keys(&["r"]), "retry the selected job", JOIN, [table(6, 9, "retry").writes()];
@@ -74,9 +74,9 @@ sections! {
         Search "search" keys(&["/"]), "search the output (in the output pane)", JOIN,
             [output(3, 14, "search")];
         SearchNext "search_next" keys(&["n"]), "the next match of the search (while there is one)",
-            line("next / previous match"), [searching(4, 10, "match")];
+            line("next / previous match"), [searching(4, 14, "match")];
         SearchPrev "search_prev" keys(&["N"]), "the previous match", JOIN,
-            [searching(4, 10, "match")];
+            [searching(4, 14, "match")];
         Follow "follow" keys(&["end", "G"]), "follow the output again",
             line("follow the output again"), [output(2, 0, "follow")];
         ToggleWrap "toggle_wrap" keys(&["w"]), "wrap long output lines, or not",

@@ -47,7 +47,7 @@ pub fn parse(line: &str) -> Result<Command, String> {
             .map(Command::View)
             .ok_or_else(|| format!("no view '{arg}': {}", view_names().join(", "))),
         other => Err(format!(
-            "unknown command '{other}': the commands are {}",
+            "unknown command '{other}' (commands: {})",
             NAMES.join(", ")
         )),
     }
@@ -194,11 +194,11 @@ mod tests {
             ),
             (
                 "wq",
-                Err("unknown command 'wq': the commands are quit, run, project, sort, view, help"),
+                Err("unknown command 'wq' (commands: quit, run, project, sort, view, help)"),
             ),
             (
                 "Q",
-                Err("unknown command 'Q': the commands are quit, run, project, sort, view, help"),
+                Err("unknown command 'Q' (commands: quit, run, project, sort, view, help)"),
             ),
         ];
         for (line, want) in table {
