@@ -106,7 +106,7 @@ sections! {
         Help "help" keys(&["?", "f1"]), "the help", line("this help"),
             [table(14, 0, "help"), output(12, 0, "help")];
         Quit "quit" keys(&["q", "ctrl-c"]),
-            "quit (ctrl-c first asks again while a draft is kept in the input bar)", line("quit"),
+            "quit (while a draft is kept in the input bar, the first press asks again)", line("quit"),
             [table(15, 0, "quit"), output(13, 0, "quit")];
     }
 
