@@ -174,6 +174,10 @@ pub struct TuiArgs {
     /// Open on a fresh demo jobs root with simulated agents (its path is printed on exit)
     #[arg(long, conflicts_with = "jobs_dir")]
     pub demo: bool,
+    /// With --demo: leave the demo's agents running when the cockpit quits (else they are
+    /// stopped)
+    #[arg(long, requires = "demo")]
+    pub keep: bool,
     /// Also show the jobs of this host of the config (`[hosts.NAME]`), over ssh (repeatable);
     /// this machine's jobs are always shown
     #[arg(long = "host", value_name = "NAME")]

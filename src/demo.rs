@@ -3,6 +3,7 @@
 //! cockpit can be seen working with nothing installed but Rust.
 
 mod review;
+pub mod stop;
 
 use std::fs;
 use std::path::Path;

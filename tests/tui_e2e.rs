@@ -1089,6 +1089,8 @@ fn the_demo_dispatches_kills_retries_and_answers() {
         ..Opts::default()
     }
     .arg("--demo")
+    // The agents outlive the demo (quitting it without --keep stops them).
+    .arg("--keep")
     .env("TMPDIR", tmp.to_str().unwrap());
     let ck = Cockpit::start(&sb, opts);
     ck.wait_text("needs approval");
@@ -1152,7 +1154,7 @@ fn the_demo_dispatches_kills_retries_and_answers() {
     });
     ck.esc();
 
-    // Quitting leaves the agents running. The retry's meta.json can be found before its
+    // Quitting with --keep leaves the agents running. The retry's meta.json can be found before its
     // supervisor has written the pid file: wait for it.
     let deadline = Instant::now() + Duration::from_secs(15);
     let supervisor: u32 = loop {

@@ -77,16 +77,10 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
     };
     tracing::info!(root = %opts.root.display(), read_only, "cockpit starting");
     let result = crate::tui::run(opts, Some(cfg.clone()));
+    // The terminal is restored by now: whatever waits below waits in the shell's view.
     report_log_failure();
     if args.demo {
-        let file = cfg
-            .file
-            .as_ref()
-            .map_or(String::new(), |p| p.display().to_string());
-        eprintln!(
-            "luzia: the demo is in {} (its agents finish on their own; `luzia --config {file} jobs` lists them)",
-            root.parent().unwrap_or(&root).display()
-        );
+        eprintln!("luzia: {}", end_demo(&cfg, &root, args.keep));
     }
     Ok(result?.map_or(0, |stop| stop.exit_code()))
 }
@@ -107,6 +101,33 @@ fn with_project_here(mut cfg: Config, demo: bool) -> (Config, Option<String>) {
             .insert(here.name.clone(), crate::config::Project::at(here.path));
     }
     (cfg, Some(here.name))
+}
+
+/// The demo's agents stopped (unless `keep`), and what the operator is told of them.
+fn end_demo(cfg: &Config, root: &std::path::Path, keep: bool) -> String {
+    let file = cfg
+        .file
+        .as_ref()
+        .map_or(String::new(), |p| p.display().to_string());
+    let jobs = root.display();
+    if keep {
+        return format!(
+            "the demo's agents keep running (--keep); their jobs are in {jobs}: \
+             `luzia --config {file} jobs` lists them, `luzia --config {file} kill ID` stops one"
+        );
+    }
+    let stopped = crate::demo::stop::stop_agents(root, &cfg.queue_dir);
+    let agents = match stopped.agents {
+        1 => "1 demo agent".to_owned(),
+        n => format!("{n} demo agents"),
+    };
+    let mut said = format!(
+        "stopped {agents}; their jobs are in {jobs} (`luzia --config {file} jobs` lists them)"
+    );
+    for failure in &stopped.failures {
+        said.push_str(&format!("\nluzia: a demo agent was not stopped: {failure}"));
+    }
+    said
 }
 
 /// The remote hosts to show beside this machine: those named (each must be in the config), or

@@ -64,6 +64,15 @@ impl TextInput {
         &self.area
     }
 
+    /// Empties the input as one edit (ctrl-z brings the text back); false when it was empty.
+    pub fn clear(&mut self) -> bool {
+        if self.text().is_empty() {
+            return false;
+        }
+        self.area.select_all();
+        self.area.cut()
+    }
+
     pub fn new_line(&mut self) {
         if self.multi_line {
             self.area.insert_newline();

@@ -37,7 +37,14 @@ pub const HELP_EXTRA: usize = 3;
 
 /// The help popup does not fit the screen `height` rows tall: it scrolls.
 pub fn help_scrolls(key_lines: usize, read_only: bool, height: u16) -> bool {
-    key_lines + HELP_EXTRA + usize::from(read_only) + 2 > usize::from(height)
+    help_last_top(key_lines, read_only, height) > 0
+}
+
+/// The help's first line shown when it is scrolled to the end: its last line then is the
+/// popup's last (inside its border); 0 where it fits.
+pub fn help_last_top(key_lines: usize, read_only: bool, height: u16) -> usize {
+    let lines = key_lines + HELP_EXTRA + usize::from(read_only);
+    lines.saturating_sub(usize::from(height).saturating_sub(2))
 }
 
 pub fn too_small(area: Rect) -> bool {

@@ -61,6 +61,13 @@ impl KeyMap {
         self.shown(A::SECTION, action.index(), usize::MAX, "/")
     }
 
+    /// The keys of one row of a mode, in the order they are shown.
+    pub(super) fn row_keys(&self, section: Section, row: usize) -> &[Key] {
+        self.mode(section)
+            .and_then(|m| m.keys.get(row))
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// The first key of the action, for the footer and the popups' hints.
     pub fn first_key<A: ModeAction>(&self, action: A) -> String {
         self.shown(A::SECTION, action.index(), 1, "/")

@@ -5,7 +5,8 @@
 //!
 //! Within a mode, a key bound to several actions does the first that applies where the operator
 //! is (see `NormalAction::situational`). While a text input has the keyboard, typing, Backspace,
-//! Delete and the cursor keys always edit the text (`TextInput::always_edits`).
+//! Delete and the cursor keys always edit the text (`TextInput::always_edits`). Ctrl-C bound to
+//! nothing in an editor clears its text, then closes it (see `app/keys.rs`).
 
 mod doc;
 mod key;
@@ -17,9 +18,9 @@ pub use doc::markdown;
 pub use key::Key;
 pub use keymap::KeyMap;
 pub use row::{Defaults, Help, Hint, ModeAction, Pane, Row};
-pub use show::FooterHint;
+pub use show::{FooterHint, Place};
 
-use row::{HIDDEN, JOIN, MAIN, any, both, keys, line, output, sections, table};
+use row::{HIDDEN, JOIN, MAIN, any, both, keys, line, output, searching, sections, table};
 
 sections! {
     /// The main screen: the jobs table and the output pane.
@@ -45,8 +46,11 @@ sections! {
             line("inbox of questions and gates / detail view"),
             [table(3, 0, "inbox"), output(11, 0, "inbox")];
         Details "details" keys(&["v"]), "the detail view of the selected job", JOIN, [];
-        NewTask "new_task" keys(&["n", ":"]), "the input bar: dispatch a new task",
+        NewTask "new_task" keys(&["n"]), "the input bar: dispatch a new task",
             line("new task: the input bar (project, task)"), [table(4, 14, "new").writes()];
+        Command "command_line" keys(&[":"]),
+            "the command line: `:q`, `:run TASK`, `:project NAME`, `:sort KEY`, `:view NAME`, `:help` (tab completes)",
+            line("command line: :q :run :project :sort :view :help"), [];
         Kill "kill" keys(&["K"]), "kill the selected job (asks first)",
             line("kill the selected job (asks) / retry it"), [table(5, 10, "kill").writes()];
         Retry "retry" keys(&["r"]), "retry the selected job", JOIN, [table(6, 9, "retry").writes()];
@@ -69,9 +73,10 @@ sections! {
             line("filter jobs (table) / search output (output)"), [table(8, 12, "filter")];
         Search "search" keys(&["/"]), "search the output (in the output pane)", JOIN,
             [output(3, 14, "search")];
-        SearchNext "search_next" keys(&["n"]), "the next match of the search",
-            line("next / previous match"), [output(4, 10, "match")];
-        SearchPrev "search_prev" keys(&["N"]), "the previous match", JOIN, [output(4, 10, "match")];
+        SearchNext "search_next" keys(&["n"]), "the next match of the search (while there is one)",
+            line("next / previous match"), [searching(4, 14, "match")];
+        SearchPrev "search_prev" keys(&["N"]), "the previous match", JOIN,
+            [searching(4, 14, "match")];
         Follow "follow" keys(&["end", "G"]), "follow the output again",
             line("follow the output again"), [output(2, 0, "follow")];
         ToggleWrap "toggle_wrap" keys(&["w"]), "wrap long output lines, or not",
@@ -100,21 +105,21 @@ sections! {
             JOIN, [output(6, 2, "issue")];
         Help "help" keys(&["?", "f1"]), "the help", line("this help"),
             [table(14, 0, "help"), output(12, 0, "help")];
-        Quit "quit" keys(&["q", "ctrl-c"]), "quit", line("quit"),
+        Quit "quit" keys(&["q", "ctrl-c"]),
+            "quit (while a draft is kept in the input bar, the first press asks again)", line("quit"),
             [table(15, 0, "quit"), output(13, 0, "quit")];
     }
 
     /// The detail view of one job.
     Detail: DetailAction, "detail", "the detail view of a job" {
-        Close "close" keys(&["esc", "enter"]), "back to the main screen", HIDDEN,
+        Close "close" keys(&["esc", "enter", "q"]), "back to the main screen", HIDDEN,
             [both(1, 0, "close")];
         Up "up" MAIN, "scroll up", HIDDEN, [both(2, 0, "scroll")];
         Down "down" MAIN, "scroll down", HIDDEN, [both(2, 0, "scroll")];
         PageUp "page_up" MAIN, "scroll a page up", HIDDEN, [];
         PageDown "page_down" MAIN, "scroll a page down", HIDDEN, [];
         Top "top" MAIN, "back to the top", HIDDEN, [];
-        Help "help" MAIN, "the help", HIDDEN, [];
-        Quit "quit" MAIN, "quit", HIDDEN, [both(3, 0, "quit")];
+        Help "help" MAIN, "the help", HIDDEN, [both(3, 0, "help")];
     }
 
     /// The diff view of one job's change.
@@ -153,8 +158,9 @@ sections! {
         Bottom "bottom" MAIN, "the oldest event", HIDDEN, [];
         Open "open" MAIN, "back to the table, on the event's job", HIDDEN,
             [both(2, 0, "go to the job")];
-        Close "close" keys(&["esc", "e"]), "back to the main screen", HIDDEN, [both(3, 0, "close")];
-        Quit "quit" MAIN, "quit", HIDDEN, [both(4, 0, "quit")];
+        Close "close" keys(&["esc", "e", "q"]), "back to the main screen", HIDDEN,
+            [both(3, 0, "close")];
+        Help "help" MAIN, "the help", HIDDEN, [both(4, 0, "help")];
         Progress "progress" keys(&["p"]), "show or hide progress events (hidden at first)",
             HIDDEN, [both(5, 2, "progress")];
         AllKinds "all_kinds" keys(&["0"]), "events of every kind", HIDDEN, [both(6, 1, "kind")];
@@ -179,14 +185,13 @@ sections! {
         Bottom "bottom" MAIN, "the last project", HIDDEN, [];
         Choose "choose" keys(&["enter"]), "filter by the project highlighted", HIDDEN,
             [both(1, 0, "choose")];
-        Cancel "cancel" keys(&["esc"]), "close, the filter as it was", HIDDEN,
+        Cancel "cancel" keys(&["esc", "q"]), "close, the filter as it was", HIDDEN,
             [both(2, 0, "cancel")];
-        Quit "quit" MAIN, "quit", HIDDEN, [];
+        Help "help" MAIN, "the help", HIDDEN, [];
     }
 
     /// The help popup.
     Help: HelpAction, "help", "the help popup" {
-        Quit "quit" MAIN, "quit", HIDDEN, [];
         Up "up" MAIN, "scroll the help up (where it is taller than the screen)", HIDDEN,
             [both(2, 1, "scroll")];
         Down "down" MAIN, "scroll the help down", HIDDEN, [both(2, 1, "scroll")];
@@ -204,8 +209,9 @@ sections! {
         Next "next" keys(&["tab", "right"]), "the next question or gate", HIDDEN,
             [both(1, 0, "next")];
         Prev "prev" keys(&["shift-tab", "left"]), "the previous question or gate", HIDDEN, [];
-        Close "close" keys(&["esc"]),
-            "close the inbox (while typing a reason for a denial: back to the gate)", HIDDEN,
+        Close "close" keys(&["esc", "q"]),
+            "close the inbox (while typing a reason for a denial: back to the gate; `q` is then a letter)",
+            HIDDEN,
             [both(2, 0, "close the inbox")];
         Up "up" keys(&["up", "k"]), "the option above (a choice)", HIDDEN, [];
         Down "down" keys(&["down", "j"]), "the option below (a choice)", HIDDEN, [];
@@ -218,6 +224,7 @@ sections! {
         No "no" keys(&["n", "N"]), "answer no (a yes/no question)", HIDDEN, [];
         Approve "approve" keys(&["a"]), "approve the gate", HIDDEN, [];
         Deny "deny" keys(&["d"]), "deny the gate: type the reason, then send it", HIDDEN, [];
+        Help "help" MAIN, "the help (not while typing)", HIDDEN, [];
     }
 
     /// The input bar, where a new task is typed.
@@ -236,15 +243,24 @@ sections! {
     Filter: FilterAction, "filter", "typing the jobs filter" {
         Keep "keep" keys(&["enter"]), "keep the filter, back to the table", HIDDEN,
             [both(1, 0, "keeps")];
-        Clear "clear" keys(&["esc", "ctrl-c"]), "clear the filter", HIDDEN, [both(2, 0, "clears")];
+        Clear "clear" keys(&["esc"]), "clear the filter", HIDDEN, [both(2, 0, "clears")];
     }
 
     /// Typing a search of the output.
     Search: SearchAction, "search", "typing a search of the output" {
         Search "search" keys(&["enter"]), "search the output for the text", HIDDEN,
             [both(1, 0, "searches")];
-        Cancel "cancel" keys(&["esc", "ctrl-c"]), "leave the search as it was", HIDDEN,
+        Cancel "cancel" keys(&["esc"]), "leave the search as it was", HIDDEN,
             [both(2, 0, "cancels")];
+    }
+
+    /// The command line, opened with `:`.
+    Command: CommandAction, "command", "the command line (`:q`, `:run TASK`, ...)" {
+        Run "run" keys(&["enter"]), "run the command typed", HIDDEN, [both(1, 0, "runs")];
+        Complete "complete" keys(&["tab"]),
+            "complete the command's name, or its argument (projects, sort keys, views)", HIDDEN,
+            [both(2, 0, "completes")];
+        Close "close" keys(&["esc"]), "close the command line", HIDDEN, [both(3, 0, "closes")];
     }
 }
 

@@ -29,6 +29,8 @@ pub enum Pane {
     Both,
     Table,
     Output,
+    /// Either pane, while a search of the output is going on (its keys then take `n`/`N`).
+    Searching,
 }
 
 /// A footer hint. Rows whose hints share `pane` and `at` make one hint, their keys joined with
@@ -102,6 +104,10 @@ pub const fn table(at: u8, drop: u8, label: &'static str) -> Hint {
 
 pub const fn output(at: u8, drop: u8, label: &'static str) -> Hint {
     hint(Pane::Output, at, drop, label)
+}
+
+pub const fn searching(at: u8, drop: u8, label: &'static str) -> Hint {
+    hint(Pane::Searching, at, drop, label)
 }
 
 /// An action of one mode, as the key map stores it: an index into the mode's rows.

@@ -1,7 +1,7 @@
 //! What the help popup and the footer show, made from the action table and the key map in
 //! force: they name the keys that do the thing, whatever `[keys]` says.
 
-use super::{Help, KeyMap, Pane, Section};
+use super::{Help, Hint, Key, KeyMap, Pane, Section};
 
 /// One hint of the footer: `↑/↓ select`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,16 +12,52 @@ pub struct FooterHint {
     pub drop: u8,
 }
 
+/// Where the operator is, for the footer: on the main screen, the pane with the focus, and
+/// whether a search of the output is going on (other modes use `Pane::Both`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub pane: Pane,
+    pub searching: bool,
+}
+
+impl Place {
+    pub const fn pane(pane: Pane) -> Place {
+        Place {
+            pane,
+            searching: false,
+        }
+    }
+
+    fn shows(self, hint: &Hint) -> bool {
+        match hint.pane {
+            Pane::Both => true,
+            Pane::Searching => self.searching,
+            pane => pane == self.pane,
+        }
+    }
+}
+
 impl KeyMap {
-    /// The footer's hints for a mode (on the main screen, for the pane with the focus), left
-    /// to right; a read-only cockpit does not offer what writes.
-    pub fn footer(&self, section: Section, pane: Pane, read_only: bool) -> Vec<FooterHint> {
+    /// The footer's hints for a mode (on the main screen, for where the operator is), left to
+    /// right; a read-only cockpit does not offer what writes. A key that an action of the moment
+    /// takes (`n` while there is a search) is not offered for what it does otherwise.
+    pub fn footer(&self, section: Section, place: Place, read_only: bool) -> Vec<FooterHint> {
+        let rows = section.rows();
+        let situational = |i: usize| rows[i].hints.iter().any(|h| h.pane == Pane::Searching);
+        let taken: Vec<Key> = (0..rows.len())
+            .filter(|&i| place.searching && situational(i))
+            .flat_map(|i| self.row_keys(section, i).iter().copied())
+            .collect();
         let mut hints: Vec<(u8, FooterHint)> = Vec::new();
-        for (i, row) in section.rows().iter().enumerate() {
+        for (i, row) in rows.iter().enumerate() {
+            let first = self.row_keys(section, i).first();
+            if !situational(i) && first.is_some_and(|k| taken.contains(k)) {
+                continue;
+            }
             let shown = row
                 .hints
                 .iter()
-                .filter(|h| (h.pane == Pane::Both || h.pane == pane) && !(read_only && h.writes));
+                .filter(|h| place.shows(h) && !(read_only && h.writes));
             for h in shown {
                 let key = self.shown(section, i, 1, "/");
                 match hints.iter_mut().find(|(at, _)| *at == h.at) {
@@ -73,7 +109,7 @@ mod tests {
     use crate::config::KeyBindings;
 
     fn hints(km: &KeyMap, section: Section, pane: Pane) -> Vec<String> {
-        km.footer(section, pane, false)
+        km.footer(section, Place::pane(pane), false)
             .into_iter()
             .map(|h| format!("{} {}", h.keys, h.label))
             .collect()
@@ -143,7 +179,7 @@ mod tests {
     fn read_only_offers_nothing_that_writes() {
         let km = KeyMap::default();
         let labels: Vec<&str> = km
-            .footer(Section::Normal, Pane::Table, true)
+            .footer(Section::Normal, Place::pane(Pane::Table), true)
             .iter()
             .map(|h| h.label)
             .collect();

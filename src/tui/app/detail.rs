@@ -67,7 +67,7 @@ impl App {
 
     pub(super) fn on_detail_key(&mut self, key: &Key) -> Vec<Effect> {
         let Some(actions) = self.bound::<DetailAction>(key) else {
-            return self.quit();
+            return self.ask_quit(key);
         };
         let Mode::Detail(d) = &mut self.mode else {
             return vec![];
@@ -76,8 +76,7 @@ impl App {
         if let Some(action) = actions.first() {
             match action {
                 A::Close => self.mode = Mode::Normal,
-                A::Quit => return self.quit(),
-                A::Help => self.mode = Mode::Help,
+                A::Help => self.open_help(),
                 A::Up => d.scroll = d.scroll.saturating_sub(1),
                 A::Down => d.scroll = d.scroll.saturating_add(1),
                 A::PageUp => d.scroll = d.scroll.saturating_sub(10),

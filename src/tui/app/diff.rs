@@ -190,7 +190,7 @@ impl App {
 
     pub(super) fn on_diff_key(&mut self, key: &Key) -> Vec<Effect> {
         let Some(actions) = self.bound::<DiffAction>(key) else {
-            return self.quit();
+            return self.ask_quit(key);
         };
         let Mode::Diff(view) = &self.mode else {
             return vec![];
@@ -207,7 +207,7 @@ impl App {
         let page_step = i64::try_from(page.saturating_sub(1).max(1)).unwrap_or(i64::MAX);
         match action {
             A::Close => self.mode = Mode::Normal,
-            A::Help => self.mode = Mode::Help,
+            A::Help => self.open_help(),
             A::Up => view.scroll_by(-1, page),
             A::Down => view.scroll_by(1, page),
             A::PageUp => view.scroll_by(-page_step, page),

@@ -176,7 +176,7 @@ impl App {
 
     pub(super) fn on_events_key(&mut self, key: &Key) -> Vec<Effect> {
         let Some(actions) = self.bound::<EventsAction>(key) else {
-            return self.quit();
+            return self.ask_quit(key);
         };
         let page = self.areas().table.height.saturating_sub(4).max(1) as usize;
         let Some(action) = actions.first().copied() else {
@@ -197,7 +197,7 @@ impl App {
             A::Top => *sel = 0,
             A::Bottom => *sel = last,
             A::Close => self.close_events(),
-            A::Quit => return self.quit(),
+            A::Help => self.open_help(),
             A::Open => return self.go_to_event_job(),
             A::Progress => {
                 self.events_view.progress = !self.events_view.progress;

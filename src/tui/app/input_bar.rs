@@ -210,7 +210,7 @@ impl App {
 
     /// The project a new task most likely goes to: the selected job's, else the project
     /// filter's, else the repository the cockpit was started in, else the first one.
-    fn preselected_project(&self) -> usize {
+    pub(super) fn preselected_project(&self) -> usize {
         let projects = &self.opts.dispatch_projects;
         let at = |name: &str| projects.iter().position(|p| p == name);
         self.selected_job()
@@ -228,7 +228,12 @@ impl App {
         };
         use InputBarAction as A;
         match typed {
-            Typed::Quit => return self.quit(),
+            // Ctrl-C: the task typed first (ctrl-z brings it back), then the bar.
+            Typed::Interrupt => {
+                if !draft.task.clear() {
+                    self.mode = Mode::Normal;
+                }
+            }
             Typed::Edit => {
                 draft.task.edit(ev);
             }

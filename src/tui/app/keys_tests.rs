@@ -37,12 +37,19 @@ fn main_screen() {
 }
 
 #[test]
-fn help() {
-    let mut app = remapped("[help]\nquit = \"x\"");
-    press(&mut app, [ch('?'), ch('q')]);
-    assert!(!app.quit, "q only closes the help now");
-    assert_eq!(app.mode, Mode::Normal);
-    assert_eq!(press(&mut app, [ch('?'), ch('x')]), [Effect::Quit]);
+fn help_over_a_view_goes_back_to_it() {
+    let mut app = remapped("help = \"h\"\n[detail]\nclose = \"c\"");
+    press(&mut app, [ch('v'), ch('?')]);
+    assert!(matches!(app.mode, Mode::Detail(_)), "? no longer opens it");
+    press(&mut app, [ch('h')]);
+    assert_eq!(
+        app.mode,
+        Mode::Help,
+        "the main screen's help key, in the view"
+    );
+    press(&mut app, [ch('q')]);
+    assert!(matches!(app.mode, Mode::Detail(_)), "{:?}", app.mode);
+    assert!(!app.quit);
 }
 
 #[test]
@@ -163,11 +170,12 @@ fn filter_and_ctrl_c_once_it_is_not_bound() {
     assert_eq!(app.mode, Mode::Normal);
     assert_eq!(app.table.filter, "musica");
     press(&mut app, [ch('/')]);
-    assert_eq!(
-        press(&mut app, [ctrl('c')]),
-        [Effect::Quit],
-        "ctrl-c bound to nothing quits"
-    );
+    assert!(press(&mut app, [ctrl('c')]).is_empty(), "ctrl-c empties it");
+    assert!(matches!(&app.mode, Mode::Filter(i) if i.text().is_empty()));
+    assert_eq!(app.table.filter, "", "the table follows");
+    assert!(press(&mut app, [ctrl('c')]).is_empty());
+    assert_eq!(app.mode, Mode::Normal, "a second one closes the line");
+    assert!(!app.quit);
 }
 
 #[test]

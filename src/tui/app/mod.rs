@@ -3,12 +3,13 @@
 //!
 //! `App` is made of feature states, each in its own module with its own keys: the jobs `table`
 //! (and typing its filter), the `output` pane (and typing a search), the `inbox`, the
-//! `input_bar`, the recent `events`, the project `picker`, the `detail` view and the `confirm`
-//! popup, and a job's `session` replied to or opened. What is on top of the main screen is the `Mode`, which owns that popup's state, and
+//! `input_bar`, the `command` line, the recent `events`, the project `picker`, the `detail` view
+//! and the `confirm` popup, and a job's `session` replied to or opened. What is on top of the main screen is the `Mode`, which owns that popup's state, and
 //! gets the keys first (`keys`). `insight` is what the cockpit works out beyond each job's
 //! status; `data`, `tick` and `mouse` are the other events coming in; `fleet` is the remote
 //! hosts (each link's state, and their jobs under `"<id>@<host>"` keys, kept stale while down).
 
+pub mod command;
 mod confirm;
 mod data;
 pub mod detail;
@@ -70,6 +71,8 @@ pub enum Mode {
     Filter(TextInput),
     /// Typing a search of the output.
     Search(TextInput),
+    /// The command line (`:q`, `:run TASK`, ...).
+    Command(command::CommandLine),
     Picker(picker::Picker),
 }
 
@@ -146,6 +149,10 @@ pub struct App {
     pub zoomed: bool,
     /// The first line of the help shown, where it is taller than the screen.
     pub help_top: usize,
+    /// What the help was opened over (a view, the inbox), shown again when it closes.
+    help_over: Option<Mode>,
+    /// A quit was asked for while a draft is kept: the same again quits.
+    quit_asked: bool,
     /// The merge or discard whose preview is awaited: its answer opens the confirmation.
     pub review_asked: Option<(JobId, effect::ReviewOp)>,
     /// Seconds since the wall display last moved on.
@@ -197,6 +204,8 @@ impl App {
             output_grew: foldhash::HashSet::default(),
             zoomed: false,
             help_top: 0,
+            help_over: None,
+            quit_asked: false,
             review_asked: None,
             cycle_elapsed: 0,
             hosts: opts.hosts.iter().cloned().map(fleet::Host::new).collect(),
@@ -510,9 +519,13 @@ impl App {
 }
 
 #[cfg(test)]
+mod command_tests;
+#[cfg(test)]
 mod events_tests;
 #[cfg(test)]
 mod fleet_tests;
+#[cfg(test)]
+mod key_rules_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]

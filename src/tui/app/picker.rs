@@ -26,17 +26,8 @@ pub enum Purpose {
 
 impl App {
     pub(super) fn open_picker(&mut self) -> Vec<Effect> {
-        let mut names: Vec<String> = self
-            .jobs
-            .values()
-            .map(|j| j.project().to_owned())
-            .filter(|p| !p.is_empty())
-            .collect();
-        names.extend(self.opts.known_projects.iter().cloned());
-        names.sort();
-        names.dedup();
         let mut items = vec!["(all projects)".to_string()];
-        items.extend(names);
+        items.extend(self.project_names());
         let selected = match self.table.projects.as_slice() {
             [one] => items.iter().position(|i| i == one).unwrap_or(0),
             _ => 0,
@@ -67,7 +58,7 @@ impl App {
 
     pub(super) fn on_picker_key(&mut self, key: &Key) -> Vec<Effect> {
         let Some(actions) = self.bound::<PickerAction>(key) else {
-            return self.quit();
+            return self.ask_quit(key);
         };
         let Mode::Picker(picker) = &mut self.mode else {
             return vec![];
@@ -99,7 +90,7 @@ impl App {
             A::Top => picker.selected = 0,
             A::Bottom => picker.selected = last,
             A::Cancel => self.mode = Mode::Normal,
-            A::Quit => return self.quit(),
+            A::Help => self.open_help(),
             A::Choose => {}
         }
         vec![]

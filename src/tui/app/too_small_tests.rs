@@ -58,6 +58,7 @@ fn every_mode() -> Vec<(&'static str, Vec<Event>)> {
         ("filter", then(vec![ch('/')], typed("mus"))),
         ("search", then(vec![key(KeyCode::Tab), ch('/')], typed("x"))),
         ("project picker", vec![ch('p')]),
+        ("command line", then(vec![ch(':')], typed("sort"))),
     ]
 }
 
@@ -198,6 +199,7 @@ fn every_mode_opens_as_the_list_says() {
             "filter" => matches!(app.mode, Mode::Filter(_)),
             "search" => matches!(app.mode, Mode::Search(_)),
             "project picker" => matches!(app.mode, Mode::Picker(_)),
+            "command line" => matches!(app.mode, Mode::Command(_)),
             other => panic!("no check for {other}"),
         };
         assert!(ok, "{mode}: {:?} (focus {:?})", app.mode, app.focus);

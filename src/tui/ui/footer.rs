@@ -8,7 +8,8 @@ use ratatui::widgets::Paragraph;
 
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width;
-use crate::tui::action::{FooterHint, Pane, Section};
+use crate::tui::action::{FooterHint, Pane, Place, Section};
+use crate::tui::app::command::{CommandLine, Note};
 use crate::tui::app::{App, Focus, Mode};
 use crate::tui::input::TextInput;
 use crate::tui::theme::Theme;
@@ -17,30 +18,52 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let (label, input, section) = match &app.mode {
         Mode::Filter(input) => ("filter jobs: ", input, Section::Filter),
         Mode::Search(input) => ("search output: ", input, Section::Search),
+        Mode::Command(line) => (":", &line.input, Section::Command),
         _ => {
             let line = hints(app, theme, area.width as usize);
             f.render_widget(Paragraph::new(line), area);
             return;
         }
     };
-    let hint: Vec<String> = app
+    let keys: Vec<String> = app
         .opts
         .keymap
-        .footer(section, Pane::Both, app.opts.read_only)
+        .footer(section, Place::pane(Pane::Both), app.opts.read_only)
         .into_iter()
         .map(|h| format!("{} {}", h.keys, h.label))
         .collect();
-    prompt(f, area, theme, label, input, &hint.join(" · "));
+    let keys = keys.join(" · ");
+    // The command line says why a command was refused, or what Tab could complete to, in
+    // place of its keys; ctrl-c always empties the line first.
+    let hint = match &app.mode {
+        Mode::Command(CommandLine {
+            note: Some(Note::Error(e)),
+            ..
+        }) => Span::styled(format!("   {e}"), theme.warn()),
+        Mode::Command(CommandLine {
+            note: Some(Note::Choices(names)),
+            ..
+        }) => Span::styled(format!("   {}", names.join("  ")), theme.accent()),
+        _ => Span::styled(format!("   {keys}"), theme.dim()),
+    };
+    prompt(f, area, theme, label, input, hint);
 }
 
 /// The text typed is shown as any text is (settled, see `jobs::text::width`), the cursor after
 /// what is shown of the text before it.
-fn prompt(f: &mut Frame, area: Rect, theme: &Theme, label: &str, input: &TextInput, hint: &str) {
+fn prompt(
+    f: &mut Frame,
+    area: Rect,
+    theme: &Theme,
+    label: &str,
+    input: &TextInput,
+    hint: Span<'_>,
+) {
     let text = input.text();
     let line = Line::from(vec![
         Span::styled(label.to_string(), theme.accent()),
         Span::raw(plain_text(&text)),
-        Span::styled(format!("   {hint}"), theme.dim()),
+        hint,
     ]);
     f.render_widget(Paragraph::new(line), area);
     let before: String = text.chars().take(input.cursor()).collect();
@@ -49,15 +72,17 @@ fn prompt(f: &mut Frame, area: Rect, theme: &Theme, label: &str, input: &TextInp
     f.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
 }
 
-/// The mode whose keys the footer shows, and on the main screen the pane with the focus.
-fn section(app: &App) -> (Section, Pane) {
+/// The mode whose keys the footer shows, and on the main screen where the operator is: the
+/// pane with the focus, and whether a search is going on (`n` is then the next match).
+fn section(app: &App) -> (Section, Place) {
     let section = match &app.mode {
         Mode::Normal => {
             let pane = match app.focus {
                 Focus::Table => Pane::Table,
                 Focus::Output => Pane::Output,
             };
-            return (Section::Normal, pane);
+            let searching = app.log.search.is_some();
+            return (Section::Normal, Place { pane, searching });
         }
         Mode::Help => Section::Help,
         Mode::Detail(_) => Section::Detail,
@@ -69,8 +94,9 @@ fn section(app: &App) -> (Section, Pane) {
         Mode::Picker(_) => Section::Picker,
         Mode::Filter(_) => Section::Filter,
         Mode::Search(_) => Section::Search,
+        Mode::Command(_) => Section::Command,
     };
-    (section, Pane::Both)
+    (section, Place::pane(Pane::Both))
 }
 
 /// The label of the inbox's hint (see the action table).

@@ -14,6 +14,8 @@ pub mod table;
 #[cfg(test)]
 mod fleet_tests;
 #[cfg(test)]
+mod keys_tests;
+#[cfg(test)]
 mod lifecycle_tests;
 #[cfg(test)]
 mod review_tests;

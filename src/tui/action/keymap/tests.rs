@@ -61,7 +61,9 @@ fn defaults() {
 
 #[test]
 fn a_mode_binding_replaces_only_that_modes_keys() {
-    let km = map("quit = \"x\"\ndown = [\"n\", \"ctrl-n\"]\n[inbox]\nnext = \"ctrl-n\"").unwrap();
+    let km =
+        map("quit = \"x\"\nhelp = \"h\"\ndown = [\"n\", \"ctrl-n\"]\n[inbox]\nnext = \"ctrl-n\"")
+            .unwrap();
     assert!(km.actions::<NormalAction>(&key("q")).is_empty());
     assert_eq!(km.actions::<NormalAction>(&key("x")), [NormalAction::Quit]);
     assert!(
@@ -79,7 +81,7 @@ fn a_mode_binding_replaces_only_that_modes_keys() {
         km.actions::<PickerAction>(&key("ctrl-n")),
         [PickerAction::Down]
     );
-    assert_eq!(km.actions::<EventsAction>(&key("x")), [EventsAction::Quit]);
+    assert_eq!(km.actions::<EventsAction>(&key("h")), [EventsAction::Help]);
     let own = map("down = \"n\"\n[picker]\ndown = \"J\"").unwrap();
     assert_eq!(own.actions::<PickerAction>(&key("J")), [PickerAction::Down]);
     assert!(own.actions::<PickerAction>(&key("n")).is_empty());

@@ -11,6 +11,7 @@ use crate::tui::action::{InboxAction, Key};
 use crate::tui::app::keys::Typed;
 use crate::tui::app::{App, Mode};
 use crate::tui::effect::Effect;
+use crate::tui::input::TextInput;
 
 /// What the item shown asks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,13 +33,15 @@ impl App {
         };
         if inbox.editor.is_some() {
             return match self.typed::<InboxAction>(ev, key) {
-                Typed::Quit => self.quit(),
+                // Ctrl-C: the text typed goes first, then the editor (as Esc closes it).
+                Typed::Interrupt if self.clear_answer() => vec![],
+                Typed::Interrupt => self.on_typing_action(InboxAction::Close, ev),
                 Typed::Act(action) => self.on_typing_action(action, ev),
                 Typed::Edit => self.edit_answer(ev),
             };
         }
         let Some(actions) = self.bound::<InboxAction>(key) else {
-            return self.quit();
+            return self.ask_quit(key);
         };
         let asks = self.asks();
         for action in actions {
@@ -86,6 +89,10 @@ impl App {
             (A::Next | A::Prev, _) => self.advance(action == A::Next, None),
             (A::Close, _) => {
                 self.mode = Mode::Normal;
+                vec![]
+            }
+            (A::Help, _) => {
+                self.open_help();
                 vec![]
             }
             (A::Up, Asks::Choice(_) | Asks::Many(_)) => {
@@ -160,6 +167,13 @@ impl App {
             }
             _ => self.edit_answer(ev),
         }
+    }
+
+    /// Empties the answer or reason being typed; false when there was nothing to empty.
+    fn clear_answer(&mut self) -> bool {
+        self.inbox()
+            .and_then(|i| i.editor.as_mut())
+            .is_some_and(TextInput::clear)
     }
 
     fn edit_answer(&mut self, ev: &KeyEvent) -> Vec<Effect> {

@@ -63,7 +63,12 @@ impl App {
             return vec![];
         };
         match typed {
-            Typed::Quit => return self.quit(),
+            // Ctrl-C: the text first, then the line (the search as it was).
+            Typed::Interrupt => {
+                if !input.clear() {
+                    self.mode = Mode::Normal;
+                }
+            }
             Typed::Edit => {
                 input.edit(ev);
             }

@@ -49,7 +49,18 @@ impl App {
 
     pub(in crate::tui::app) fn on_filter_key(&mut self, ev: &KeyEvent, key: &Key) -> Vec<Effect> {
         match self.typed::<FilterAction>(ev, key) {
-            Typed::Quit => self.quit(),
+            // Ctrl-C: the text first (the table follows), then the line.
+            Typed::Interrupt => {
+                let Mode::Filter(input) = &mut self.mode else {
+                    return vec![];
+                };
+                if !input.clear() {
+                    self.mode = Mode::Normal;
+                    return vec![];
+                }
+                self.table.filter.clear();
+                self.refresh_view()
+            }
             Typed::Act(FilterAction::Keep) => {
                 self.mode = Mode::Normal;
                 vec![]
