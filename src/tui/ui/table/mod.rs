@@ -55,9 +55,11 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 
 mod cells;
 mod columns;
+mod progress;
 
 use cells::cut_line;
-pub use cells::{cut, progress_cell};
+pub use cells::cut;
+pub use progress::progress_cell;
 pub use columns::{Columns, shortest_unique};
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
