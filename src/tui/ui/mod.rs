@@ -21,6 +21,8 @@ mod review_tests;
 mod tests;
 #[cfg(test)]
 mod width_tests;
+#[cfg(test)]
+mod first_use_tests;
 
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};

@@ -18,7 +18,7 @@ const SIZES: [(u16, u16); 2] = [(80, 24), (160, 45)];
 /// cockpit draws, a 4K wall.
 const LAYOUT_SIZES: [(u16, u16); 5] = [(80, 24), (120, 35), (160, 45), (60, 15), (250, 70)];
 
-fn draw(app: &App) -> String {
+pub(super) fn draw(app: &App) -> String {
     let mut term = Terminal::new(TestBackend::new(app.size.width, app.size.height)).unwrap();
     term.draw(|f| render_with(app, &Theme::default(), f))
         .unwrap();
@@ -47,7 +47,7 @@ fn with_log(mut app: App) -> App {
     app
 }
 
-fn snapshot(name: &str, make: impl Fn(u16, u16) -> App) {
+pub(super) fn snapshot(name: &str, make: impl Fn(u16, u16) -> App) {
     for (w, h) in SIZES {
         let screen = draw(&make(w, h));
         insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
