@@ -23,3 +23,31 @@ fn an_alarm_leaves_the_header_full_where_it_fits() {
         }
     }
 }
+
+#[test]
+fn a_snapshot_jobs_diff_view_offers_no_merge_nor_discard() {
+    use crate::jobs::model::review::Isolation;
+    use crate::tui::event::Event;
+    let make = |w, h, isolation| {
+        let mut app = app(w, h);
+        let job = reviewed("143002-c3d4", isolation);
+        let id = job.id.clone();
+        app.update(Event::JobsRead(vec![(id.clone(), Some(job))]), now());
+        let i = app.table.view.iter().position(|j| *j == id).unwrap();
+        for _ in 0..i {
+            press(&mut app, [ch('j')]);
+        }
+        press(&mut app, [ch('d')]);
+        let change = Ok(change());
+        app.update(Event::ChangeLoaded { id, change }, now());
+        app
+    };
+    snapshot("diff_snapshot_job", |w, h| make(w, h, Isolation::Snapshot));
+    for (w, h) in [(80, 24), (160, 45)] {
+        let footer = |isolation| draw(&make(w, h, isolation)).lines().last().unwrap().to_string();
+        let snap = footer(Isolation::Snapshot);
+        assert!(!snap.contains("merge") && !snap.contains("discard"), "{snap}");
+        let worktree = footer(Isolation::Worktree);
+        assert!(worktree.contains("M merge"), "{worktree}");
+    }
+}

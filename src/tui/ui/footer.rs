@@ -73,12 +73,20 @@ fn section(app: &App) -> (Section, Pane) {
     (section, Pane::Both)
 }
 
-/// The label of the inbox's hint (see the action table).
+/// The labels of the inbox's, the merge's and the discard's hints (see the action table).
 const INBOX: &str = "inbox";
+const MERGE: &str = "merge";
+const DISCARD: &str = "discard";
 
 fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     let (section, pane) = section(app);
     let mut hints = app.opts.keymap.footer(section, pane, app.opts.read_only);
+    if let Mode::Diff(view) = &app.mode
+        && !app.merges(&view.job)
+    {
+        // Only a worktree job's change is merged or discarded: a snapshot's is not offered.
+        hints.retain(|h| !matches!(h.label, MERGE | DISCARD));
+    }
     // The inbox's hint carries its count, so that it is in sight at every size.
     let inbox = hints
         .iter()
