@@ -373,7 +373,10 @@ fn a_snapshot_jobs_diff_view_neither_merges_nor_discards_and_says_why() {
     press(&mut app, [ch('d')]);
     for k in ['M', 'X'] {
         assert_eq!(press(&mut app, [ch(k)]), [], "{k} does nothing");
-        assert!(matches!(app.mode, Mode::Diff(_)), "{k}: the view stays open");
+        assert!(
+            matches!(app.mode, Mode::Diff(_)),
+            "{k}: the view stays open"
+        );
         assert!(
             app.message
                 .as_deref()

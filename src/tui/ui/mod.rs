@@ -12,6 +12,8 @@ pub mod popup;
 pub mod table;
 
 #[cfg(test)]
+mod first_use_tests;
+#[cfg(test)]
 mod fleet_tests;
 #[cfg(test)]
 mod lifecycle_tests;
@@ -21,8 +23,6 @@ mod review_tests;
 mod tests;
 #[cfg(test)]
 mod width_tests;
-#[cfg(test)]
-mod first_use_tests;
 
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Rect};

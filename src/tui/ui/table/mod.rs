@@ -57,10 +57,10 @@ mod cells;
 mod columns;
 mod progress;
 
-use cells::cut_line;
 pub use cells::cut;
-pub use progress::progress_cell;
+use cells::cut_line;
 pub use columns::{Columns, shortest_unique};
+pub use progress::progress_cell;
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let border = if app.focus == Focus::Table {

@@ -11,8 +11,8 @@ use crate::jobs::text::sanitize::{ellipsize, plain_text};
 use crate::jobs::text::width::width as text_width;
 use crate::jobs::{Job, Status};
 use crate::tui::app::table::note::RowNote;
-use crate::tui::ui::table::cut;
 use crate::tui::theme::Theme;
+use crate::tui::ui::table::cut;
 
 /// `Bash: npm test 3m`: the call in flight and how long it has run, the command cut to leave
 /// room for the time.
@@ -176,7 +176,11 @@ fn step_line<'a>(
     };
     if used > width {
         let pct = format!("{pct:.0}%");
-        return Line::from(Span::raw(if pct.len() <= width { pct } else { String::new() }));
+        return Line::from(Span::raw(if pct.len() <= width {
+            pct
+        } else {
+            String::new()
+        }));
     }
     let room = width - used;
     let name = match room.checked_sub(1) {
@@ -243,7 +247,11 @@ mod tests {
             (3, "11%"),
         ];
         for (width, want) in cases {
-            assert_eq!(cell(2, 18, "Build the release", *width), *want, "{width} columns");
+            assert_eq!(
+                cell(2, 18, "Build the release", *width),
+                *want,
+                "{width} columns"
+            );
         }
         // Whatever the width, the step shown is the step done, never more.
         for width in 0..40 {
