@@ -231,7 +231,11 @@ impl App {
         };
         Fill {
             // A host that cannot be reached is a row too.
-            jobs: self.table.view.len() + self.troubled_hosts().count(),
+            // An empty table says why and what to do next: its rows are lines of text.
+            jobs: match self.table.view.len() + self.troubled_hosts().count() {
+                0 => layout::EMPTY_TABLE_ROWS,
+                n => n,
+            },
             lines,
             zoom,
         }

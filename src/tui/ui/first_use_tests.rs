@@ -99,3 +99,70 @@ fn a_read_only_inbox_shows_the_question_or_gate_and_offers_no_answer() {
         }
     }
 }
+
+/// A cockpit on a root with no jobs at all, read.
+fn empty(w: u16, h: u16, read_only: bool) -> crate::tui::app::App {
+    use crate::tui::event::{Event, Synced};
+    let mut app = crate::tui::app::App::new(
+        crate::tui::app::Options {
+            root: "/srv/jobs".into(),
+            read_only,
+            ..Default::default()
+        },
+        now(),
+    );
+    app.update(Event::Resize(w, h), now());
+    let synced = Synced {
+        present: vec![],
+        read: vec![],
+        error: None,
+    };
+    app.update(Event::Synced(synced), now());
+    app
+}
+
+#[test]
+fn the_empty_cockpit_names_the_next_step() {
+    snapshot("empty_next_step", |w, h| empty(w, h, false));
+    snapshot("empty_read_only", |w, h| empty(w, h, true));
+    for (w, h) in [(80, 24), (160, 45)] {
+        let screen = draw(&empty(w, h, false));
+        for said in [
+            "no jobs yet under /srv/jobs",
+            "n dispatches a task",
+            "luzia run \"task\" inside a git repository",
+            "luzia doctor checks the setup",
+            "? lists every key",
+        ] {
+            assert!(screen.contains(said), "{said}: {screen}");
+        }
+        let wall = draw(&empty(w, h, true));
+        assert!(
+            !wall.contains("dispatches"),
+            "read-only starts nothing: {wall}"
+        );
+        assert!(wall.contains("luzia run"), "{wall}");
+    }
+}
+
+#[test]
+fn a_filter_that_hides_every_job_says_how_many_and_how_to_clear_it() {
+    use crossterm::event::KeyCode;
+    snapshot("filter_hides_all", |w, h| {
+        let mut app = app(w, h);
+        press(&mut app, [ch('/')]);
+        press(&mut app, "zzz".chars().map(ch));
+        press(&mut app, [key(KeyCode::Enter)]);
+        app
+    });
+    let mut app = app(80, 24);
+    press(&mut app, [ch('/')]);
+    press(&mut app, "zzz".chars().map(ch));
+    press(&mut app, [key(KeyCode::Enter)]);
+    let screen = draw(&app);
+    assert!(
+        screen.contains("the filter \"zzz\" hides 15 jobs"),
+        "{screen}"
+    );
+    assert!(screen.contains("esc clears it"), "{screen}");
+}

@@ -2,6 +2,7 @@
 
 pub mod detail;
 pub mod diff;
+pub mod empty;
 pub mod events;
 pub mod footer;
 pub mod header;
