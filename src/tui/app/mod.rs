@@ -26,6 +26,7 @@ pub mod picker;
 mod session;
 pub mod table;
 mod tick;
+mod title;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
