@@ -19,6 +19,7 @@ pub mod inbox;
 pub mod input_bar;
 pub mod insight;
 mod keys;
+pub mod messages;
 mod mouse;
 pub mod output;
 mod paste;
@@ -126,6 +127,9 @@ pub struct App {
     /// The first listing has arrived.
     pub loaded: bool,
     pub message: Option<String>,
+    /// The messages said lately, oldest first, kept whole for the events view (the footer
+    /// cuts a long one).
+    pub said: messages::Said,
     pub scan_error: Option<String>,
     pub quit: bool,
     /// Something on screen changed since the last frame.
@@ -168,6 +172,7 @@ impl App {
             queue_listed: Vec::new(),
             table: Table::new(opts.projects.clone()),
             message: None,
+            said: messages::Said::default(),
             jobs: Jobs::default(),
             focus: Focus::Table,
             mode: Mode::Normal,
@@ -313,6 +318,9 @@ impl App {
         // Inside `apply`, `dirty` says whether this event changed the screen; a change waiting
         // for the next frame must survive an event that changes nothing.
         let effects = fleet::local_reads_only(self.apply(event, now));
+        if let Some(message) = &self.message {
+            self.said.note(now, message);
+        }
         let changed = self.dirty;
         self.dirty = was_dirty || changed;
         if changed {

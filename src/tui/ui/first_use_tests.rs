@@ -166,3 +166,68 @@ fn a_filter_that_hides_every_job_says_how_many_and_how_to_clear_it() {
     );
     assert!(screen.contains("esc clears it"), "{screen}");
 }
+
+/// A notice longer than any footer, its last words marked.
+const LONG: &str = "cannot dispatch to musica: /srv/musica is not a directory (the project's \
+                    path in /etc/luzia/config.toml); fix the path there or pick another \
+                    project with tab, then press enter again END-OF-NOTICE";
+
+fn with_long_notice(w: u16, h: u16) -> crate::tui::app::App {
+    let mut app = app(w, h);
+    app.update(crate::tui::event::Event::Notice(LONG.into()), now());
+    app
+}
+
+#[test]
+fn a_long_message_is_cut_with_an_ellipsis_and_read_whole_in_the_events_view() {
+    snapshot("message_cut", with_long_notice);
+    snapshot("message_whole", |w, h| {
+        let mut app = with_long_notice(w, h);
+        press(&mut app, [ch('e')]);
+        app
+    });
+    for (w, h) in [(80, 24), (160, 45)] {
+        let app = with_long_notice(w, h);
+        let screen = draw(&app);
+        // Too long to go beside the keys: on the row above them, cut.
+        let rows: Vec<&str> = screen.lines().collect();
+        let (above, footer) = (rows[rows.len() - 2], rows[rows.len() - 1]);
+        assert!(above.contains("cannot dispatch to musica"), "{screen}");
+        assert!(above.contains("…"), "cut with an ellipsis: {above}");
+        assert!(
+            above
+                .trim_end_matches([' ', '"'])
+                .ends_with("(e shows it whole)"),
+            "{above}"
+        );
+        assert!(
+            footer.contains("q quit") && footer.contains("? help"),
+            "{footer}"
+        );
+        assert!(footer.contains("i inbox 2"), "{footer}");
+        let mut app = app;
+        press(&mut app, [ch('e')]);
+        let events = draw(&app);
+        // The whole notice, wrapped inside the view's border.
+        let text: String = events
+            .lines()
+            .filter_map(|l| l.trim_matches('"').strip_prefix('│'))
+            .map(|l| l.trim_end_matches('│'))
+            .collect();
+        let squeezed = |s: &str| s.split_whitespace().collect::<String>();
+        assert!(squeezed(&text).contains(&squeezed(LONG)), "{events}");
+    }
+    // A message that fits is whole, with no ellipsis.
+    let mut app = app(160, 45);
+    app.update(
+        crate::tui::event::Event::Notice("job 1 killed".into()),
+        now(),
+    );
+    let screen = draw(&app);
+    let footer = screen.lines().last().unwrap();
+    assert!(
+        footer.contains(" job 1 killed ") && !footer.contains('…'),
+        "{footer}"
+    );
+    assert!(!screen.contains("shows it whole"), "{screen}");
+}
