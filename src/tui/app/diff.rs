@@ -174,10 +174,10 @@ impl App {
             .and_then(|j| j.meta.as_ref()?.review.as_ref())
             .map(|r| r.isolation);
         match isolation {
-            Some(Isolation::Snapshot) => format!(
-                "job {id} is a snapshot job: its change is already in the project (only a \
-                 worktree job's change is merged or discarded)"
-            ),
+            // Said as `luzia merge` says it.
+            Some(Isolation::Snapshot) => {
+                crate::jobs::review::ReviewError::NotWorktree(id.to_string()).to_string()
+            }
             _ => format!("job {id} ran without isolation: there is no change to merge or discard"),
         }
     }

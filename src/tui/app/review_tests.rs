@@ -381,7 +381,7 @@ fn a_snapshot_jobs_diff_view_neither_merges_nor_discards_and_says_why() {
             app.message
                 .as_deref()
                 .unwrap_or("")
-                .contains("snapshot job: its change is already in the project"),
+                .contains("ran in the project itself (isolation = \"snapshot\")"),
             "{k}: {:?}",
             app.message
         );

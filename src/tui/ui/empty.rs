@@ -16,7 +16,7 @@ pub fn lines(app: &App) -> Vec<String> {
         return vec![e.clone()];
     }
     if app.jobs.is_empty() {
-        let mut lines = vec![format!("no jobs yet under {}", app.opts.root.display())];
+        let mut lines = vec![format!("no jobs under {} yet", app.opts.root.display())];
         if !app.opts.read_only {
             lines.push(format!(
                 "{} dispatches a task from here",

@@ -128,7 +128,7 @@ fn the_empty_cockpit_names_the_next_step() {
     for (w, h) in [(80, 24), (160, 45)] {
         let screen = draw(&empty(w, h, false));
         for said in [
-            "no jobs yet under /srv/jobs",
+            "no jobs under /srv/jobs yet",
             "n dispatches a task",
             "luzia run \"task\" inside a git repository",
             "luzia doctor checks the setup",
