@@ -237,9 +237,10 @@ impl App {
         };
         Fill {
             // A host that cannot be reached is a row too.
-            // An empty table says why and what to do next: its rows are lines of text.
+            // An empty table says why and what to do next: its rows are lines of text (one
+            // while the jobs are read).
             jobs: match self.table.view.len() + self.troubled_hosts().count() {
-                0 => layout::EMPTY_TABLE_ROWS,
+                0 if self.loaded => layout::EMPTY_TABLE_ROWS,
                 n => n,
             },
             lines,
