@@ -156,19 +156,6 @@ fn step_line<'a>(
 ) -> Line<'a> {
     let steps = format!("{step}/{total}");
     let with_bar = STEP_BAR + 1 + steps.len();
-    let shown = |bar_w: usize, name: Option<String>| {
-        let mut spans = if bar_w > 0 {
-            let mut s = bar(pct, bar_w, theme, Style::new());
-            s.push(Span::raw(format!(" {steps}")));
-            s
-        } else {
-            vec![Span::raw(steps.clone())]
-        };
-        if let Some(name) = name {
-            spans.push(Span::raw(format!(" {name}")));
-        }
-        Line::from(spans)
-    };
     let (bar_w, used) = if with_bar <= width {
         (STEP_BAR, with_bar)
     } else {
@@ -189,7 +176,17 @@ fn step_line<'a>(
         Some(r) if r >= NAME_MIN => Some(cut(name, r, theme)),
         _ => None,
     };
-    shown(bar_w, name)
+    let mut spans = if bar_w > 0 {
+        let mut spans = bar(pct, bar_w, theme, Style::new());
+        spans.push(Span::raw(format!(" {steps}")));
+        spans
+    } else {
+        vec![Span::raw(steps)]
+    };
+    if let Some(name) = name {
+        spans.push(Span::raw(format!(" {name}")));
+    }
+    Line::from(spans)
 }
 
 fn bar<'a>(pct: f64, width: usize, theme: &Theme, style: Style) -> Vec<Span<'a>> {
