@@ -60,6 +60,9 @@ pub enum Zoom {
     Output,
 }
 
+/// Rows an empty table asks for: what it says about being empty and the next step.
+pub const EMPTY_TABLE_ROWS: usize = 4;
+
 /// What the panes hold, for sharing the height between them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Fill {

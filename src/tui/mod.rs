@@ -77,6 +77,7 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
 
         let started = Instant::now();
         let mut first_full_frame = true;
+        let mut title = terminal::Title::default();
         let mut pacer = pacing::FramePacer::default();
         let mut watches: Vec<(crate::jobs::JobId, bool)> = Vec::new();
         let mut next_tick = Instant::now() + TICK;
@@ -85,6 +86,8 @@ async fn event_loop(opts: Options, config: Option<crate::config::Config>) -> Res
             let now = Instant::now();
             if app.dirty && now >= pacer.next_allowed(app.pace(), now) {
                 terminal::draw(&mut term, |f| ui::render(&app, f))?;
+                // What waits, where the cockpit is out of sight (a tab, a tmux window).
+                title.show(&mut term, &app.title())?;
                 pacer.drawn(Instant::now());
                 app.dirty = false;
                 // The screen first: a thousand inotify watches can wait a frame.

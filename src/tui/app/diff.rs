@@ -4,7 +4,7 @@
 
 use super::{App, Mode};
 use crate::jobs::JobId;
-use crate::jobs::model::review::Change;
+use crate::jobs::model::review::{Change, Isolation};
 use crate::jobs::text::width::width;
 use crate::tui::action::{DiffAction, Key};
 use crate::tui::effect::{Effect, ReviewOp};
@@ -157,6 +157,31 @@ pub fn header_rows(view: &DiffView) -> usize {
 }
 
 impl App {
+    /// Whether the job's change can be merged or discarded: only a worktree job's, on a branch
+    /// of its own (a snapshot job's change is already in the project).
+    pub fn merges(&self, id: &JobId) -> bool {
+        self.jobs
+            .get(id)
+            .and_then(|j| j.meta.as_ref()?.review.as_ref())
+            .is_some_and(|r| r.isolation == Isolation::Worktree)
+    }
+
+    /// Why merge and discard do nothing for the job (one that [`App::merges`] refuses).
+    fn why_no_merge(&self, id: &JobId) -> String {
+        let isolation = self
+            .jobs
+            .get(id)
+            .and_then(|j| j.meta.as_ref()?.review.as_ref())
+            .map(|r| r.isolation);
+        match isolation {
+            // Said as `luzia merge` says it.
+            Some(Isolation::Snapshot) => {
+                crate::jobs::review::ReviewError::NotWorktree(id.to_string()).to_string()
+            }
+            _ => format!("job {id} ran without isolation: there is no change to merge or discard"),
+        }
+    }
+
     pub(super) fn open_diff(&mut self) -> Vec<Effect> {
         let Some(job) = self.selected_job() else {
             return vec![];
@@ -196,6 +221,7 @@ impl App {
             return vec![];
         };
         let page = self.diff_page(view);
+        let merges = self.merges(&view.job);
         let Mode::Diff(view) = &mut self.mode else {
             return vec![];
         };
@@ -218,6 +244,10 @@ impl App {
             A::PrevFile => view.jump_file(false, page),
             A::Left => view.left = view.left.saturating_sub(SIDEWAYS),
             A::Right => view.left = (view.left + SIDEWAYS).min(view.widest),
+            A::Merge | A::Discard if !merges => {
+                let id = view.job.clone();
+                self.message = Some(self.why_no_merge(&id));
+            }
             A::Merge | A::Discard => {
                 let op = if *action == A::Merge {
                     ReviewOp::Merge

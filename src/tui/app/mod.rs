@@ -20,6 +20,7 @@ pub mod inbox;
 pub mod input_bar;
 pub mod insight;
 mod keys;
+pub mod messages;
 mod mouse;
 pub mod output;
 mod paste;
@@ -27,6 +28,7 @@ pub mod picker;
 mod session;
 pub mod table;
 mod tick;
+mod title;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -132,6 +134,9 @@ pub struct App {
     /// The first listing has arrived.
     pub loaded: bool,
     pub message: Option<String>,
+    /// The messages said lately, oldest first, kept whole for the events view (the footer
+    /// cuts a long one).
+    pub said: messages::Said,
     pub scan_error: Option<String>,
     pub quit: bool,
     /// Something on screen changed since the last frame.
@@ -178,6 +183,7 @@ impl App {
             queue_listed: Vec::new(),
             table: Table::new(opts.projects.clone()),
             message: None,
+            said: messages::Said::default(),
             jobs: Jobs::default(),
             focus: Focus::Table,
             mode: Mode::Normal,
@@ -244,7 +250,12 @@ impl App {
         };
         Fill {
             // A host that cannot be reached is a row too.
-            jobs: self.table.view.len() + self.troubled_hosts().count(),
+            // An empty table says why and what to do next: its rows are lines of text (one
+            // while the jobs are read).
+            jobs: match self.table.view.len() + self.troubled_hosts().count() {
+                0 if self.loaded => layout::EMPTY_TABLE_ROWS,
+                n => n,
+            },
             lines,
             zoom,
         }
@@ -321,6 +332,9 @@ impl App {
         // Inside `apply`, `dirty` says whether this event changed the screen; a change waiting
         // for the next frame must survive an event that changes nothing.
         let effects = fleet::local_reads_only(self.apply(event, now));
+        if let Some(message) = &self.message {
+            self.said.note(now, message);
+        }
         let changed = self.dirty;
         self.dirty = was_dirty || changed;
         if changed {

@@ -363,3 +363,27 @@ fn a_change_merged_or_discarded_is_drawn_when_its_job_is_read_again() {
     );
     assert!(app.dirty, "the CHANGES column says merged now");
 }
+
+#[test]
+fn a_snapshot_jobs_diff_view_neither_merges_nor_discards_and_says_why() {
+    let (mut app, _) = app_with(options(false), 160, 45);
+    let job = reviewed("143002-c3d4", Isolation::Snapshot);
+    app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
+    select(&mut app, "143002-c3d4");
+    press(&mut app, [ch('d')]);
+    for k in ['M', 'X'] {
+        assert_eq!(press(&mut app, [ch(k)]), [], "{k} does nothing");
+        assert!(
+            matches!(app.mode, Mode::Diff(_)),
+            "{k}: the view stays open"
+        );
+        assert!(
+            app.message
+                .as_deref()
+                .unwrap_or("")
+                .contains("ran in the project itself (isolation = \"snapshot\")"),
+            "{k}: {:?}",
+            app.message
+        );
+    }
+}

@@ -27,6 +27,13 @@ pub type Term = Terminal<Backend<BufWriter<Stdout>>>;
 
 /// Set while the terminal is in raw mode on the alternate screen.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Set while the terminal shows a title of ours, its own saved on its stack of titles.
+static TITLED: AtomicBool = AtomicBool::new(false);
+
+/// XTWINOPS: save the window and icon titles on the terminal's stack, and put them back.
+/// A terminal that keeps no such stack ignores both.
+const PUSH_TITLE: &[u8] = b"\x1b[22;0t";
+const POP_TITLE: &[u8] = b"\x1b[23;0t";
 
 pub fn enter() -> io::Result<Term> {
     install_panic_hook();
@@ -50,6 +57,9 @@ pub fn restore() {
         return;
     }
     let mut out = io::stdout();
+    if TITLED.swap(false, Ordering::SeqCst) {
+        let _ = out.write_all(POP_TITLE);
+    }
     let _ = execute!(
         out,
         DisableBracketedPaste,
@@ -103,6 +113,33 @@ pub fn draw(term: &mut Term, render: impl FnOnce(&mut ratatui::Frame)) -> io::Re
     term.backend_mut().frame(drawn?)?;
     execute!(term.backend_mut(), EndSynchronizedUpdate)?;
     Ok(())
+}
+
+/// The terminal's title as the loop last set it, sent again only when it changes.
+#[derive(Debug, Default)]
+pub struct Title {
+    shown: Option<String>,
+}
+
+impl Title {
+    /// Sets the title to `text` if it is not what the terminal shows. The first time (and the
+    /// first time after [`restore`], which puts the terminal's own title back) the terminal's
+    /// title is saved first. `text` must be plain (no control character).
+    pub fn show(&mut self, term: &mut Term, text: &str) -> io::Result<()> {
+        if !TITLED.load(Ordering::SeqCst) {
+            self.shown = None;
+        }
+        if self.shown.as_deref() == Some(text) {
+            return Ok(());
+        }
+        let out = term.backend_mut();
+        if !TITLED.swap(true, Ordering::SeqCst) {
+            out.write_all(PUSH_TITLE)?;
+        }
+        execute!(out, crossterm::terminal::SetTitle(text))?;
+        self.shown = Some(text.to_string());
+        Ok(())
+    }
 }
 
 /// One BEL: most terminals flash or beep, tmux marks the window.

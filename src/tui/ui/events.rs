@@ -65,6 +65,7 @@ pub fn render(app: &App, feed: &Feed, theme: &Theme, f: &mut Frame, area: Rect) 
     for p in feed.problems.iter().take(2) {
         lines.push(Line::from(Span::styled(p.clone(), theme.warn())));
     }
+    said_lines(app, theme, inner.width.into(), height / 3, &mut lines);
     let room = height.saturating_sub(lines.len()).max(1);
     // The selection stays on screen, a third of the way down once it has moved that far.
     let top = feed.selected.saturating_sub(room * 2 / 3);
@@ -104,6 +105,32 @@ pub fn render(app: &App, feed: &Feed, theme: &Theme, f: &mut Frame, area: Rect) 
         lines.push(mark(n, seen, today, theme));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The cockpit's recent messages, newest first, each whole (wrapped): the footer cuts a long
+/// one. The newest is shown whatever its length; older ones while they fit in `rows`.
+fn said_lines(app: &App, theme: &Theme, width: usize, rows: usize, lines: &mut Vec<Line>) {
+    if app.said.is_empty() {
+        return;
+    }
+    let today = app.now.with_timezone(&Local).date_naive();
+    let mut block = vec![Line::from(Span::styled(
+        "messages, newest first",
+        theme.dim(),
+    ))];
+    for (i, (at, text)) in app.said.newest_first().enumerate() {
+        let line = Line::from(vec![
+            Span::styled(format!("{:<12} ", when(Some(*at), today)), theme.dim()),
+            Span::styled(text.clone(), theme.warn()),
+        ]);
+        let wrapped = super::output::wrap(line, width);
+        if i > 0 && block.len() + wrapped.len() > rows {
+            break;
+        }
+        block.extend(wrapped);
+    }
+    block.push(Line::default());
+    lines.extend(block);
 }
 
 /// The line between what arrived since the view was last closed (above) and the rest.

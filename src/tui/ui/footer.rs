@@ -1,18 +1,21 @@
 //! The bottom line: the keys that matter now (from the action table and the key map in
-//! force), a message, or the text being typed.
+//! force), a message, or the text being typed. A message too long to go beside the keys takes
+//! the row above until the next key, cut with an ellipsis where it is longer still (the events
+//! view shows it whole).
 
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Clear, Paragraph};
 
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width;
-use crate::tui::action::{FooterHint, Pane, Place, Section};
+use crate::tui::action::{FooterHint, NormalAction, Pane, Place, Section};
 use crate::tui::app::command::{CommandLine, Note};
 use crate::tui::app::{App, Focus, Mode};
 use crate::tui::input::TextInput;
 use crate::tui::theme::Theme;
+use crate::tui::ui::table::cut;
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let (label, input, section) = match &app.mode {
@@ -20,8 +23,21 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         Mode::Search(input) => ("search output: ", input, Section::Search),
         Mode::Command(line) => (":", &line.input, Section::Command),
         _ => {
-            let line = hints(app, theme, area.width as usize);
+            let (line, above) = hints(app, theme, area.width as usize);
             f.render_widget(Paragraph::new(line), area);
+            if let Some(message) = above
+                && area.y > 0
+            {
+                // A row of its own, over the one above the footer, until the next key.
+                let row = Rect {
+                    y: area.y - 1,
+                    height: 1,
+                    ..area
+                };
+                f.render_widget(Clear, row);
+                let text = Span::styled(format!(" {message} "), theme.warn());
+                f.render_widget(Paragraph::new(Line::from(text)), row);
+            }
             return;
         }
     };
@@ -99,23 +115,43 @@ fn section(app: &App) -> (Section, Place) {
     (section, Place::pane(Pane::Both))
 }
 
-/// The label of the inbox's hint (see the action table).
+/// The labels of the inbox's, the merge's and the discard's hints (see the action table).
 const INBOX: &str = "inbox";
+const MERGE: &str = "merge";
+const DISCARD: &str = "discard";
 
-fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
+/// The footer's line; and a message too long to go beside the keys, for the row above it.
+fn hints<'a>(app: &App, theme: &Theme, width: usize) -> (Line<'a>, Option<String>) {
     let (section, pane) = section(app);
     let mut hints = app.opts.keymap.footer(section, pane, app.opts.read_only);
+    if let Mode::Diff(view) = &app.mode
+        && !app.merges(&view.job)
+    {
+        // Only a worktree job's change is merged or discarded: a snapshot's is not offered.
+        hints.retain(|h| !matches!(h.label, MERGE | DISCARD));
+    }
     // The inbox's hint carries its count, so that it is in sight at every size.
     let inbox = hints
         .iter()
         .any(|h| h.label == INBOX)
         .then(|| inbox_count(app).to_string());
-    let reserved = app.message.as_ref().map_or(0, |m| width::width(m) + 3)
-        + if app.opts.read_only { 10 } else { 0 }
-        + inbox.as_ref().map_or(0, |n| n.len() + 1);
+    let fixed = if app.opts.read_only { 10 } else { 0 } + inbox.as_ref().map_or(0, |n| n.len() + 1);
+    // The keys that never go keep their room; a message goes beside them where it fits
+    // whole, else on a row of its own above, cut to it.
+    let never_go: Vec<FooterHint> = hints.iter().filter(|h| h.drop == 0).cloned().collect();
+    let room = width.saturating_sub(fixed + hints_len(&never_go) + MORE_EXTRA + 3);
+    let (message, above) = match &app.message {
+        Some(m) if width::width(m) <= room => (Some(m.clone()), None),
+        Some(m) => (
+            None,
+            Some(message_cut(app, theme, m, width.saturating_sub(2))),
+        ),
+        None => (None, None),
+    };
+    let reserved = message.as_ref().map_or(0, |m| width::width(m) + 3) + fixed;
     fit(&mut hints, width.saturating_sub(reserved));
     let mut spans = Vec::new();
-    if let Some(msg) = &app.message {
+    if let Some(msg) = message {
         spans.push(Span::styled(format!(" {msg} "), theme.warn()));
         spans.push(Span::raw(" "));
     }
@@ -133,13 +169,41 @@ fn hints<'a>(app: &App, theme: &Theme, width: usize) -> Line<'a> {
     if app.opts.read_only {
         spans.push(Span::styled(" read-only", theme.dim()));
     }
-    Line::from(spans)
+    (Line::from(spans), above)
+}
+
+/// `message` in `room` columns: whole, or cut with an ellipsis and, on the main screen, the
+/// key of the events view, which shows the recent messages whole.
+fn message_cut(app: &App, theme: &Theme, message: &str, room: usize) -> String {
+    if width::width(message) <= room {
+        return message.to_string();
+    }
+    let whole = match app.mode {
+        Mode::Normal => format!(
+            " ({} shows it whole)",
+            app.opts.keymap.first_key(NormalAction::Events)
+        ),
+        _ => String::new(),
+    };
+    let room = room.saturating_sub(width::width(&whole));
+    format!("{}{whole}", cut(message, room, theme))
+}
+
+const MORE: &str = "help (more)";
+/// The columns `help (more)` takes beyond `help`.
+const MORE_EXTRA: usize = MORE.len() - "help".len();
+
+/// The columns hints take on the line.
+fn hints_len(hints: &[FooterHint]) -> usize {
+    hints
+        .iter()
+        .map(|h| width::width(&h.keys) + width::width(h.label) + 3)
+        .sum()
 }
 
 /// Drops hints, in their order of going, until the line fits; help and quit always stay, and
 /// once any hint has gone, help says there is more: the help lists every key.
 fn fit(hints: &mut Vec<FooterHint>, width: usize) {
-    const MORE: &str = "help (more)";
     let all = hints.clone();
     drop_until_fits(hints, width);
     if hints.len() == all.len() {
@@ -147,18 +211,14 @@ fn fit(hints: &mut Vec<FooterHint>, width: usize) {
     }
     // Again, leaving room for the longer label.
     *hints = all;
-    drop_until_fits(hints, width.saturating_sub(MORE.len() - "help".len()));
+    drop_until_fits(hints, width.saturating_sub(MORE_EXTRA));
     if let Some(help) = hints.iter_mut().find(|h| h.label == "help") {
         help.label = MORE;
     }
 }
 
 fn drop_until_fits(hints: &mut Vec<FooterHint>, width: usize) {
-    let len = |h: &[FooterHint]| {
-        h.iter()
-            .map(|h| width::width(&h.keys) + width::width(h.label) + 3)
-            .sum::<usize>()
-    };
+    let len = hints_len;
     let mut order: Vec<u8> = hints.iter().map(|h| h.drop).filter(|d| *d > 0).collect();
     order.sort_unstable();
     order.dedup();

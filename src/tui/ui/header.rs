@@ -45,14 +45,47 @@ pub fn count(app: &App, statuses: &[Status]) -> usize {
         .sum()
 }
 
+/// Below this width the header is compact (`Form::Compact`).
+const FULL_FROM: u16 = 130;
+
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
-    let narrow = area.width < 130;
-    let alarms = alarm_spans(app, theme, narrow);
-    // Alarms take the room of the long labels and the full path; the project filter is kept
-    // before them, so a cut line loses only the least telling part (the root).
-    let compact = narrow || !alarms.is_empty();
+    let narrow = area.width < FULL_FROM;
+    // Alarms make the line longer: it gives up only what it must to fit, step by step.
+    let forms: &[Form] = if narrow {
+        &[Form::Compact]
+    } else {
+        &[Form::Full, Form::Trimmed, Form::Compact]
+    };
     let mut spans = Vec::new();
-    if !compact {
+    for form in forms {
+        spans = top_line(app, theme, narrow, *form);
+        if Line::from(spans.clone()).width() <= usize::from(area.width) {
+            break;
+        }
+    }
+    let mut lines = vec![Line::from(spans)];
+    if app.opts.read_only && area.height > 1 {
+        lines.push(wall_line(app, theme));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+/// How much the top line says, from the most to the least.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Full,
+    /// No name, no `all projects`, the root's last parts: the labels stay long.
+    Trimmed,
+    /// Short labels too.
+    Compact,
+}
+
+/// The top line in `form`; `narrow`: alarms and hosts say their short forms.
+fn top_line(app: &App, theme: &Theme, narrow: bool, form: Form) -> Vec<Span<'static>> {
+    let alarms = alarm_spans(app, theme, narrow);
+    let compact = form == Form::Compact;
+    let mut spans = Vec::new();
+    if form == Form::Full {
         spans.push(Span::styled(" luzia ", theme.accent()));
     }
     if app.opts.read_only {
@@ -81,7 +114,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
         spans.extend(count_spans(app, theme, compact, terse));
     }
     spans.extend(super::hosts::header_spans(app, theme, narrow));
-    // A narrow header names the project only when one is picked: the root matters more.
+    // A compact header names the project only when one is picked: the root matters more.
     if !unknown.is_empty() {
         // Already said, first.
     } else if !app.table.projects.is_empty() {
@@ -89,7 +122,7 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             format!("│ {} ", plain_text(&app.table.projects.join(","))),
             theme.title(),
         ));
-    } else if !compact {
+    } else if form == Form::Full {
         spans.push(Span::styled("│ all projects ", theme.title()));
     }
     spans.extend(alarms);
@@ -104,17 +137,13 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             theme.warn(),
         ),
     });
-    let root = if compact {
+    let root = if form != Form::Full {
         short_path(&app.opts.root)
     } else {
         app.opts.root.display().to_string()
     };
     spans.push(Span::styled(format!("│ {root}"), theme.dim()));
-    let mut lines = vec![Line::from(spans)];
-    if app.opts.read_only && area.height > 1 {
-        lines.push(wall_line(app, theme));
-    }
-    f.render_widget(Paragraph::new(lines), area);
+    spans
 }
 
 /// The counts by state; short labels when room is short, none when `terse` (`2● 1◆`).

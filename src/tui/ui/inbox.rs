@@ -105,9 +105,7 @@ fn body<'a>(app: &App, inbox: &Inbox, job: &Job, theme: &Theme) -> Vec<Line<'a>>
     }
     match (inbox.item.kind, &job.question, &job.gate) {
         (InboxKind::Question, Some(q), _) => question_lines(q, job, inbox, app, theme, &mut lines),
-        (InboxKind::Gate, _, Some(g)) => {
-            gate_lines(g, &app.opts.keymap, theme, app.now, &mut lines)
-        }
+        (InboxKind::Gate, _, Some(g)) => gate_lines(g, app, theme, &mut lines),
         _ => {}
     }
     output_lines(app, job, theme, &mut lines);
@@ -175,8 +173,33 @@ fn question_lines<'a>(
         )));
     }
     lines.push(Line::default());
-    answer_lines(q, inbox, km, theme, lines);
+    if app.opts.read_only {
+        read_only_lines(q, theme, lines);
+    } else {
+        answer_lines(q, inbox, km, theme, lines);
+    }
 }
+
+/// What a read-only cockpit shows under a question: the options, none picked, and that it
+/// cannot answer (no key is offered for what it cannot do).
+fn read_only_lines<'a>(q: &Question, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    if q.kind == QuestionType::Choice {
+        for (i, o) in q.options.iter().enumerate() {
+            lines.push(Line::from(format!("   {}) {} ", i + 1, plain_text(o))));
+            if let Some(d) = q.descriptions.get(i).filter(|d| !d.is_empty()) {
+                lines.push(Line::from(Span::styled(
+                    format!("      {}", plain_text(d)),
+                    theme.dim(),
+                )));
+            }
+        }
+    }
+    lines.push(Line::from(Span::styled(READ_ONLY_QUESTION, theme.warn())));
+}
+
+/// What a read-only inbox says in place of the keys that answer.
+const READ_ONLY_QUESTION: &str = "read-only: this cockpit shows the question, it cannot answer it";
+const READ_ONLY_GATE: &str = "read-only: this cockpit shows the gate, it cannot decide it";
 
 /// What the operator answers with: the options of a choice, or the keys of yes and no.
 fn answer_lines<'a>(
@@ -228,13 +251,8 @@ fn answer_lines<'a>(
     }
 }
 
-fn gate_lines<'a>(
-    g: &Gate,
-    km: &KeyMap,
-    theme: &Theme,
-    now: DateTime<Utc>,
-    lines: &mut Vec<Line<'a>>,
-) {
+fn gate_lines<'a>(g: &Gate, app: &App, theme: &Theme, lines: &mut Vec<Line<'a>>) {
+    let (km, now) = (&app.opts.keymap, app.now);
     let mut status = waited(g.awaiting_since, now);
     if let Some(left) = countdown(g.deadline(), now) {
         status.push_str(&format!(
@@ -261,6 +279,10 @@ fn gate_lines<'a>(
         )));
     }
     lines.push(Line::default());
+    if app.opts.read_only {
+        lines.push(Line::from(Span::styled(READ_ONLY_GATE, theme.warn())));
+        return;
+    }
     lines.push(Line::from(Span::styled(
         format!(
             "{} approve   {} deny (with a reason)",

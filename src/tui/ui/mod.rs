@@ -2,6 +2,7 @@
 
 pub mod detail;
 pub mod diff;
+pub mod empty;
 pub mod events;
 pub mod footer;
 pub mod header;
@@ -11,6 +12,8 @@ pub mod output;
 pub mod popup;
 pub mod table;
 
+#[cfg(test)]
+mod first_use_tests;
 #[cfg(test)]
 mod fleet_tests;
 #[cfg(test)]

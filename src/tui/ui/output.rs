@@ -281,7 +281,7 @@ pub(super) fn skip_columns(line: Line<'_>, n: usize) -> Line<'_> {
 
 /// Splits a line into rows of at most `columns` columns, between graphemes, keeping each span's
 /// style.
-fn wrap<'a>(line: Line<'a>, columns: usize) -> Vec<Line<'a>> {
+pub(super) fn wrap<'a>(line: Line<'a>, columns: usize) -> Vec<Line<'a>> {
     let columns = columns.max(1);
     let mut rows: Vec<Line> = Vec::new();
     let mut current = Line::default();

@@ -1,18 +1,16 @@
-//! What each cell of the jobs table says: the status, the alert, the cost, the progress; and
-//! cutting a cell to its column with an ellipsis, so that nothing is cut unseen.
+//! What each cell of the jobs table says: the status, the alert, the cost, the changes (the
+//! progress is `progress.rs`); and cutting a cell to its column with an ellipsis, so that
+//! nothing is cut unseen.
 
-use chrono::{DateTime, Utc};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 
+use crate::jobs::Job;
 use crate::jobs::insight::alarms::AlarmKind;
 use crate::jobs::model::review::ChangeStat;
-use crate::jobs::model::time::format_duration_coarse;
-use crate::jobs::text::sanitize::{ellipsize, plain_text};
+use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::{self, width as text_width};
-use crate::jobs::{Job, Status};
 use crate::tui::app::App;
-use crate::tui::app::table::note::RowNote;
 use crate::tui::theme::Theme;
 
 /// The status as the table says it: a symbol, or a symbol and the word; `!` when the job's files
@@ -176,143 +174,4 @@ pub fn changes_cell<'a>(job: &Job, short: bool, theme: &Theme) -> Line<'a> {
 /// What the job's run cost, when its figures say.
 pub fn cost_of(job: &Job) -> Option<f64> {
     job.meta.as_ref()?.usage.as_ref()?.cost_usd
-}
-
-/// `Bash: npm test 3m`: the call in flight and how long it has run, the command cut to leave
-/// room for the time.
-fn activity_line<'a>(
-    what: &str,
-    since: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-    width: usize,
-    theme: &Theme,
-) -> Line<'a> {
-    let what = plain_text(what);
-    let what = if what.is_empty() {
-        "busy".to_string()
-    } else {
-        what
-    };
-    let age = since.map_or(String::new(), |t| {
-        format_duration_coarse((now - t).num_seconds())
-    });
-    let room = width.saturating_sub(if age.is_empty() { 0 } else { age.len() + 1 });
-    let shown = if text_width(&what) <= room {
-        what
-    } else {
-        ellipsize(&what, room.saturating_sub(1).max(1))
-    };
-    let mut spans = vec![Span::raw(shown)];
-    if !age.is_empty() {
-        spans.push(Span::styled(format!(" {age}"), theme.dim()));
-    }
-    Line::from(spans)
-}
-
-/// What a person is needed for, else what the agent is doing this minute: either says more
-/// than any bar.
-fn needed_or_doing<'a>(
-    job: &Job,
-    note: &RowNote,
-    theme: &Theme,
-    now: DateTime<Utc>,
-    width: usize,
-) -> Option<Line<'a>> {
-    if let Some(w) = job.waiting() {
-        let what = match (w, width >= 16) {
-            (crate::jobs::Waiting::Question, true) => "needs an answer",
-            (crate::jobs::Waiting::Approval, true) => "needs approval",
-            (crate::jobs::Waiting::Question, false) => "answer?",
-            (crate::jobs::Waiting::Approval, false) => "approve?",
-        };
-        return Some(Line::from(Span::styled(what, theme.warn())));
-    }
-    let stage = if width >= 20 {
-        &note.stage
-    } else {
-        &note.stage_short
-    };
-    if let Some(stage) = stage {
-        return Some(Line::from(Span::styled(stage.clone(), theme.dim())));
-    }
-    let a = job.activity.as_ref().filter(|_| job.status.is_active())?;
-    Some(activity_line(&a.what, a.since, now, width, theme))
-}
-
-/// What a person is needed for, or what the agent is doing now; else a bar with the percent;
-/// the step k/n and its name; an estimate from the expected duration (marked `~`); or, with
-/// nothing known, a moving marker and nothing else.
-pub fn progress_cell<'a>(
-    job: &Job,
-    note: &RowNote,
-    theme: &Theme,
-    now: DateTime<Utc>,
-    width: usize,
-) -> Line<'a> {
-    if let Some(now_line) = needed_or_doing(job, note, theme, now, width) {
-        return now_line;
-    }
-    let progress = job.progress.as_ref();
-    if let Some(p) = progress
-        && let (Some(step), Some(total)) = (p.step, p.total_steps)
-    {
-        let name = p.step_name.as_deref().map(plain_text).unwrap_or_default();
-        let pct = p.percent_done().unwrap_or(0.0);
-        let bar_w = 4.min(width.saturating_sub(6));
-        let mut spans = bar(pct, bar_w, theme, Style::new());
-        spans.push(Span::raw(format!(" {step}/{total} {name}")));
-        return Line::from(spans);
-    }
-    if let Some(pct) = progress.and_then(|p| p.percent_done()) {
-        let mut spans = bar(pct, width.saturating_sub(5), theme, Style::new());
-        spans.push(Span::raw(format!("{pct:>4.0}%")));
-        return Line::from(spans);
-    }
-    if let Some(n) = job.queue_position {
-        let text = if n == 1 {
-            "next in queue".to_string()
-        } else {
-            format!("#{n} in queue")
-        };
-        return Line::from(Span::styled(text, theme.dim()));
-    }
-    if let Some(link) = &note.link {
-        return Line::from(Span::styled(link.clone(), theme.dim()));
-    }
-    if !job.status.is_active() {
-        return Line::from(Span::styled("-", theme.dim()));
-    }
-    let elapsed = job.elapsed_secs(now);
-    if let (Some(est), Some(el)) = (
-        job.meta
-            .as_ref()
-            .and_then(|m| m.estimated_duration_seconds)
-            .filter(|e| *e > 0),
-        elapsed,
-    ) {
-        let pct = (el as f64 / est as f64 * 100.0).min(99.0);
-        let mut spans = bar(pct, width.saturating_sub(6), theme, theme.dim());
-        spans.push(Span::styled(format!(" ~{pct:>2.0}%"), theme.dim()));
-        return Line::from(spans);
-    }
-    // Indeterminate: a marker that moves once a second along an empty track.
-    let track = width.saturating_sub(1).clamp(1, 10);
-    let pos = elapsed.unwrap_or(0).unsigned_abs() as usize % track;
-    let mut s = theme.bar_empty().repeat(track);
-    let byte = s.char_indices().nth(pos).map_or(0, |(b, _)| b);
-    let ch_len = theme.bar_empty().len();
-    s.replace_range(byte..byte + ch_len, theme.bar_full());
-    Line::from(Span::styled(s, theme.dim()))
-}
-
-fn bar<'a>(pct: f64, width: usize, theme: &Theme, style: Style) -> Vec<Span<'a>> {
-    let filled = ((pct / 100.0) * width as f64).round() as usize;
-    let filled = filled.min(width);
-    vec![
-        Span::styled(
-            theme.bar_full().repeat(filled),
-            theme.status(Status::Running).patch(style),
-        ),
-        Span::styled(theme.bar_empty().repeat(width - filled), theme.dim()),
-    ]
 }

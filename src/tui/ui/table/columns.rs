@@ -1,5 +1,5 @@
 //! How wide each column of the jobs table is: sized by what the jobs listed hold (an empty column
-//! takes no room), ids cut to their shortest unique prefix, statuses as symbols where narrow, and
+//! takes no room, an almost empty one little where room is short), ids cut to their shortest unique prefix, statuses as symbols where narrow, and
 //! the task given what is left. Every job the table lists counts, on screen or not, so that
 //! scrolling never moves the columns.
 
@@ -18,6 +18,11 @@ pub const WIDE: u16 = 100;
 const TASK_WITH_COST: u16 = 30;
 /// The host column is dropped where the task would keep fewer columns than this beside it.
 const TASK_WITH_HOST: u16 = 12;
+/// Below [`WIDE`], a column with something in fewer than one listed job in this many is almost
+/// empty: it keeps [`SPARSE_WIDTH`] columns (enough for its mark or figures, cut with an
+/// ellipsis) and gives the rest to the task.
+const SPARSE_ONE_IN: usize = 4;
+const SPARSE_WIDTH: u16 = 6;
 /// The widest a host's name is shown in its column (cut with an ellipsis beyond).
 const HOST_WIDE: u16 = 12;
 const HOST_NARROW: u16 = 6;
@@ -60,6 +65,9 @@ struct Content {
     changes: u16,
     changes_short: u16,
     host: u16,
+    /// How many jobs have an alert, and how many a change recorded.
+    alerting: usize,
+    changed: usize,
 }
 
 /// Columns `s` takes; ASCII (ids, most projects) without segmenting it.
@@ -106,11 +114,13 @@ impl Content {
                 c.cost = c.cost.max(cols(&format_cost(usd)));
             }
             if let Some(stat) = changes_of(job) {
+                c.changed += 1;
                 c.changes = c.changes.max(cols(&changes_label(stat, false)));
                 c.changes_short = c.changes_short.max(cols(&changes_label(stat, true)));
             }
             let alert = alert_width(app, job, theme, &mut issue_widths);
             c.alert = c.alert.max(u16::try_from(alert).unwrap_or(u16::MAX));
+            c.alerting += usize::from(alert > 0);
             if !app.opts.hosts.is_empty() {
                 c.host = c.host.max(cols(host_label(job)));
             }
@@ -151,6 +161,14 @@ impl Columns {
             0 => 0,
             n => n.max(title).min(cap),
         };
+        // Where room is short, an almost empty column keeps only what says something.
+        let sparse = |rows: usize, cap: u16| {
+            if !wide && rows * SPARSE_ONE_IN < jobs.len() {
+                cap.min(SPARSE_WIDTH)
+            } else {
+                cap
+            }
+        };
         let mut out = Columns {
             words: wide,
             host: sized(c.host, 4, if wide { HOST_WIDE } else { HOST_NARROW }),
@@ -170,11 +188,11 @@ impl Columns {
             // `23h59m`, `999d23h`).
             elapsed: 7,
             cost: 0,
-            alert: sized(c.alert, 5, if wide { 26 } else { 12 }),
+            alert: sized(c.alert, 5, sparse(c.alerting, if wide { 26 } else { 12 })),
             changes: if wide {
                 sized(c.changes, 7, 30)
             } else {
-                sized(c.changes_short, 7, 12)
+                sized(c.changes_short, 7, sparse(c.changed, 12))
             },
             changes_short: !wide,
             task: 0,
@@ -338,6 +356,34 @@ mod tests {
         let quiet: Vec<&Job> = quiet.iter().collect();
         let c = Columns::fit(&app, &quiet, &theme, 158);
         assert_eq!((c.alert, c.cost), (0, 0), "{c:?}");
+    }
+
+    #[test]
+    fn almost_empty_columns_give_their_room_to_the_task_where_it_is_short() {
+        use crate::jobs::model::review::Isolation;
+        use crate::tui::event::Event;
+        use crate::tui::testing::{app, now, reviewed};
+        let theme = Theme::default();
+        let mut app = app(80, 24);
+        let mut gone = reviewed("152000-f00d", Isolation::Worktree);
+        if let Some(r) = gone.meta.as_mut().and_then(|m| m.review.as_mut()) {
+            r.outcome = "discarded".into();
+        }
+        let changed = [reviewed("142315-a1b2", Isolation::Worktree), gone];
+        let read = changed.iter().map(|j| (j.id.clone(), Some(j.clone())));
+        app.update(Event::JobsRead(read.collect()), now());
+        let listed: Vec<&Job> = app.table.view.iter().map(|id| &*app.jobs[id]).collect();
+        // Two jobs of 15 have a change, two an alarm: each column keeps what says something.
+        let c = Columns::fit(&app, &listed, &theme, 78);
+        assert_eq!((c.changes, c.alert), (SPARSE_WIDTH, SPARSE_WIDTH), "{c:?}");
+        assert!(c.task >= 25, "the task has what they do not need: {c:?}");
+        // Where most jobs have a change, the column is as wide as what it says.
+        let reviewed: Vec<&Job> = changed.iter().collect();
+        let c = Columns::fit(&app, &reviewed, &theme, 78);
+        assert_eq!(c.changes, "discarded".len() as u16, "{c:?}");
+        // Where room is not short, nothing is cut.
+        let c = Columns::fit(&app, &listed, &theme, 158);
+        assert!(c.changes > SPARSE_WIDTH && c.alert > SPARSE_WIDTH, "{c:?}");
     }
 
     #[test]

@@ -10,7 +10,6 @@ use crate::jobs::model::session::format_cost;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, Status};
-use crate::tui::action::NormalAction;
 use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
 use crate::tui::theme::Theme;
@@ -55,10 +54,12 @@ pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 
 mod cells;
 mod columns;
+mod progress;
 
+pub use cells::cut;
 use cells::cut_line;
-pub use cells::{cut, progress_cell};
 pub use columns::{Columns, shortest_unique};
+pub use progress::progress_cell;
 
 pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let border = if app.focus == Focus::Table {
@@ -112,12 +113,18 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
             x: area.x + 2,
             y: area.y + 2,
             width: area.width.saturating_sub(4),
-            height: 1,
+            height: area.height.saturating_sub(3),
         };
-        f.render_widget(
-            Paragraph::new(Span::styled(empty_message(app), theme.dim())),
-            inner,
-        );
+        let lines: Vec<Line> = super::empty::lines(app)
+            .into_iter()
+            .map(|l| {
+                Line::from(Span::styled(
+                    cut(&l, inner.width.into(), theme),
+                    theme.dim(),
+                ))
+            })
+            .collect();
+        f.render_widget(Paragraph::new(lines), inner);
     }
 }
 
@@ -160,25 +167,6 @@ fn titles(c: &Columns, theme: &Theme) -> Vec<Line<'static>> {
         }
     })
     .collect()
-}
-
-/// Why the table is empty, and what to do about it.
-fn empty_message(app: &App) -> String {
-    if !app.loaded {
-        "reading jobs…".to_string()
-    } else if let Some(e) = &app.scan_error {
-        e.clone()
-    } else if app.jobs.is_empty() {
-        format!("no jobs under {}", app.opts.root.display())
-    } else {
-        let k = |a| app.opts.keymap.first_key(a);
-        format!(
-            "no jobs match this view ({}/{} changes the view, {} clears the filter)",
-            k(NormalAction::PrevTab),
-            k(NormalAction::NextTab),
-            k(NormalAction::Back)
-        )
-    }
 }
 
 /// One job's row, each cell cut to its column with an ellipsis.
