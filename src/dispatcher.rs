@@ -116,20 +116,10 @@ impl<'a> Dispatcher<'a> {
                 known.join(", ")
             );
         };
-        Ok(Spec {
-            project: req.project.clone(),
-            project_path: project.path.clone(),
-            user: project.user.clone(),
-            task: req.task.clone(),
-            command: self.cfg.agent.command.clone(),
-            prompt_template: self.cfg.agent.prompt_template.clone(),
-            retry_of: req.retry_of.clone(),
-            addendum: req.addendum.clone(),
-            queue_id: None,
-            session: Default::default(),
-            permissions: self.cfg.permissions(&req.project),
-            isolation: project.isolation,
-        })
+        let mut spec = self.unconfigured_spec(req, &project.path);
+        spec.user = project.user.clone();
+        spec.isolation = project.isolation;
+        Ok(spec)
     }
 
     /// A project the config does not name: its directory, and every setting at its default
