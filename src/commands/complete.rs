@@ -84,8 +84,10 @@ pub fn bash_dynamic(cli: &Command) -> String {
         .filter(|s| first_positional(s).as_deref() == Some("id"))
         .map(Command::get_name)
         .collect();
+    // `run`'s first word may be a configured project (or already the task): offering the
+    // projects there is what a person typing `luzia run <Tab>` wants.
     let with_project: Vec<&str> = visible()
-        .filter(|s| first_positional(s).as_deref() == Some("project"))
+        .filter(|s| matches!(first_positional(s).as_deref(), Some("project" | "words")))
         .map(Command::get_name)
         .collect();
     let mut valued: Vec<String> = std::iter::once(cli)
