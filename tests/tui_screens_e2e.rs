@@ -99,6 +99,11 @@ fn a_long_message_is_cut_above_the_footer_and_whole_in_the_recent_events() {
     let text: String = inside.split_whitespace().collect();
     let whole = format!("job{id}ranwithoutisolation:thereisnochangerecordedtomerge");
     assert!(text.contains(&whole), "{}", s.text());
+    // q closes the view (as it closes every view), then quits.
+    ck.key("q");
+    ck.wait_for("the events view closed", |s| {
+        !s.text().contains("messages, newest first")
+    });
     ck.key("q");
     assert_eq!(ck.wait_exit(), 0);
 }
