@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 
+use crate::jobs::fs::files::open_append;
 use crate::jobs::fs::publish::{Published, publish_once};
 use crate::jobs::fs::tail::exit_code;
 use crate::jobs::hitl::operator::operator;
@@ -42,11 +43,13 @@ pub enum KillError {
         source: std::io::Error,
     },
     #[error(
-        "cannot signal pid {pid} of job {id}: stopped, but cannot write the exit line: {source}"
+        "job {id} has stopped (pid {pid}), but its exit line cannot be written to {}: {source}; \
+         it reads as killed", path.display()
     )]
     ExitLine {
         id: String,
         pid: u32,
+        path: PathBuf,
         source: std::io::Error,
     },
     #[error("job {id} did not stop within {secs} s")]
@@ -235,16 +238,16 @@ fn stop_agent(
         // Written only once nothing of it can write after the exit line.
         gone_within(KILL_WAIT, alive);
     }
+    // Opened as any job file is written: never through a link the agent planted, never waiting
+    // on a FIFO.
+    let path = job.file(LOG_FILE);
     let exit_line_error = |source| KillError::ExitLine {
         id: job.id.to_string(),
         pid: process.pid,
+        path: path.clone(),
         source,
     };
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(job.file(LOG_FILE))
-        .map_err(exit_line_error)?;
+    let log = open_append(&path).map_err(exit_line_error)?;
     let dir = job.dir();
     finish::exit_line(&dir, &log, code).map_err(exit_line_error)?;
     if supervised {
