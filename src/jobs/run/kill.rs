@@ -101,7 +101,13 @@ enum Target {
 fn target(job: &Job) -> Result<Target, KillError> {
     let id = job.id.to_string();
     let processes = job.processes();
-    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
+    // A record of a supervisor is a job of luzia's, whatever meta.json says (in a directory given
+    // to the agent's user, meta.json may be the agent's; the record luzia believes is not).
+    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised)
+        || job
+            .process_record
+            .as_ref()
+            .is_some_and(|r| r.supervisor.is_some());
     let main = processes.main.as_ref().map(|p| (p, p.find()));
     if let Some((p, found)) = &main
         && found.is_alive()
@@ -422,6 +428,7 @@ mod tests {
         job.process_record = Some(Box::new(crate::jobs::model::process::ProcessRecord {
             supervisor: Some(recorded),
             agent: None,
+            job: None,
         }));
         let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
         assert!(
