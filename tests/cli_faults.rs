@@ -158,9 +158,9 @@ impl World {
         })
     }
 
-    /// Waits until the supervisor has recorded its agent in `process.json`.
+    /// Waits until the supervisor has recorded its agent in `.luzia/process.json`.
     fn wait_agent_recorded(&self, id: &str) {
-        let record = self.dir(id).join("process.json");
+        let record = self.dir(id).join(".luzia/process.json");
         wait_for("the agent in process.json", || {
             let v: Value = serde_json::from_slice(&fs::read(&record).ok()?).ok()?;
             v["agent"]["pid"].as_u64()

@@ -278,7 +278,7 @@ fn run_fg_runs_the_task_in_the_terminal_and_records_the_job() {
         fs::read_to_string(sb.job_dir(&id).join("typed.txt")).unwrap(),
         "go on\n"
     );
-    assert!(sb.job_dir(&id).join("process.json").exists());
+    assert!(sb.job_dir(&id).join(".luzia/process.json").exists());
 }
 
 #[test]

@@ -134,7 +134,15 @@ pub fn borrow(fd: &Option<OwnedFd>) -> Option<BorrowedFd<'_>> {
 
 /// "is a FIFO, not a regular file": what a job file turned out to be instead.
 fn not_regular(kind: FileType) -> io::Error {
-    let what = if kind.is_fifo() {
+    io::Error::other(format!(
+        "is {}, not a regular file; luzia reads only regular files in a job directory",
+        kind_name(kind)
+    ))
+}
+
+/// "a FIFO", "a directory", ...: what a file that is not a regular one is.
+fn kind_name(kind: FileType) -> &'static str {
+    if kind.is_fifo() {
         "a FIFO"
     } else if kind.is_dir() {
         "a directory"
@@ -146,10 +154,7 @@ fn not_regular(kind: FileType) -> io::Error {
         "a block device"
     } else {
         "something else"
-    };
-    io::Error::other(format!(
-        "is {what}, not a regular file; luzia reads only regular files in a job directory"
-    ))
+    }
 }
 
 /// meta.json carries the task, which may be long (a pasted log, a spec): it may be this large.
@@ -178,16 +183,71 @@ pub fn read_trusted(path: &Path, root: &Path) -> io::Result<Option<Vec<u8>>> {
         return Ok(None);
     };
     let owner = md.uid();
-    let trusted = owner == 0
-        || owner == rustix::process::geteuid().as_raw()
-        || std::fs::metadata(root).is_ok_and(|m| m.uid() == owner);
-    if !trusted {
+    if !trusted_owner(owner, root) {
         return Err(io::Error::other(format!(
             "is owned by uid {owner}, not by root, the user luzia runs as or the jobs root's \
              owner, so it is not trusted to name the job's process"
         )));
     }
     read_whole(file, md.len(), SMALL_FILE_CAP).map(Some)
+}
+
+/// Whether files owned by `owner` may name a process for luzia to signal: root, the user luzia
+/// runs as, or the owner of the jobs root `root` (the orchestrator's account). Owner alone is
+/// not enough where someone else may rename into the file's directory (see `private`).
+pub fn trusted_owner(owner: u32, root: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    owner == 0
+        || owner == rustix::process::geteuid().as_raw()
+        || std::fs::metadata(root).is_ok_and(|m| m.uid() == owner)
+}
+
+/// Opens `path` to append to it (made, mode 0644 less the umask, when absent) with the same
+/// refusals as [`open_nofollow`]: not through a symbolic link (a link planted in a job
+/// directory must not let luzia write into the file it names), not a FIFO or device (the open
+/// never waits for a reader), only a regular file, and only one with no other name (a hard link
+/// to a file outside the job).
+pub fn open_append(path: &Path) -> io::Result<File> {
+    let flags = OFlags::WRONLY
+        | OFlags::APPEND
+        | OFlags::CREATE
+        | OFlags::NOFOLLOW
+        | OFlags::NONBLOCK
+        | OFlags::NOCTTY
+        | OFlags::CLOEXEC;
+    let file = match rustix::fs::open(path, flags, Mode::from_raw_mode(0o644)) {
+        Ok(fd) => File::from(fd),
+        Err(Errno::LOOP) => {
+            return Err(io::Error::other(
+                "is a symbolic link; luzia does not follow links in a job directory",
+            ));
+        }
+        // A FIFO nobody reads, or a socket: say what it is.
+        Err(Errno::NXIO) => {
+            return Err(match std::fs::symlink_metadata(path) {
+                Ok(md) => not_writable(md.file_type()),
+                Err(_) => Errno::NXIO.into(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let md = file.metadata()?;
+    if !md.file_type().is_file() {
+        return Err(not_writable(md.file_type()));
+    }
+    if std::os::unix::fs::MetadataExt::nlink(&md) > 1 {
+        return Err(io::Error::other(
+            "has other names (hard links); luzia writes only to a job's own files",
+        ));
+    }
+    Ok(file)
+}
+
+fn not_writable(kind: FileType) -> io::Error {
+    io::Error::other(format!(
+        "is {}, not a regular file; luzia writes only regular files in a job directory",
+        kind_name(kind)
+    ))
 }
 
 /// Reads `file`, `len` bytes long by `fstat`, whole. One `read` of `len` and a byte more takes
@@ -358,6 +418,62 @@ pub(crate) mod tests {
                 "{what}: {err}"
             );
         }
+    }
+
+    /// A job file is appended to (kill's exit line) only if it is a regular file of its own:
+    /// never through a link, never a FIFO (which would block), never a second name of another
+    /// file.
+    #[test]
+    fn appends_only_to_a_regular_file_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"root's own\n").unwrap();
+        let log = dir.path().join("output.log");
+        std::os::unix::fs::symlink(&victim, &log).unwrap();
+        let err = open_append(&log).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+        std::fs::remove_file(&log).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("absent"), &log).unwrap();
+        assert!(open_append(&log).is_err());
+        assert!(
+            !dir.path().join("absent").exists(),
+            "no file made through a link"
+        );
+
+        std::fs::remove_file(&log).unwrap();
+        std::fs::hard_link(&victim, &log).unwrap();
+        let err = open_append(&log).unwrap_err().to_string();
+        assert!(err.contains("hard links"), "{err}");
+
+        std::fs::remove_file(&log).unwrap();
+        mkfifo(&log);
+        let path = log.clone();
+        let err = returns("appending to a FIFO", move || {
+            open_append(&path).map(|_| ())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("is a FIFO"), "{err}");
+        // With a reader, the open itself succeeds: the file is refused by what it is.
+        let reader = open_nofollow(&log);
+        assert!(reader.is_err(), "a FIFO is not read either");
+        let _reading = std::fs::File::from(
+            rustix::fs::open(&log, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()).unwrap(),
+        );
+        let path = log.clone();
+        let err = returns("appending to a FIFO being read", move || {
+            open_append(&path).map(|_| ())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("is a FIFO"), "{err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"root's own\n");
+
+        std::fs::remove_file(&log).unwrap();
+        use std::io::Write;
+        open_append(&log).unwrap().write_all(b"a").unwrap();
+        open_append(&log).unwrap().write_all(b"b").unwrap();
+        assert_eq!(std::fs::read(&log).unwrap(), b"ab");
     }
 
     #[test]

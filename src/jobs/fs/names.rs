@@ -39,3 +39,6 @@ pub const STREAM_FILE: &str = "stream.jsonl";
 pub const ACTIVITY_FILE: &str = "activity.json";
 /// The MCP servers luzia gives a Claude Code agent (`--mcp-config`).
 pub const MCP_CONFIG_FILE: &str = "mcp.json";
+/// luzia's private directory in a job directory: what the agent must not be able to write (which
+/// processes are the job's), made before the directory is given to the agent's user.
+pub const PRIVATE_DIR: &str = ".luzia";

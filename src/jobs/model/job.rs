@@ -338,8 +338,9 @@ fn read_through<'t>(
             return Some((job, r.mode));
         }
     }
-    job.pid = r.pid().or(job.pid);
-    job.process_record = r.process_record().map(Box::new);
+    let (pid, record) = r.processes(id.as_str(), job.pid);
+    job.pid = pid;
+    job.process_record = record.map(Box::new);
     job.activity = r.activity().map(Box::new);
     let pending = r.pending();
     let waiting = match (&pending.question, &pending.gate) {

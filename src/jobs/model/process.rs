@@ -2,9 +2,16 @@
 //! `process.json`, each with its start time, so that a later process given the same number is
 //! never taken for the job's. A pid with no record (the orchestrator's directories, and luzia's
 //! from before the record) is the job's only if its process started near the job's `started`.
+//! In a job directory given to the agent's user, the record is read only from luzia's private
+//! directory (see `fs::private`): anywhere else its bytes could be the agent's.
+
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::jobs::fs::names::{PRIVATE_DIR, PROCESS_FILE};
+use crate::jobs::fs::private;
 
 use crate::jobs::os::process::{Claim, ProcessRef, Start};
 
@@ -48,6 +55,9 @@ pub struct ProcessRecord {
     pub supervisor: Option<Recorded>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<Recorded>,
+    /// The job it is the record of: a record found under another job's name is not this one's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 impl ProcessRecord {
@@ -65,6 +75,48 @@ impl ProcessRecord {
         let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
         out.push(b'\n');
         out
+    }
+}
+
+/// Where a job's processes may be read from.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Source {
+    /// luzia's private record of the job (`.luzia/process.json`), which the agent cannot write.
+    Private(ProcessRecord),
+    /// The job directory's `pid` and `process.json` (and meta.json's pid): the orchestrator's
+    /// jobs and older luzia's, in a directory that only trusted users may write.
+    JobFiles,
+    /// None: the directory was given to someone luzia does not trust, who could have written
+    /// any of its files, and luzia's private record is not there.
+    Nowhere,
+}
+
+/// Where the processes of job `id`, in `dir`, may be read from; what could not be read is told to
+/// `problem` (the file, relative to `dir`, and why).
+pub fn source(dir: &Path, id: &str, problem: &mut dyn FnMut(&str, String)) -> Source {
+    let names_job = |b: &[u8]| ProcessRecord::parse(b).is_ok_and(|r| r.job.as_deref() == Some(id));
+    let private_file = format!("{PRIVATE_DIR}/{PROCESS_FILE}");
+    match private::read(dir, PROCESS_FILE, names_job) {
+        Ok(Some(bytes)) => {
+            if let Ok(record) = ProcessRecord::parse(&bytes) {
+                return Source::Private(record);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => problem(&private_file, e.to_string()),
+    }
+    match private::given_away(dir) {
+        None => Source::JobFiles,
+        Some(why) => {
+            problem(
+                &private_file,
+                format!(
+                    "is missing, and the job directory {why}, so its pid files may be the \
+                     agent's: no process is taken for the job's"
+                ),
+            );
+            Source::Nowhere
+        }
     }
 }
 
@@ -129,6 +181,7 @@ mod tests {
         let record = ProcessRecord {
             supervisor: Recorded::of(me),
             agent: None,
+            job: Some("120000-abcd".into()),
         };
         let parsed = ProcessRecord::parse(&record.to_json()).unwrap();
         assert_eq!(parsed, record);
@@ -153,9 +206,54 @@ mod tests {
         let record = ProcessRecord {
             supervisor: Some(stale.clone()),
             agent: Some(stale),
+            job: None,
         };
         let p = Processes::identify(Some(me), Some(&record), None);
         assert!(!p.is_alive(), "this process is not the one recorded");
+    }
+
+    /// luzia's private record when there is one naming the job; else the job directory's own
+    /// files, unless it was given to a user luzia does not trust.
+    #[test]
+    fn the_source_of_a_job_s_processes() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("120000-abcd");
+        std::fs::create_dir(&dir).unwrap();
+        let mut problems = Vec::new();
+        let mut source = |dir: &Path| {
+            let mut noted = |name: &str, m: String| problems.push(format!("{name}: {m}"));
+            super::source(dir, "120000-abcd", &mut noted)
+        };
+        assert_eq!(source(&dir), Source::JobFiles);
+        let record = ProcessRecord {
+            supervisor: Recorded::of(std::process::id()),
+            agent: None,
+            job: Some("120000-abcd".into()),
+        };
+        let private = private::Private::create(&dir).unwrap();
+        private
+            .write(PROCESS_FILE, &record.to_json(), false)
+            .unwrap();
+        assert_eq!(source(&dir), Source::Private(record.clone()));
+        // Another job's record is not this one's.
+        let other = ProcessRecord {
+            job: Some("120000-other".into()),
+            ..record
+        };
+        private
+            .write(PROCESS_FILE, &other.to_json(), false)
+            .unwrap();
+        assert_eq!(source(&dir), Source::JobFiles);
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&dir, Some(54321), None).unwrap();
+            assert_eq!(source(&dir), Source::Nowhere);
+        } else {
+            eprintln!("SKIPPED (in part): giving a directory to another user needs root");
+        }
+        assert!(
+            problems[0].contains(".luzia/process.json: is not this job's record"),
+            "{problems:?}"
+        );
     }
 
     #[test]

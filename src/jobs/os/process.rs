@@ -240,6 +240,13 @@ impl ProcessRef {
         self.find().is_alive()
     }
 
+    /// Stopped (SIGSTOP, a terminal's stop, a debugger's trace stop): alive, but acting on no
+    /// signal until it is continued (SIGKILL aside).
+    pub fn is_stopped(&self) -> bool {
+        self.find() == Found::Ours
+            && read_stat(self.pid).is_ok_and(|s| matches!(s.state, b'T' | b't'))
+    }
+
     /// Sends `sig` to this process, and only to it.
     pub fn signal(&self, sig: Signal) -> Result<(), SignalError> {
         let p = raw_pid(self.pid).ok_or(SignalError::Gone(self.pid))?;

@@ -1,6 +1,6 @@
 //! A job run in the operator's terminal (`luzia run --fg`, `luzia attach`): the agent reads and
 //! writes the terminal, and this process is its supervisor, recording what a detached one would
-//! (`process.json`, `pid`, the exit line, `finished`/`exit_code` in meta.json, the notification
+//! (`.luzia/process.json`, `pid`, the exit line, `finished`/`exit_code` in meta.json, the notification
 //! line). The agent stays in the terminal's foreground process group, so the terminal's own
 //! keys reach it; the supervisor lets a Ctrl-C go to the agent alone, and passes SIGTERM and
 //! SIGHUP (`luzia kill`, a closed terminal) on to it, with SIGKILL after the grace period.
@@ -11,12 +11,12 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::jobs::fs::names::LOG_FILE;
-use crate::jobs::fs::publish::write_unsynced;
-use crate::jobs::model::process::{ProcessRecord, Recorded};
+use crate::jobs::fs::private::Private;
+use crate::jobs::model::process::Recorded;
 use crate::jobs::run::account::{AgentEnv, agent_env};
 use crate::jobs::run::agents::Kind;
 use crate::jobs::run::supervise::{
-    KILL_GRACE, Plan, SuperviseError, plan, run_as, run_recorded, status_code,
+    KILL_GRACE, Plan, SuperviseError, plan, record_agent, run_as, run_recorded, status_code,
 };
 use crate::jobs::run::{finish, shell};
 
@@ -47,13 +47,13 @@ pub fn run(
          terminal, not to this log\n"
     );
     let _ = finish::append(dir, &log, &note);
-    run_recorded(dir, &log, notifications, &plan, || {
-        rt.block_on(run_agent(dir, &plan, &log, signals, rules))
+    run_recorded(dir, &log, notifications, &plan, |private| {
+        rt.block_on(run_agent((dir, private), &plan, &log, signals, rules))
     })
 }
 
 async fn run_agent(
-    dir: &Path,
+    (dir, private): (&Path, &Private),
     plan: &Plan,
     log: &File,
     mut signals: Signals,
@@ -71,11 +71,7 @@ async fn run_agent(
         }
     };
     if let Some(agent) = child.id().and_then(Recorded::of) {
-        let record = ProcessRecord {
-            supervisor: Recorded::of(std::process::id()),
-            agent: Some(agent),
-        };
-        let _ = write_unsynced(dir, crate::jobs::fs::names::PROCESS_FILE, &record.to_json());
+        record_agent(private, &plan.id, &agent);
     }
     wait(child, &mut signals).await
 }

@@ -18,11 +18,12 @@ use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Utc};
 
+use crate::jobs::fs::files::read_trusted;
 use crate::jobs::fs::names::{
     DECISION_FILE, GATE_FILE, LOG_FILE, META_FILE, PROCESS_FILE, QUESTION_FILE, RESPONSE_FILE,
 };
 use crate::jobs::fs::publish::locked;
-use crate::jobs::model::process::{ProcessRecord, Processes};
+use crate::jobs::model::process::{self, ProcessRecord, Processes, Source};
 use crate::jobs::model::scan::list_ids;
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::slots;
@@ -304,11 +305,20 @@ fn open(dir: &Path, request: &str, answer: &str) -> bool {
 /// The job's recorded supervisor or agent, or the process of its pid file, is alive. The
 /// record is read here: a job with an exit line is read without it.
 fn alive(job: &Job) -> bool {
-    let record = crate::jobs::fs::files::read_small(&job.file(PROCESS_FILE))
-        .ok()
-        .flatten()
-        .and_then(|b| ProcessRecord::parse(&b).ok());
-    Processes::identify(job.pid, record.as_ref(), job.started).is_alive()
+    let dir = job.dir();
+    let (pid, record) = match process::source(&dir, job.id.as_str(), &mut |_, _| ()) {
+        Source::Private(record) => (record.supervisor.as_ref().map(|s| s.pid), Some(record)),
+        Source::JobFiles => {
+            let root = dir.parent().unwrap_or(&dir);
+            let record = read_trusted(&dir.join(PROCESS_FILE), root)
+                .ok()
+                .flatten()
+                .and_then(|b| ProcessRecord::parse(&b).ok());
+            (job.pid, record)
+        }
+        Source::Nowhere => return false,
+    };
+    Processes::identify(pid, record.as_ref(), job.started).is_alive()
 }
 
 /// Bytes held by the files under `dir` (links not followed).

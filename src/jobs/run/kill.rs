@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 
+use crate::jobs::fs::files::open_append;
 use crate::jobs::fs::publish::{Published, publish_once};
 use crate::jobs::fs::tail::exit_code;
 use crate::jobs::hitl::operator::operator;
@@ -42,15 +43,20 @@ pub enum KillError {
         source: std::io::Error,
     },
     #[error(
-        "cannot signal pid {pid} of job {id}: stopped, but cannot write the exit line: {source}"
+        "job {id} has stopped (pid {pid}), but its exit line cannot be written to {}: {source}; \
+         it reads as killed", path.display()
     )]
     ExitLine {
         id: String,
         pid: u32,
+        path: PathBuf,
         source: std::io::Error,
     },
-    #[error("job {id} did not stop within {secs} s")]
-    Stuck { id: String, secs: u64 },
+    #[error(
+        "job {id}: its supervisor (pid {pid}) is stopped or does not answer, and nothing of its \
+         agent is left to stop; the exit line is the supervisor's to write once it runs again"
+    )]
+    SupervisorStuck { id: String, pid: u32 },
     #[error(
         "job {0} has stopped, but its supervisor ended before writing the exit line; it reads as killed"
     )]
@@ -98,7 +104,13 @@ enum Target {
 fn target(job: &Job) -> Result<Target, KillError> {
     let id = job.id.to_string();
     let processes = job.processes();
-    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised);
+    // A record of a supervisor is a job of luzia's, whatever meta.json says (in a directory given
+    // to the agent's user, meta.json may be the agent's; the record luzia believes is not).
+    let supervised = job.meta.as_ref().is_some_and(|m| m.supervised)
+        || job
+            .process_record
+            .as_ref()
+            .is_some_and(|r| r.supervisor.is_some());
     let main = processes.main.as_ref().map(|p| (p, p.find()));
     if let Some((p, found)) = &main
         && found.is_alive()
@@ -182,7 +194,8 @@ pub fn kill_with(job: &Job, grace: Duration, request: &StopRequest) -> Result<i3
 
 /// The supervisor has been sent SIGTERM. A second one after our grace period makes it kill the
 /// agent's group at once; it writes the exit line either way. Should it end without writing it,
-/// whatever its agent left is stopped here.
+/// whatever its agent left is stopped here; should it not answer (stopped, or hung), its agent's
+/// group is stopped from here all the same.
 fn stop_supervised(job: &Job, supervisor: &ProcessRef, grace: Duration) -> Result<i32, KillError> {
     let within = Duration::from_secs(5);
     for (i, wait) in [grace, within].into_iter().enumerate() {
@@ -192,13 +205,37 @@ fn stop_supervised(job: &Job, supervisor: &ProcessRef, grace: Duration) -> Resul
         match wait_for_exit_line(job, wait, supervisor) {
             Waited::Code(code) => return Ok(code),
             Waited::SupervisorGone => return take_over(job, grace),
+            Waited::Stopped => break,
             Waited::TimedOut => {}
         }
     }
-    Err(KillError::Stuck {
-        id: job.id.to_string(),
-        secs: (grace + within).as_secs(),
-    })
+    past_the_supervisor(job, supervisor, grace)
+}
+
+/// The supervisor does not answer: stopped (SIGSTOP, a debugger) or hung. It is woken (SIGCONT:
+/// its SIGTERM is waiting for it), and its agent's group is stopped from here. Its exit line is
+/// waited for a moment; if it does not come (a supervisor still stopped), it is written here.
+fn past_the_supervisor(
+    job: &Job,
+    supervisor: &ProcessRef,
+    grace: Duration,
+) -> Result<i32, KillError> {
+    let _ = supervisor.signal(Signal::CONT);
+    let agent = job.processes().agent;
+    let Some(agent) = agent.filter(|a| send(a, true, Signal::TERM).is_ok()) else {
+        return match wait_for_exit_line(job, KILL_WAIT, supervisor) {
+            Waited::Code(code) => Ok(code),
+            _ => Err(KillError::SupervisorStuck {
+                id: job.id.to_string(),
+                pid: supervisor.pid,
+            }),
+        };
+    };
+    let code = end_group(&agent, true, grace);
+    match wait_for_exit_line(job, KILL_WAIT, supervisor) {
+        Waited::Code(code) => Ok(code),
+        _ => write_last_words(job, agent.pid, code, true),
+    }
 }
 
 /// The supervisor ended without an exit line: its agent's group, if anything of it lives, is
@@ -221,6 +258,13 @@ fn stop_agent(
     supervised: bool,
     grace: Duration,
 ) -> Result<i32, KillError> {
+    let code = end_group(process, group, grace);
+    write_last_words(job, process.pid, code, supervised)
+}
+
+/// Waits for a process (or its group) signalled with SIGTERM to end, and kills it after the
+/// grace period. Returns the code its exit line gives: -15, or -9 when it had to be killed.
+fn end_group(process: &ProcessRef, group: bool, grace: Duration) -> i32 {
     let alive = || {
         if group {
             process.find_group().is_alive()
@@ -235,16 +279,21 @@ fn stop_agent(
         // Written only once nothing of it can write after the exit line.
         gone_within(KILL_WAIT, alive);
     }
+    code
+}
+
+/// Writes the exit line `code` of a job whose agent (`pid`) was stopped here; for a job of
+/// luzia's (`supervised`), meta.json's finish too. The log is opened as any job file is
+/// written: never through a link the agent planted, never waiting on a FIFO.
+fn write_last_words(job: &Job, pid: u32, code: i32, supervised: bool) -> Result<i32, KillError> {
+    let path = job.file(LOG_FILE);
     let exit_line_error = |source| KillError::ExitLine {
         id: job.id.to_string(),
-        pid: process.pid,
+        pid,
+        path: path.clone(),
         source,
     };
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(job.file(LOG_FILE))
-        .map_err(exit_line_error)?;
+    let log = open_append(&path).map_err(exit_line_error)?;
     let dir = job.dir();
     finish::exit_line(&dir, &log, code).map_err(exit_line_error)?;
     if supervised {
@@ -284,6 +333,8 @@ fn record(job: &Job, request: &StopRequest) -> Result<bool, KillError> {
 enum Waited {
     Code(i32),
     SupervisorGone,
+    /// The supervisor is stopped: it will write nothing until it is continued.
+    Stopped,
     TimedOut,
 }
 
@@ -303,6 +354,9 @@ fn wait_for_exit_line(job: &Job, within: Duration, supervisor: &ProcessRef) -> W
         if !supervisor.is_alive() {
             // It may have written the line just before it ended.
             return read().map_or(Waited::SupervisorGone, Waited::Code);
+        }
+        if supervisor.is_stopped() {
+            return Waited::Stopped;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -419,6 +473,7 @@ mod tests {
         job.process_record = Some(Box::new(crate::jobs::model::process::ProcessRecord {
             supervisor: Some(recorded),
             agent: None,
+            job: None,
         }));
         let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
         assert!(

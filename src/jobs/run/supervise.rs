@@ -8,7 +8,9 @@
 //! `process.json` with their start times, so that neither is ever mistaken for a later process
 //! of the same pid.
 
-use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROCESS_FILE, PROMPT_FILE};
+use crate::jobs::fs::names::{
+    LOG_FILE, META_FILE, PID_FILE, PRIVATE_DIR, PROCESS_FILE, PROMPT_FILE,
+};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -19,7 +21,8 @@ use std::time::Duration;
 use chrono::Local;
 use serde_json::Value;
 
-use crate::jobs::fs::publish::{write_atomic, write_unsynced};
+use crate::jobs::fs::private::Private;
+use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::review::record::{self, Begun};
@@ -129,24 +132,32 @@ pub fn supervise_with(
         .append(true)
         .open(&log_path)
         .map_err(io(log_path.clone()))?;
-    run_recorded(dir, &log, notifications, &plan, || {
-        run_agent(&rt, dir, &plan, &log, signals, &env(&plan.project))
+    run_recorded(dir, &log, notifications, &plan, |private| {
+        run_agent(
+            &rt,
+            (dir, private),
+            &plan,
+            &log,
+            signals,
+            &env(&plan.project),
+        )
     })
 }
 
 /// The part every way of running a job shares (detached or in the operator's terminal): this
-/// process published as the job's, the agent run by `run` (its exit code), then the exit line,
-/// the finish in meta.json, the notification, and the reserve given back.
+/// process published as the job's, the agent run by `run` (its exit code; it records the agent
+/// in the job's private directory it is given), then the exit line, the finish in meta.json,
+/// the notification, and the reserve given back.
 pub(super) fn run_recorded(
     dir: &Path,
     log: &File,
     notifications: Option<&Path>,
     plan: &Plan,
-    run: impl FnOnce() -> i32,
+    run: impl FnOnce(&Private) -> i32,
 ) -> Result<i32, SuperviseError> {
     let id = plan.id.as_str();
-    let code = match publish_self(dir) {
-        Ok(()) => match record::begin(dir, id, &plan.user) {
+    let code = match publish_self(dir, id) {
+        Ok(private) => match record::begin(dir, id, &plan.user) {
             Begun::Refused(line) => {
                 let _ = finish::append(dir, log, &line);
                 127
@@ -155,7 +166,7 @@ pub(super) fn run_recorded(
                 if let Begun::Unrecorded(line) = begun {
                     let _ = finish::append(dir, log, &line);
                 }
-                let code = run();
+                let code = run(&private);
                 // Recorded before the exit line: whoever sees the job end finds its change.
                 if let Some(line) = record::end(dir, id, &plan.user) {
                     let _ = finish::append(dir, log, &line);
@@ -193,9 +204,10 @@ pub fn adopt_orphans() {
     let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
 }
 
-/// The room for the last words, then `process.json` and `pid`: from here on the job is known
-/// by this process, and cannot be confused with a later one of the same pid.
-pub(super) fn publish_self(dir: &Path) -> Result<(), String> {
+/// The room for the last words, then `process.json` (in the job's private directory, made here
+/// before the job directory is given to the agent's user) and `pid`: from here on the job is
+/// known by this process, and cannot be confused with a later one of the same pid.
+pub(super) fn publish_self(dir: &Path, id: &str) -> Result<Private, String> {
     finish::ensure_reserve(dir).map_err(|e| {
         format!(
             "cannot reserve room for the exit line in {}: {e}",
@@ -205,20 +217,39 @@ pub(super) fn publish_self(dir: &Path) -> Result<(), String> {
     let record = ProcessRecord {
         supervisor: Recorded::of(std::process::id()),
         agent: None,
+        job: Some(id.to_owned()),
     };
-    let publish = |name: &str, bytes: &[u8]| {
-        write_atomic(dir, name, bytes)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    let private_file = dir.join(PRIVATE_DIR).join(PROCESS_FILE);
+    let private = Private::create(dir)
+        .and_then(|p| p.write(PROCESS_FILE, &record.to_json(), true).map(|()| p))
+        .map_err(|e| format!("cannot write {}: {e}", private_file.display()))?;
+    // For the orchestrator and `kill $(cat pid)`; luzia itself believes the private record.
+    write_atomic(
+        dir,
+        PID_FILE,
+        format!("{}\n", std::process::id()).as_bytes(),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", dir.join(PID_FILE).display()))?;
+    Ok(private)
+}
+
+/// The record of the job `id` with its supervisor (this process) and its agent, replaced in its
+/// private directory. Not fsynced: a start time means nothing after a reboot, and the sooner the
+/// agent is recorded, the smaller the window in which its supervisor could die unrecorded.
+pub(super) fn record_agent(private: &Private, id: &str, agent: &Recorded) {
+    let record = ProcessRecord {
+        supervisor: Recorded::of(std::process::id()),
+        agent: Some(agent.clone()),
+        job: Some(id.to_owned()),
     };
-    publish(PROCESS_FILE, &record.to_json())?;
-    publish(PID_FILE, format!("{}\n", std::process::id()).as_bytes())
+    let _ = private.write(PROCESS_FILE, &record.to_json(), false);
 }
 
 /// Starts the agent, records it beside the supervisor, and waits until it and what it left
 /// running in its process group have ended. Returns the agent's exit code.
 fn run_agent(
     rt: &tokio::runtime::Runtime,
-    dir: &Path,
+    (dir, private): (&Path, &Private),
     plan: &Plan,
     log: &File,
     mut signals: Option<Signals>,
@@ -238,13 +269,7 @@ fn run_agent(
     };
     let agent = child.id().and_then(Recorded::of);
     if let Some(a) = &agent {
-        let record = ProcessRecord {
-            supervisor: Recorded::of(std::process::id()),
-            agent: Some(a.clone()),
-        };
-        // Not fsynced: a start time means nothing after a reboot, and the sooner the agent is
-        // recorded, the smaller the window in which its supervisor could die unrecorded.
-        let _ = write_unsynced(dir, PROCESS_FILE, &record.to_json());
+        record_agent(private, &plan.id, a);
     }
     rt.block_on(async {
         let stdout = child.stdout.take();

@@ -170,6 +170,7 @@ fn everything() -> Job {
                 start_ticks: 12346,
                 boot_id: None,
             }),
+            job: Some("a1".into()),
         })),
         progress: Some(Box::new(crate::jobs::Progress {
             percent: Some(33.3),

@@ -15,7 +15,7 @@ use crate::jobs::fs::names::{
 use crate::jobs::fs::tail;
 use crate::jobs::model::index::{Stamp, Taken, Tape};
 use crate::jobs::model::meta::Meta;
-use crate::jobs::model::process::ProcessRecord;
+use crate::jobs::model::process::{self, ProcessRecord, Source};
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::session::Activity;
 use crate::jobs::model::stop::{self, StopRequest};
@@ -217,7 +217,29 @@ impl<'t> DirReader<'_, 't> {
         })
     }
 
-    pub fn pid(&mut self) -> Option<u32> {
+    /// The job's pid and the record of its processes, from where they may be believed
+    /// (`process::source`): luzia's private record; else, where only trusted users may write,
+    /// the `pid` file (or `meta_pid`, meta.json's) and `process.json`; else none.
+    pub fn processes(
+        &mut self,
+        id: &str,
+        meta_pid: Option<u32>,
+    ) -> (Option<u32>, Option<ProcessRecord>) {
+        let mut problems = Vec::new();
+        let source = process::source(self.dir, id, &mut |name, message| {
+            problems.push((name.to_owned(), message));
+        });
+        for (name, message) in problems {
+            self.problem(&name, message);
+        }
+        match source {
+            Source::Private(record) => (record.supervisor.as_ref().map(|s| s.pid), Some(record)),
+            Source::JobFiles => (self.pid().or(meta_pid), self.process_record()),
+            Source::Nowhere => (None, None),
+        }
+    }
+
+    fn pid(&mut self) -> Option<u32> {
         let bytes = self.trusted(PID_FILE)?;
         let pid = std::str::from_utf8(&bytes)
             .ok()
@@ -231,7 +253,7 @@ impl<'t> DirReader<'_, 't> {
         }
     }
 
-    pub fn process_record(&mut self) -> Option<ProcessRecord> {
+    fn process_record(&mut self) -> Option<ProcessRecord> {
         let bytes = self.trusted(PROCESS_FILE)?;
         ProcessRecord::parse(&bytes)
             .map_err(|e| self.problem(PROCESS_FILE, e))

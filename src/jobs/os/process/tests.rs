@@ -199,3 +199,25 @@ fn a_group_outlives_its_leader_and_can_still_be_stopped() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn a_stopped_process_is_alive_and_said_to_be_stopped_until_continued() {
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let me = ProcessRef::new(child.id(), Claim::Recorded(Start::of(child.id()).unwrap()));
+    assert!(!me.is_stopped());
+    me.signal(Signal::STOP).unwrap();
+    let until = |stopped: bool| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while me.is_stopped() != stopped {
+            assert!(Instant::now() < deadline, "never stopped={stopped}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    until(true);
+    assert!(me.is_alive());
+    me.signal(Signal::CONT).unwrap();
+    until(false);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!me.is_stopped(), "a process that is gone is not stopped");
+}
