@@ -9,7 +9,7 @@
 //! of the same pid.
 
 use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PROCESS_FILE, PROMPT_FILE};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -19,6 +19,7 @@ use std::time::Duration;
 use chrono::Local;
 use serde_json::Value;
 
+use crate::jobs::fs::files::{self, META_FILE_CAP, open_nofollow, open_write, read_capped};
 use crate::jobs::fs::publish::{write_atomic, write_unsynced};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
@@ -68,10 +69,12 @@ pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
         path: path.clone(),
         message,
     };
-    let bytes = std::fs::read(&path).map_err(|source| SuperviseError::Read {
-        path: path.clone(),
-        source,
-    })?;
+    let bytes = read_capped(&path, META_FILE_CAP)
+        .and_then(|b| b.ok_or_else(|| rustix::io::Errno::NOENT.into()))
+        .map_err(|source| SuperviseError::Read {
+            path: path.clone(),
+            source,
+        })?;
     let meta: Value = serde_json::from_slice(&bytes).map_err(|source| SuperviseError::Json {
         path: path.clone(),
         source,
@@ -124,14 +127,15 @@ pub fn supervise_with(
     // finds us ready to pass it on and record the kill.
     let signals = Signals::new().ok();
     let log_path = dir.join(LOG_FILE);
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(io(log_path.clone()))?;
+    let log = open_log(&log_path).map_err(io(log_path.clone()))?;
     run_recorded(dir, &log, notifications, &plan, || {
         run_agent(&rt, dir, &plan, &log, signals, &env(&plan.project))
     })
+}
+
+/// output.log, to append to (made when missing), by the rule of every job file (`files`).
+pub(super) fn open_log(path: &Path) -> std::io::Result<File> {
+    open_write(path, files::Write::Append { create: true }, 0o644)
 }
 
 /// The part every way of running a job shares (detached or in the operator's terminal): this
@@ -287,7 +291,9 @@ fn spawn_agent(
     log: &File,
     rules: &AgentEnv,
 ) -> Result<tokio::process::Child, SpawnError> {
-    let stdin = File::open(dir.join(PROMPT_FILE)).map_err(SpawnError::Prompt)?;
+    let stdin = open_nofollow(&dir.join(PROMPT_FILE))
+        .and_then(|f| f.ok_or_else(|| rustix::io::Errno::NOENT.into()))
+        .map_err(SpawnError::Prompt)?;
     let mut cmd = std::process::Command::new(&plan.argv[0]);
     cmd.args(&plan.argv[1..])
         .current_dir(&plan.cwd)
@@ -471,7 +477,9 @@ pub(super) fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest
     if let Some(parent) = path.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
-    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
+    // The operator's file, not a job's, by the same rule all the same: a FIFO there must not
+    // keep a finished job's supervisor (and its slot) waiting for a reader.
+    if let Ok(mut f) = open_write(path, files::Write::Append { create: true }, 0o644) {
         let _ = f.write_all(line.as_bytes());
     }
 }
