@@ -112,7 +112,9 @@ impl Running {
                 .any(|to| {
                     to.parent() == Some(dir)
                         && to.to_string_lossy().ends_with(" (deleted)")
-                        && to.file_name().is_some_and(|n| n.to_string_lossy().starts_with('#'))
+                        && to
+                            .file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('#'))
                 })
         })
     }
@@ -670,7 +672,9 @@ fn an_operator_delayed_before_link_is_not_told_answered() {
         "delay_enter=1500000",
     ));
     // A has read the question and is about to link: its unnamed file is open.
-    wait_until("operator A's unnamed file", || slow.holds_unnamed_file_in(&dir));
+    wait_until("operator A's unnamed file", || {
+        slow.holds_unnamed_file_in(&dir)
+    });
 
     let fast = run(
         &mut operator(&sb, &["answer", "slow-1", "staging"]),
@@ -710,7 +714,9 @@ fn an_operator_losing_to_an_archived_answer_is_told_who_won() {
         "production",
         "delay_enter=1000000:delay_exit=2000000",
     ));
-    wait_until("operator A's unnamed file", || slow.holds_unnamed_file_in(&dir));
+    wait_until("operator A's unnamed file", || {
+        slow.holds_unnamed_file_in(&dir)
+    });
     let first_seen = Instant::now();
     let fast = run(
         &mut operator(&sb, &["answer", "gone-1", "staging"]),
