@@ -98,6 +98,27 @@ impl Running {
         }
     }
 
+    /// Whether this process, or one under it (strace's child), holds open a file of no name
+    /// yet in `dir`: an answer written and about to be linked (`O_TMPFILE`; /proc shows it as
+    /// `DIR/#INODE (deleted)`).
+    fn holds_unnamed_file_in(&self, dir: &Path) -> bool {
+        let me = self.guard.id();
+        std::iter::once(me).chain(children_of(me)).any(|pid| {
+            fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|fd| fs::read_link(fd.path()).ok())
+                .any(|to| {
+                    to.parent() == Some(dir)
+                        && to.to_string_lossy().ends_with(" (deleted)")
+                        && to
+                            .file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('#'))
+                })
+        })
+    }
+
     fn alive(&mut self) -> bool {
         self.guard.child().try_wait().expect("try_wait").is_none()
     }
@@ -617,7 +638,7 @@ fn slow_answer(sb: &Sandbox, job: &str, answer: &str, delay: &str) -> Command {
 }
 
 /// The lost answer, made deterministic: operator A reads the pending question and writes its
-/// temporary file, and its link() is held back (strace delays the syscall by 1.5 s); meanwhile
+/// unnamed file, and its link() is held back (strace delays the syscall by 1.5 s); meanwhile
 /// operator B answers, and the agent reads B's answer, archives the exchange and removes
 /// response.json. A's link() then succeeds on the empty name.
 #[test]
@@ -650,9 +671,9 @@ fn an_operator_delayed_before_link_is_not_told_answered() {
         "production",
         "delay_enter=1500000",
     ));
-    // A has read the question and is about to link: its temporary file is there.
-    wait_until("operator A's temporary file", || {
-        !leftovers(&dir).is_empty()
+    // A has read the question and is about to link: its unnamed file is open.
+    wait_until("operator A's unnamed file", || {
+        slow.holds_unnamed_file_in(&dir)
     });
 
     let fast = run(
@@ -693,8 +714,8 @@ fn an_operator_losing_to_an_archived_answer_is_told_who_won() {
         "production",
         "delay_enter=1000000:delay_exit=2000000",
     ));
-    wait_until("operator A's temporary file", || {
-        !leftovers(&dir).is_empty()
+    wait_until("operator A's unnamed file", || {
+        slow.holds_unnamed_file_in(&dir)
     });
     let first_seen = Instant::now();
     let fast = run(
@@ -704,7 +725,7 @@ fn an_operator_losing_to_an_archived_answer_is_told_who_won() {
     assert_eq!(fast.code, Some(0), "{fast:?}");
     let winner: Value =
         serde_json::from_str(&fs::read_to_string(dir.join("response.json")).unwrap()).unwrap();
-    // A's link() runs about 1 s after its temporary file appeared, and fails (B's answer is
+    // A's link() runs about 1 s after its unnamed file was opened, and fails (B's answer is
     // there); it returns about 2 s later. Half-way, the agent archives the exchange.
     std::thread::sleep(
         (first_seen + Duration::from_millis(2000)).saturating_duration_since(Instant::now()),

@@ -59,9 +59,13 @@ pub fn run(args: &DemoAgentArgs) -> Result<u8> {
     let answer = prompt
         .split_once("\nThe answer is:\n")
         .map(|(_, a)| a.trim().to_string());
-    let meta = std::fs::read(args.job_dir.join("meta.json"))
-        .ok()
-        .and_then(|b| crate::jobs::Meta::parse(&b).ok());
+    let meta = crate::jobs::fs::files::read_capped(
+        &args.job_dir.join("meta.json"),
+        crate::jobs::fs::files::META_FILE_CAP,
+    )
+    .ok()
+    .flatten()
+    .and_then(|b| crate::jobs::Meta::parse(&b).ok());
     let task = meta.as_ref().map_or(prompt, |m| m.task.to_string());
     let scenario = args
         .scenario

@@ -86,6 +86,8 @@ fn write_config(target: &Path, text: &str, force: bool) -> Result<()> {
         crate::xdg::make_private_dir(dir)
             .with_context(|| format!("cannot make the directory {}", dir.display()))?;
     }
+    // Not by the rule of job files (`jobs::fs::files`): the config is the operator's own, and
+    // a link there (a dotfiles manager's) is written through on purpose.
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

@@ -205,7 +205,12 @@ pub enum ColorMode {
 }
 
 pub(super) fn parse_file(path: &Path) -> Result<FileConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    // A link is followed (a dotfiles manager's), a FIFO or a directory refused at once, and a
+    // config is no larger than a job's small file.
+    let read = crate::jobs::fs::files::read_following(path, crate::jobs::fs::files::SMALL_FILE_CAP)
+        .and_then(|b| b.ok_or_else(|| rustix::io::Errno::NOENT.into()))
+        .and_then(|b| String::from_utf8(b).map_err(|_| std::io::Error::other("is not UTF-8 text")));
+    let text = read.map_err(|source| ConfigError::Read {
         path: path.to_owned(),
         source,
     })?;

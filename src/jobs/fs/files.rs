@@ -1,12 +1,19 @@
-//! Opening files inside a job directory: never through a symbolic link (a job directory must
-//! not be able to point luzia at `/etc/shadow`), only regular files, never blocking (a FIFO or a
-//! device would stop the reader until someone writes to it), and never reading more than a
-//! small file's cap.
+//! Opening files inside a job directory, for reading or for writing: never through a symbolic
+//! link (a job directory must not be able to point luzia at `/etc/shadow`), only regular files,
+//! never blocking (a FIFO or a device would stop luzia until someone reads or writes at its
+//! other end), and never reading more than a small file's cap. Every open of a job file goes
+//! through here: an agent owns its job directory and may have replaced any file in it.
+//!
+//! The open itself never waits: `O_NONBLOCK` makes opening a FIFO return at once (instead of
+//! waiting for a writer, or a reader), and `O_NOCTTY` keeps a terminal device from becoming
+//! ours; the file is then refused by what `fstat` says it is, before a byte is read or written.
+//! A file opened for writing must also have one name only: a hard link the agent made to a file
+//! of someone else's would otherwise be written through like a symbolic one.
 
 use std::fs::{File, FileType, Metadata};
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use rustix::fs::{Mode, OFlags};
@@ -16,13 +23,133 @@ use rustix::io::Errno;
 pub const SMALL_FILE_CAP: u64 = 1024 * 1024;
 
 /// Opens `path` for reading, refusing a symbolic link as its last component and anything that
-/// is not a regular file. `Ok(None)` when it does not exist.
-///
-/// The open itself never waits: `O_NONBLOCK` makes opening a FIFO return at once (instead of
-/// waiting for a writer), and `O_NOCTTY` keeps a terminal device from becoming ours; the file
-/// is then refused by what `fstat` says it is, before a byte is read.
+/// is not a regular file. `Ok(None)` when it does not exist. The descriptor is blocking again,
+/// as any regular file's is, so that it can be handed to another program (an agent's stdin).
 pub fn open_nofollow(path: &Path) -> io::Result<Option<File>> {
-    Ok(open_file(path, None)?.map(|(file, _)| file))
+    let Some((file, _)) = open_file(path, None)? else {
+        return Ok(None);
+    };
+    blocking(&file)?;
+    Ok(Some(file))
+}
+
+/// How [`open_write`] opens a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// Appended to (`O_APPEND`); made when `create` says so and it is missing.
+    Append { create: bool },
+    /// Written in place, where the caller puts its writes; it must exist.
+    InPlace,
+    /// Emptied, or made when missing. Emptied only once it is known to be a regular file of
+    /// one name: `O_TRUNC` would empty whatever the name was before anything is checked.
+    Truncate,
+    /// Made anew: refused when anything at all has the name (`O_EXCL`), a link included.
+    New,
+}
+
+/// Opens `path` for writing as `how` says, made with `mode` (less the umask) when it is made,
+/// with the rule of reading: no symbolic link as its last component, no waiting, a regular
+/// file only, and of one name only. The descriptor is blocking again once checked, so that it
+/// can be an agent's stdout.
+pub fn open_write(path: &Path, how: Write, mode: u32) -> io::Result<File> {
+    let flags = OFlags::WRONLY
+        | match how {
+            Write::Append { create: true } => OFlags::APPEND | OFlags::CREATE,
+            Write::Append { create: false } => OFlags::APPEND,
+            Write::InPlace => OFlags::empty(),
+            Write::Truncate => OFlags::CREATE,
+            Write::New => OFlags::CREATE | OFlags::EXCL,
+        };
+    let opened = open_checked(path, None, flags, Mode::from_raw_mode(mode), Links::Refused)?;
+    let (file, md) = opened.ok_or_else(|| io::Error::from(Errno::NOENT))?;
+    if md.nlink() > 1 {
+        return Err(io::Error::other(format!(
+            "has {} names (hard links); luzia writes only to a file of one name in a job \
+             directory",
+            md.nlink()
+        )));
+    }
+    blocking(&file)?;
+    if how == Write::Truncate {
+        file.set_len(0)?;
+    }
+    Ok(file)
+}
+
+/// [`open_write`] appending, made (0644 less the umask) when missing: the exit line, the
+/// raw stream, the logs a job keeps growing.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    open_write(path, Write::Append { create: true }, 0o644)
+}
+
+/// Opens a new file of no name in the directory `dir` (`O_TMPFILE`), for writing, made with
+/// `mode`: its bytes are written whole before it is given a name (`publish`), so a process
+/// stopped by a signal at any moment leaves nothing behind. `Ok(None)` where the file system
+/// cannot make one.
+pub fn open_unnamed(dir: &Path, mode: u32) -> io::Result<Option<File>> {
+    let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
+    match rustix::fs::open(dir, flags, Mode::from_raw_mode(mode)) {
+        Ok(fd) => Ok(Some(File::from(fd))),
+        // No O_TMPFILE here: the file system (EOPNOTSUPP) or the kernel (EISDIR, EINVAL).
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Opens the directory `path` to sync it or lock it: a directory only (`O_DIRECTORY` refuses a
+/// FIFO before opening it, so this never blocks either), never a link to one.
+pub fn open_dir(path: &Path) -> io::Result<File> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(File::from(rustix::fs::open(path, flags, Mode::empty())?))
+}
+
+/// Reads a file of at most `cap` bytes whole, following a symbolic link (but not a loop of
+/// them), refusing anything but a regular file, never blocking. For a file the operator names
+/// outside any job directory, the config: there a link is the operator's own (a dotfiles
+/// manager's), which a job file's never is. `Ok(None)` when it does not exist.
+pub fn read_following(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    let flags = OFlags::RDONLY;
+    open_checked(path, None, flags, Mode::empty(), Links::Followed)?
+        .map(|(file, md)| read_whole(file, md.len(), cap))
+        .transpose()
+}
+
+/// What a path that is not a directory is, said so that a person knows what to fix: "does not
+/// exist", "is a file, not a directory", "is a loop of symbolic links". `None` when it is a
+/// directory (links followed).
+pub fn not_a_directory(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_dir() => None,
+        Ok(md) if md.is_file() => Some("is a file, not a directory".into()),
+        Ok(md) => Some(format!("is {}, not a directory", kind_of(md.file_type()))),
+        Err(e) if e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) => {
+            Some(LINK_LOOP.to_owned())
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // A dangling link names what is missing: its target.
+            Some(std::fs::read_link(path).map_or_else(
+                |_| "does not exist".to_owned(),
+                |to| {
+                    format!(
+                        "is a symbolic link to {}, which does not exist",
+                        to.display()
+                    )
+                },
+            ))
+        }
+        Err(e) => Some(format!("cannot be looked at: {e}")),
+    }
+}
+
+const LINK_LOOP: &str = "is a loop of symbolic links (or a chain of more than 40)";
+
+/// Makes an open regular file's descriptor blocking again: `O_NONBLOCK` was for the open.
+fn blocking(file: &File) -> io::Result<()> {
+    let flags = rustix::fs::fcntl_getfl(file)?;
+    if flags.contains(OFlags::NONBLOCK) {
+        rustix::fs::fcntl_setfl(file, flags - OFlags::NONBLOCK)?;
+    }
+    Ok(())
 }
 
 /// A job directory whose files are read: by their paths, or, when a scan has opened the jobs
@@ -85,32 +212,66 @@ impl<'a> JobDir<'a> {
     }
 }
 
-/// Opens `path` as [`open_nofollow`] says, or `at`'s name relative to its directory when given
-/// (the same file), with what `fstat` said of it.
+/// Opens `path` for reading as [`open_nofollow`] says, or `at`'s name relative to its directory
+/// when given (the same file), with what `fstat` said of it.
 fn open_file(
     path: &Path,
     at: Option<(BorrowedFd<'_>, &str)>,
 ) -> io::Result<Option<(File, Metadata)>> {
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    open_checked(path, at, OFlags::RDONLY, Mode::empty(), Links::Refused)
+}
+
+/// Whether the last component of a path may be a symbolic link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Links {
+    Refused,
+    Followed,
+}
+
+/// The one open: `flags` and the rule's own (`O_NONBLOCK`, `O_NOCTTY`, `O_CLOEXEC`, and
+/// `O_NOFOLLOW` unless links are followed), then a regular file or an error saying what it is
+/// instead. `Ok(None)` when nothing has the name and nothing was to be made.
+fn open_checked(
+    path: &Path,
+    at: Option<(BorrowedFd<'_>, &str)>,
+    flags: OFlags,
+    mode: Mode,
+    links: Links,
+) -> io::Result<Option<(File, Metadata)>> {
+    let mut flags = flags | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    if links == Links::Refused {
+        flags |= OFlags::NOFOLLOW;
+    }
     let opened = match at {
-        Some((root, rel)) => rustix::fs::openat(root, rel, flags, Mode::empty()),
-        None => rustix::fs::open(path, flags, Mode::empty()),
+        Some((root, rel)) => rustix::fs::openat(root, rel, flags, mode),
+        None => rustix::fs::open(path, flags, mode),
+    };
+    let what_it_is = || {
+        let md = match links {
+            Links::Refused => std::fs::symlink_metadata(path),
+            Links::Followed => std::fs::metadata(path),
+        };
+        md.map(|md| not_regular(md.file_type()))
     };
     let file = match opened {
         Ok(fd) => File::from(fd),
-        Err(Errno::NOENT) => return Ok(None),
+        Err(Errno::NOENT) if !flags.contains(OFlags::CREATE) => return Ok(None),
         Err(Errno::LOOP) => {
-            return Err(io::Error::other(
-                "is a symbolic link; luzia does not follow links in a job directory",
-            ));
+            return Err(io::Error::other(match links {
+                Links::Refused => {
+                    "is a symbolic link; luzia does not follow links in a job directory"
+                }
+                Links::Followed => LINK_LOOP,
+            }));
         }
-        // A socket cannot be opened at all: say what it is rather than "no such device".
-        Err(Errno::NXIO) => {
-            return Err(match std::fs::symlink_metadata(path) {
-                Ok(md) => not_regular(md.file_type()),
-                Err(_) => Errno::NXIO.into(),
-            });
+        // A socket cannot be opened at all, nor a FIFO for writing that nobody reads, and a
+        // directory cannot be written: say what it is rather than "no such device".
+        Err(e @ (Errno::NXIO | Errno::ISDIR)) => return Err(what_it_is().unwrap_or(e.into())),
+        // A lease another process holds on the file: opening would wait for it to let go.
+        Err(Errno::WOULDBLOCK) => {
+            return Err(io::Error::other(
+                "is leased by another process, which would make luzia wait",
+            ));
         }
         Err(e) => return Err(e.into()),
     };
@@ -132,16 +293,13 @@ pub fn borrow(fd: &Option<OwnedFd>) -> Option<BorrowedFd<'_>> {
     fd.as_ref().map(AsFd::as_fd)
 }
 
-/// "is a FIFO, not a regular file": what a job file turned out to be instead.
+/// "is a FIFO, not a regular file": what a file turned out to be instead.
 fn not_regular(kind: FileType) -> io::Error {
-    io::Error::other(format!(
-        "is {}, not a regular file; luzia reads only regular files in a job directory",
-        kind_name(kind)
-    ))
+    io::Error::other(format!("is {}, not a regular file", kind_of(kind)))
 }
 
-/// "a FIFO", "a directory", ...: what a file that is not a regular one is.
-fn kind_name(kind: FileType) -> &'static str {
+/// "a FIFO", "a directory": what kind of file `kind` is, for a person.
+fn kind_of(kind: FileType) -> &'static str {
     if kind.is_fifo() {
         "a FIFO"
     } else if kind.is_dir() {
@@ -152,6 +310,10 @@ fn kind_name(kind: FileType) -> &'static str {
         "a character device"
     } else if kind.is_block_device() {
         "a block device"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_file() {
+        "a regular file"
     } else {
         "something else"
     }
@@ -202,54 +364,6 @@ pub fn trusted_owner(owner: u32, root: &Path) -> bool {
         || std::fs::metadata(root).is_ok_and(|m| m.uid() == owner)
 }
 
-/// Opens `path` to append to it (made, mode 0644 less the umask, when absent) with the same
-/// refusals as [`open_nofollow`]: not through a symbolic link (a link planted in a job
-/// directory must not let luzia write into the file it names), not a FIFO or device (the open
-/// never waits for a reader), only a regular file, and only one with no other name (a hard link
-/// to a file outside the job).
-pub fn open_append(path: &Path) -> io::Result<File> {
-    let flags = OFlags::WRONLY
-        | OFlags::APPEND
-        | OFlags::CREATE
-        | OFlags::NOFOLLOW
-        | OFlags::NONBLOCK
-        | OFlags::NOCTTY
-        | OFlags::CLOEXEC;
-    let file = match rustix::fs::open(path, flags, Mode::from_raw_mode(0o644)) {
-        Ok(fd) => File::from(fd),
-        Err(Errno::LOOP) => {
-            return Err(io::Error::other(
-                "is a symbolic link; luzia does not follow links in a job directory",
-            ));
-        }
-        // A FIFO nobody reads, or a socket: say what it is.
-        Err(Errno::NXIO) => {
-            return Err(match std::fs::symlink_metadata(path) {
-                Ok(md) => not_writable(md.file_type()),
-                Err(_) => Errno::NXIO.into(),
-            });
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let md = file.metadata()?;
-    if !md.file_type().is_file() {
-        return Err(not_writable(md.file_type()));
-    }
-    if std::os::unix::fs::MetadataExt::nlink(&md) > 1 {
-        return Err(io::Error::other(
-            "has other names (hard links); luzia writes only to a job's own files",
-        ));
-    }
-    Ok(file)
-}
-
-fn not_writable(kind: FileType) -> io::Error {
-    io::Error::other(format!(
-        "is {}, not a regular file; luzia writes only regular files in a job directory",
-        kind_name(kind)
-    ))
-}
-
 /// Reads `file`, `len` bytes long by `fstat`, whole. One `read` of `len` and a byte more takes
 /// the whole file when it is as long as `fstat` said (a short read of a regular file is its
 /// end); only a file that changed meanwhile is read on until a read returns nothing.
@@ -277,218 +391,4 @@ fn read_whole(mut file: File, len: u64, cap: u64) -> io::Result<Vec<u8>> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    #[test]
-    fn a_process_file_owned_by_someone_else_is_not_trusted() {
-        if !rustix::process::geteuid().is_root() {
-            eprintln!("SKIPPED: changing a file's owner needs root");
-            return;
-        }
-        let root = tempfile::tempdir().unwrap();
-        let pid = root.path().join("pid");
-        std::fs::write(&pid, b"1\n").unwrap();
-        assert_eq!(read_trusted(&pid, root.path()).unwrap().unwrap(), b"1\n");
-        std::os::unix::fs::chown(&pid, Some(54321), None).unwrap();
-        let err = read_trusted(&pid, root.path()).unwrap_err().to_string();
-        assert!(
-            err.contains("uid 54321") && err.contains("not trusted"),
-            "{err}"
-        );
-        // The jobs root's owner is trusted: the orchestrator's own account.
-        std::os::unix::fs::chown(root.path(), Some(54321), None).unwrap();
-        assert!(read_trusted(&pid, root.path()).is_ok());
-    }
-
-    #[test]
-    fn refuses_links_and_oversized_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("target");
-        std::fs::write(&target, b"secret").unwrap();
-        let link = dir.path().join("meta.json");
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        let err = read_small(&link).unwrap_err().to_string();
-        assert!(err.contains("symbolic link"), "{err}");
-
-        let big = dir.path().join("big");
-        std::fs::write(&big, vec![b' '; SMALL_FILE_CAP as usize + 1]).unwrap();
-        assert!(read_small(&big).is_err());
-
-        assert_eq!(read_small(&dir.path().join("absent")).unwrap(), None);
-        assert_eq!(read_small(&target).unwrap().unwrap(), b"secret");
-    }
-
-    #[test]
-    fn a_file_as_long_as_its_cap_is_read_whole_and_one_byte_more_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        for (len, ok) in [(0, true), (1, true), (4096, true), (10_000, false)] {
-            let path = dir.path().join("f");
-            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
-            std::fs::write(&path, &bytes).unwrap();
-            let cap = if ok { len as u64 } else { len as u64 - 1 };
-            match read_capped(&path, cap) {
-                Ok(Some(read)) => assert!(ok && read == bytes, "{len}"),
-                Ok(None) => panic!("{len}: not found"),
-                Err(e) => assert!(
-                    !ok && e.to_string().contains("is larger than"),
-                    "{len}: {e}"
-                ),
-            }
-        }
-    }
-
-    /// Opened relative to the jobs root, a job's files read as they read by their paths: the
-    /// same bytes, the same refusals, the same absence.
-    #[test]
-    fn files_opened_from_the_root_read_as_by_their_paths() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("120000-abcd");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("meta.json"), b"{}").unwrap();
-        std::fs::write(root.path().join("elsewhere"), b"secret").unwrap();
-        std::os::unix::fs::symlink(root.path().join("elsewhere"), dir.join("stop.json")).unwrap();
-        mkfifo(&dir.join("progress.json"));
-        std::fs::create_dir(dir.join("output.log")).unwrap();
-        let fd = open_root(root.path()).unwrap();
-        let fd = Some(fd);
-        let at = JobDir::in_root(&dir, borrow(&fd), "120000-abcd");
-        let by_path = JobDir::new(&dir);
-        let text = |r: io::Result<Option<Vec<u8>>>| format!("{r:?}");
-        for name in [
-            "meta.json",
-            "stop.json",
-            "progress.json",
-            "output.log",
-            "absent",
-        ] {
-            let from_root = text(at.read_small(name));
-            assert_eq!(from_root, text(by_path.read_small(name)), "{name}");
-            assert_eq!(from_root, text(read_small(&dir.join(name))), "{name}");
-        }
-        assert_eq!(at.read_small("meta.json").unwrap().unwrap(), b"{}");
-        assert!(at.read_small("absent").unwrap().is_none());
-        let err = at.read_small("stop.json").unwrap_err().to_string();
-        assert!(err.contains("symbolic link"), "{err}");
-        let (_, md) = at.open("meta.json").unwrap().unwrap();
-        assert_eq!(md.len(), 2);
-    }
-
-    /// Runs `f` on a thread of its own and fails if it has not returned within five seconds:
-    /// a read that blocks must fail the test, not hang the suite.
-    pub(crate) fn returns<T: Send + 'static>(
-        what: &str,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> T {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(f());
-        });
-        rx.recv_timeout(std::time::Duration::from_secs(5))
-            .unwrap_or_else(|_| panic!("{what} blocked"))
-    }
-
-    pub(crate) fn mkfifo(path: &Path) {
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
-    }
-
-    #[test]
-    fn refuses_a_fifo_without_waiting_for_a_writer() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("meta.json");
-        mkfifo(&fifo);
-        for (what, read) in [("open_nofollow", 0), ("read_small", 1), ("read_capped", 2)] {
-            let path = fifo.clone();
-            let err = returns(what, move || match read {
-                0 => open_nofollow(&path).map(|_| ()),
-                1 => read_small(&path).map(|_| ()),
-                _ => read_capped(&path, META_FILE_CAP).map(|_| ()),
-            })
-            .unwrap_err()
-            .to_string();
-            assert!(
-                err.contains("is a FIFO, not a regular file"),
-                "{what}: {err}"
-            );
-        }
-    }
-
-    /// A job file is appended to (kill's exit line) only if it is a regular file of its own:
-    /// never through a link, never a FIFO (which would block), never a second name of another
-    /// file.
-    #[test]
-    fn appends_only_to_a_regular_file_of_its_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let victim = dir.path().join("victim");
-        std::fs::write(&victim, b"root's own\n").unwrap();
-        let log = dir.path().join("output.log");
-        std::os::unix::fs::symlink(&victim, &log).unwrap();
-        let err = open_append(&log).unwrap_err().to_string();
-        assert!(err.contains("symbolic link"), "{err}");
-        std::fs::remove_file(&log).unwrap();
-        std::os::unix::fs::symlink(dir.path().join("absent"), &log).unwrap();
-        assert!(open_append(&log).is_err());
-        assert!(
-            !dir.path().join("absent").exists(),
-            "no file made through a link"
-        );
-
-        std::fs::remove_file(&log).unwrap();
-        std::fs::hard_link(&victim, &log).unwrap();
-        let err = open_append(&log).unwrap_err().to_string();
-        assert!(err.contains("hard links"), "{err}");
-
-        std::fs::remove_file(&log).unwrap();
-        mkfifo(&log);
-        let path = log.clone();
-        let err = returns("appending to a FIFO", move || {
-            open_append(&path).map(|_| ())
-        })
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("is a FIFO"), "{err}");
-        // With a reader, the open itself succeeds: the file is refused by what it is.
-        let reader = open_nofollow(&log);
-        assert!(reader.is_err(), "a FIFO is not read either");
-        let _reading = std::fs::File::from(
-            rustix::fs::open(&log, OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()).unwrap(),
-        );
-        let path = log.clone();
-        let err = returns("appending to a FIFO being read", move || {
-            open_append(&path).map(|_| ())
-        })
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("is a FIFO"), "{err}");
-        assert_eq!(std::fs::read(&victim).unwrap(), b"root's own\n");
-
-        std::fs::remove_file(&log).unwrap();
-        use std::io::Write;
-        open_append(&log).unwrap().write_all(b"a").unwrap();
-        open_append(&log).unwrap().write_all(b"b").unwrap();
-        assert_eq!(std::fs::read(&log).unwrap(), b"ab");
-    }
-
-    #[test]
-    fn refuses_directories_and_sockets_by_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let sub = dir.path().join("output.log");
-        std::fs::create_dir(&sub).unwrap();
-        let err = read_small(&sub).unwrap_err().to_string();
-        assert!(err.contains("is a directory, not a regular file"), "{err}");
-
-        let sock = dir.path().join("pid");
-        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-        let err = returns("opening a socket", move || read_small(&sock))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("is a socket, not a regular file"), "{err}");
-    }
-}
+pub(crate) mod tests;

@@ -11,17 +11,18 @@
 //! other just published. Publishing itself takes no lock: `link()` is atomic on its own, and a
 //! publisher held up mid-way (a stopped process) must not hold everyone else up.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::fs::FlockOperation;
 use rustix::io::Errno;
 
-use crate::jobs::fs::files::read_small;
+use crate::jobs::fs::files::{self, open_dir, open_unnamed, open_write, read_small};
 
 /// What happened to an exactly-once publication.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,61 +46,116 @@ fn temp_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!(".{name}.{}.{n}.{nanos}.tmp", std::process::id()))
 }
 
-/// Writes `bytes` to a new temporary file and makes them durable.
-fn write_temp(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    let tmp = temp_path(dir, name);
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })();
-    match result {
-        Ok(()) => Ok(tmp),
-        Err(e) => {
+/// A new file holding its bytes whole, not yet under its name.
+///
+/// Where the file system can, it has no name at all (`O_TMPFILE`) until it is linked in: a
+/// process stopped by a signal while writing it (the operator's Ctrl-C right after Enter)
+/// leaves nothing behind, whatever the signal, with no cleanup to run. Elsewhere it has a
+/// temporary name, removed when it is done with.
+enum Temp {
+    Unnamed(fs::File),
+    Named(PathBuf),
+}
+
+impl Temp {
+    /// Writes `bytes` to a new file in `dir`, made durable when `sync`.
+    fn write(dir: &Path, name: &str, bytes: &[u8], sync: bool) -> io::Result<Temp> {
+        let fill = |mut f: &fs::File| {
+            f.write_all(bytes)?;
+            if sync { f.sync_all() } else { Ok(()) }
+        };
+        if proc_fds()
+            && let Some(file) = open_unnamed(dir, 0o644)?
+        {
+            fill(&file)?;
+            return Ok(Temp::Unnamed(file));
+        }
+        let tmp = temp_path(dir, name);
+        let filled = open_write(&tmp, files::Write::New, 0o644).and_then(|f| fill(&f));
+        match filled {
+            Ok(()) => Ok(Temp::Named(tmp)),
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Gives the file the name `to`, which must be free (`link()`: EEXIST when it is not).
+    fn link(&self, to: &Path) -> io::Result<()> {
+        match self {
+            // The descriptor's file through /proc: linking it by `AT_EMPTY_PATH` would need a
+            // capability an agent's user has not.
+            Temp::Unnamed(file) => Ok(rustix::fs::linkat(
+                rustix::fs::CWD,
+                format!("/proc/self/fd/{}", file.as_raw_fd()),
+                rustix::fs::CWD,
+                to,
+                rustix::fs::AtFlags::SYMLINK_FOLLOW,
+            )?),
+            Temp::Named(tmp) => fs::hard_link(tmp, to),
+        }
+    }
+
+    /// Gives the file the name `to` in place of whatever has it: readers see the old file or
+    /// the new one. An unnamed file takes a temporary name for the moment between its `link()`
+    /// and the `rename()`: no system call renames a descriptor.
+    fn replace(self, dir: &Path, name: &str) -> io::Result<()> {
+        let tmp = match &self {
+            Temp::Named(tmp) => tmp.clone(),
+            Temp::Unnamed(_) => {
+                let tmp = temp_path(dir, name);
+                self.link(&tmp)?;
+                tmp
+            }
+        };
+        let renamed = fs::rename(&tmp, dir.join(name));
+        if renamed.is_err() {
             let _ = fs::remove_file(&tmp);
-            Err(e)
+        }
+        renamed
+    }
+
+    /// Removes the temporary name, if it has one.
+    fn discard(self) {
+        if let Temp::Named(tmp) = self {
+            let _ = fs::remove_file(tmp);
         }
     }
 }
 
+/// Whether a descriptor can be linked by its /proc name: /proc is mounted (it may not be in a
+/// bare chroot or container).
+fn proc_fds() -> bool {
+    static MOUNTED: OnceLock<bool> = OnceLock::new();
+    *MOUNTED.get_or_init(|| Path::new("/proc/self/fd").is_dir())
+}
+
 /// Makes the directory entry itself durable (the new name survives a crash).
 pub fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
+    if let Ok(d) = open_dir(dir) {
         let _ = d.sync_all();
     }
 }
 
-/// Creates `dir/name` atomically (temporary file, rename) without making it durable: for files
+/// Creates `dir/name` atomically (a new file, renamed) without making it durable: for files
 /// a crash may lose as a whole, such as a job being created (`sync_dir` once when all are in).
 pub fn write_unsynced(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let tmp = temp_path(dir, name);
-    let result = fs::write(&tmp, bytes).and_then(|()| fs::rename(&tmp, dir.join(name)));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    Temp::write(dir, name, bytes, false)?.replace(dir, name)
 }
 
 /// Replaces `dir/name` atomically: readers see the old file or the new one, never a mix.
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let tmp = write_temp(dir, name, bytes)?;
-    if let Err(e) = fs::rename(&tmp, dir.join(name)) {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
+    Temp::write(dir, name, bytes, true)?.replace(dir, name)?;
     sync_dir(dir);
     Ok(())
 }
 
 /// Creates `dir/name` with `bytes` unless it exists; never overwrites, never shows half a file.
 pub fn publish_once(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<Published> {
-    let tmp = write_temp(dir, name, bytes)?;
-    let linked = fs::hard_link(&tmp, dir.join(name));
-    let _ = fs::remove_file(&tmp);
+    let temp = Temp::write(dir, name, bytes, true)?;
+    let linked = temp.link(&dir.join(name));
+    temp.discard();
     match linked {
         Ok(()) => {
             sync_dir(dir);
@@ -121,10 +177,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// such locks (some network file systems), `f` runs unlocked: every step is still atomic on
 /// its own, and only two luzia processes removing files at the same instant could interleave.
 pub fn locked<T>(dir: &Path, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
-    let handle = OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::DIRECTORY.bits() as i32)
-        .open(dir)?;
+    let handle = open_dir(dir)?;
     let deadline = Instant::now() + LOCK_WAIT;
     loop {
         match rustix::fs::flock(&handle, FlockOperation::NonBlockingLockExclusive) {
@@ -175,16 +228,20 @@ pub fn update_meta(
 }
 
 /// Appends one line to `dir/name` in a single write, so concurrent appenders never interleave
-/// within a line.
+/// within a line. Never through a link, never to a FIFO (see `files`): the file may be the
+/// agent's to replace. An error names the file.
 pub fn append_line(dir: &Path, name: &str, line: &str) -> io::Result<()> {
     let mut buf = line.trim_end_matches('\n').to_owned();
     buf.push('\n');
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join(name))?;
-    f.write_all(buf.as_bytes())?;
-    f.sync_data()
+    let path = dir.join(name);
+    let appended = files::open_append(&path)
+        .and_then(|mut f| f.write_all(buf.as_bytes()).and_then(|()| f.sync_data()));
+    appended.map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot append to {}: {e}", path.display()),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -277,6 +334,67 @@ mod tests {
         assert_eq!(most.load(Ordering::SeqCst), 1, "never two holders at once");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0, "no lock file");
         assert!(locked(&d.path().join("gone"), || Ok(())).is_err());
+    }
+
+    /// A planted link is replaced by an atomic write, never written through, and refused by an
+    /// append, which names the file; a FIFO is refused without waiting for a reader.
+    #[test]
+    fn planted_links_and_fifos_are_never_written_through() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        fs::write(&victim, b"secret").unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join("progress.json")).unwrap();
+        write_atomic(d.path(), "progress.json", b"{}").unwrap();
+        assert!(
+            fs::symlink_metadata(d.path().join("progress.json"))
+                .unwrap()
+                .is_file()
+        );
+
+        std::os::unix::fs::symlink(&victim, d.path().join("history.jsonl")).unwrap();
+        let err = append_line(d.path(), "history.jsonl", "{}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("history.jsonl") && err.contains("symbolic link"),
+            "{err}"
+        );
+        assert_eq!(fs::read(&victim).unwrap(), b"secret");
+
+        fs::remove_file(d.path().join("history.jsonl")).unwrap();
+        crate::jobs::fs::files::tests::mkfifo(&d.path().join("history.jsonl"));
+        let dir = d.path().to_owned();
+        let err = crate::jobs::fs::files::tests::returns("an append to a FIFO", move || {
+            append_line(&dir, "history.jsonl", "{}")
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("is a FIFO"), "{err}");
+        assert!(leftovers(d.path()).is_empty());
+    }
+
+    /// Where the file system makes unnamed files, a publication never shows a temporary name,
+    /// so none can be left by a signal at any moment.
+    #[test]
+    fn a_publication_shows_no_temporary_name() {
+        let d = tempfile::tempdir().unwrap();
+        if !proc_fds() || files::open_unnamed(d.path(), 0o644).unwrap().is_none() {
+            eprintln!("SKIPPED: no O_TMPFILE or no /proc here: temporary names are used");
+            return;
+        }
+        let temp = Temp::write(d.path(), "response.json", b"{}", false).unwrap();
+        assert!(matches!(temp, Temp::Unnamed(_)));
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "nothing named yet"
+        );
+        temp.link(&d.path().join("response.json")).unwrap();
+        assert_eq!(fs::read(d.path().join("response.json")).unwrap(), b"{}");
+        let again = Temp::write(d.path(), "response.json", b"[]", false).unwrap();
+        let err = again.link(&d.path().join("response.json")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(leftovers(d.path()).is_empty());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use chrono::Utc;
 
 use super::git::{Git, toplevel};
 use super::{ReviewError, account_of, diff, snapshot};
-use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
+use crate::jobs::fs::files::{self, META_FILE_CAP, open_write, read_capped, read_small};
 use crate::jobs::fs::names::META_FILE;
 use crate::jobs::fs::publish::update_meta;
 use crate::jobs::model::id::JobId;
@@ -324,7 +324,8 @@ mod running {
             if name == ours {
                 continue;
             }
-            let dir = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let body = read_small(&e.path()).ok().flatten().unwrap_or_default();
+            let dir = String::from_utf8_lossy(&body);
             let dir = PathBuf::from(dir.lines().next().unwrap_or_default());
             let live = match (JobId::parse(&name), dir.parent()) {
                 (Ok(jid), Some(root)) => crate::jobs::model::job::read_job(root, &jid, Utc::now())
@@ -353,17 +354,23 @@ mod running {
         let others = live_others(&marks, id);
         let mark = marks.join(id);
         let body = format!("{}\n{}\n", dir.display(), others.join(" "));
-        if std::fs::write(&mark, body).is_ok()
+        // The marks' directory is the agent's user's (it is given to it below): a mark may be a
+        // link or a FIFO it put there, written through by neither (see `files`).
+        let written = open_write(&mark, files::Write::Truncate, 0o644)
+            .and_then(|mut f| f.write_all(body.as_bytes()));
+        if written.is_ok()
             && let Some(a) = user
         {
             let _ = rustix::fs::chown(&marks, Some(a.uid()), None);
             let _ = rustix::fs::chown(&mark, Some(a.uid()), None);
         }
         for other in &others {
-            let appended = std::fs::OpenOptions::new()
-                .append(true)
-                .open(marks.join(other))
-                .and_then(|mut f| f.write_all(format!("{id}\n").as_bytes()));
+            let appended = open_write(
+                &marks.join(other),
+                files::Write::Append { create: false },
+                0,
+            )
+            .and_then(|mut f| f.write_all(format!("{id}\n").as_bytes()));
             drop(appended);
         }
     }
@@ -374,7 +381,8 @@ mod running {
             return Vec::new();
         };
         let mark = marks.join(id);
-        let body = std::fs::read_to_string(&mark).unwrap_or_default();
+        let body = read_small(&mark).ok().flatten().unwrap_or_default();
+        let body = String::from_utf8_lossy(&body);
         let _ = std::fs::remove_file(&mark);
         let mut all: Vec<String> = body
             .lines()

@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use crate::jobs::fs::files::{self, open_write};
 use crate::jobs::fs::names::HISTORY_FILE;
 use crate::jobs::run::agents::Kind;
 
@@ -40,12 +40,11 @@ impl Account {
     /// is made the user's too. The agent then writes its progress, questions and gates (and
     /// their temporary files) there like any file of its own.
     pub fn take_dir(&self, dir: &Path) -> std::io::Result<()> {
-        let history = std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o644)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(dir.join(HISTORY_FILE))?;
+        let history = open_write(
+            &dir.join(HISTORY_FILE),
+            files::Write::Append { create: true },
+            0o644,
+        )?;
         rustix::fs::fchown(&history, Some(self.uid()), None)?;
         rustix::fs::chown(dir, Some(self.uid()), None)?;
         Ok(())

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
+use crate::jobs::fs::files::not_a_directory;
 use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
 use crate::jobs::model::review::Isolation;
@@ -59,8 +60,9 @@ pub enum DispatchError {
         "the task is {0} bytes: at most 256 KiB fits in a job (put long material in a file in the project and name it in the task)"
     )]
     TaskTooLong(usize),
-    #[error("the project directory {0} does not exist: fix [projects.NAME] path in the config")]
-    NoProjectDir(PathBuf),
+    /// The project's path, and what it is instead of a directory.
+    #[error("the project directory {0} {1}: fix [projects.NAME] path in the config")]
+    NoProjectDir(PathBuf, String),
     #[error("the agent command is empty: set [agent] command in the config")]
     NoCommand,
     #[error(
@@ -173,8 +175,8 @@ fn check(spec: &Spec) -> Result<(), DispatchError> {
     if spec.command.is_empty() {
         return Err(DispatchError::NoCommand);
     }
-    if !spec.project_path.is_dir() {
-        return Err(DispatchError::NoProjectDir(spec.project_path.clone()));
+    if let Some(what) = not_a_directory(&spec.project_path) {
+        return Err(DispatchError::NoProjectDir(spec.project_path.clone(), what));
     }
     Ok(())
 }

@@ -5,14 +5,15 @@
 //! written again; the new meta.json is written into the reserve's own blocks and renamed into
 //! place, so it needs no free space at all.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use chrono::Utc;
 use serde_json::Value;
 
+use crate::jobs::fs::files::{self, open_write};
 use crate::jobs::fs::names::{META_FILE, RESERVE_FILE};
 use crate::jobs::fs::publish::{sync_dir, write_atomic};
 use crate::jobs::model::status::Status;
@@ -30,13 +31,7 @@ pub fn reserve(dir: &Path, meta_len: u64) -> io::Result<()> {
     let size = meta_len + META_GROWTH + LOG_ROOM;
     let path = dir.join(RESERVE_FILE);
     let result = (|| {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&path)?;
+        let file = open_write(&path, files::Write::Truncate, 0o600)?;
         match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {
             Ok(()) => {}
             Err(e) if e == rustix::io::Errno::OPNOTSUPP || e == rustix::io::Errno::NOSYS => {
@@ -67,7 +62,9 @@ pub fn ensure_reserve(dir: &Path) -> io::Result<()> {
     if std::fs::symlink_metadata(dir.join(RESERVE_FILE)).is_ok_and(|m| m.is_file()) {
         return Ok(());
     }
-    let meta_len = std::fs::metadata(dir.join(META_FILE)).map_or(0, |m| m.len());
+    // Anything else by that name (a FIFO, a link) is replaced: the reserve is luzia's own.
+    let _ = std::fs::remove_file(dir.join(RESERVE_FILE));
+    let meta_len = std::fs::symlink_metadata(dir.join(META_FILE)).map_or(0, |m| m.len());
     reserve(dir, meta_len)
 }
 
@@ -82,11 +79,11 @@ fn release_log_room(dir: &Path) -> bool {
     len > 0 && file.set_len(len.saturating_sub(LOG_ROOM)).is_ok()
 }
 
+/// The reserve, as the supervisor left it, or an error: by the time it is spent the agent,
+/// which owns the directory, may have put a FIFO or a link in its place, and the last words
+/// must then go without it rather than wait or write elsewhere (see `files`).
 fn open_reserve(dir: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(dir.join(RESERVE_FILE))
+    open_write(&dir.join(RESERVE_FILE), files::Write::InPlace, 0)
 }
 
 fn is_full(e: &io::Error) -> bool {
@@ -212,7 +209,7 @@ mod tests {
         let meta: Value =
             serde_json::from_slice(&std::fs::read(d.path().join(META_FILE)).unwrap()).unwrap();
         assert_eq!(meta["exit_code"], 0);
-        let log = OpenOptions::new()
+        let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(d.path().join("output.log"))

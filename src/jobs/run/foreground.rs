@@ -5,7 +5,7 @@
 //! keys reach it; the supervisor lets a Ctrl-C go to the agent alone, and passes SIGTERM and
 //! SIGHUP (`luzia kill`, a closed terminal) on to it, with SIGKILL after the grace period.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -37,11 +37,7 @@ pub fn run(
     let _inside = rt.enter();
     let signals = Signals::new().map_err(io(dir.to_owned()))?;
     let log_path = dir.join(LOG_FILE);
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(io(log_path.clone()))?;
+    let log = crate::jobs::fs::files::open_append(&log_path).map_err(io(log_path.clone()))?;
     let note = format!(
         "luzia: this job runs in the foreground of {terminal}: its output goes to that \
          terminal, not to this log\n"

@@ -16,7 +16,7 @@
 pub mod others;
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{FlockOperation, flock};
 use rustix::io::Errno;
 
+use crate::jobs::fs::files::{self, open_nofollow, open_write};
 use crate::jobs::run::queue::Slots;
 
 /// The directory of the entries, in the queue root.
@@ -44,16 +45,11 @@ impl Entry {
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(id);
         let tmp = dir.join(format!(".new-{id}"));
-        let made = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(&tmp)
-            .and_then(|file| {
-                flock(&file, FlockOperation::NonBlockingLockExclusive)?;
-                std::fs::rename(&tmp, &path)?;
-                Ok(file)
-            });
+        let made = open_write(&tmp, files::Write::Truncate, 0o644).and_then(|file| {
+            flock(&file, FlockOperation::NonBlockingLockExclusive)?;
+            std::fs::rename(&tmp, &path)?;
+            Ok(file)
+        });
         match made {
             Ok(file) => Ok(Entry { file, path }),
             Err(e) => {
@@ -150,18 +146,19 @@ pub fn live(slots: &Slots) -> io::Result<HashSet<String>> {
 /// Whether job `id`'s entry is held by its supervisor (without the slots lock: an entry found
 /// free is left where it is, for the next count to remove).
 pub fn is_held(queue: &Path, id: &str) -> bool {
-    match File::open(queue.join(RUNNING_DIR).join(id)) {
-        Ok(file) => flock(&file, FlockOperation::NonBlockingLockShared).is_err(),
-        Err(e) => e.kind() != io::ErrorKind::NotFound,
+    match open_nofollow(&queue.join(RUNNING_DIR).join(id)) {
+        Ok(Some(file)) => flock(&file, FlockOperation::NonBlockingLockShared).is_err(),
+        Ok(None) => false,
+        Err(_) => true,
     }
 }
 
 /// Whether a supervisor holds the entry at `path`; removes it when none does.
 fn held(path: &Path) -> bool {
-    let file = match File::open(path) {
-        Ok(f) => f,
+    let file = match open_nofollow(path) {
+        Ok(Some(f)) => f,
         // Its supervisor just removed it: the job has ended.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return false,
+        Ok(None) => return false,
         Err(_) => return true,
     };
     match flock(&file, FlockOperation::NonBlockingLockExclusive) {

@@ -11,7 +11,7 @@
 use crate::jobs::fs::names::{
     LOG_FILE, META_FILE, PID_FILE, PRIVATE_DIR, PROCESS_FILE, PROMPT_FILE,
 };
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ use std::time::Duration;
 use chrono::Local;
 use serde_json::Value;
 
+use crate::jobs::fs::files::{META_FILE_CAP, open_append, open_nofollow, read_capped};
 use crate::jobs::fs::private::Private;
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::process::{ProcessRecord, Recorded};
@@ -71,10 +72,12 @@ pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
         path: path.clone(),
         message,
     };
-    let bytes = std::fs::read(&path).map_err(|source| SuperviseError::Read {
-        path: path.clone(),
-        source,
-    })?;
+    let bytes = read_capped(&path, META_FILE_CAP)
+        .and_then(|b| b.ok_or_else(|| rustix::io::Errno::NOENT.into()))
+        .map_err(|source| SuperviseError::Read {
+            path: path.clone(),
+            source,
+        })?;
     let meta: Value = serde_json::from_slice(&bytes).map_err(|source| SuperviseError::Json {
         path: path.clone(),
         source,
@@ -127,11 +130,7 @@ pub fn supervise_with(
     // finds us ready to pass it on and record the kill.
     let signals = Signals::new().ok();
     let log_path = dir.join(LOG_FILE);
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(io(log_path.clone()))?;
+    let log = open_append(&log_path).map_err(io(log_path.clone()))?;
     run_recorded(dir, &log, notifications, &plan, |private| {
         run_agent(
             &rt,
@@ -312,7 +311,9 @@ fn spawn_agent(
     log: &File,
     rules: &AgentEnv,
 ) -> Result<tokio::process::Child, SpawnError> {
-    let stdin = File::open(dir.join(PROMPT_FILE)).map_err(SpawnError::Prompt)?;
+    let stdin = open_nofollow(&dir.join(PROMPT_FILE))
+        .and_then(|f| f.ok_or_else(|| rustix::io::Errno::NOENT.into()))
+        .map_err(SpawnError::Prompt)?;
     let mut cmd = std::process::Command::new(&plan.argv[0]);
     cmd.args(&plan.argv[1..])
         .current_dir(&plan.cwd)
@@ -496,7 +497,9 @@ pub(super) fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest
     if let Some(parent) = path.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
-    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
+    // The operator's file, not a job's, by the same rule all the same: a FIFO there must not
+    // keep a finished job's supervisor (and its slot) waiting for a reader.
+    if let Ok(mut f) = open_append(path) {
         let _ = f.write_all(line.as_bytes());
     }
 }

@@ -5,12 +5,12 @@
 //! memory at a time.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use crate::jobs::fs::files::open_root;
+use crate::jobs::fs::files::{self, open_root, open_write};
 use crate::jobs::model::job::record_job;
 use crate::jobs::model::scan::list_ids;
 
@@ -51,12 +51,7 @@ pub fn refresh(root: &Path, path: &Path, now: DateTime<Utc>) -> std::io::Result<
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut done = Refreshed::default();
     let written = (|| {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        let file = open_write(&tmp, files::Write::Truncate, 0o600)?;
         let file = std::io::BufWriter::new(file);
         let mut out = Writer::start(root, file)?;
         let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);

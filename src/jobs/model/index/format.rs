@@ -85,7 +85,8 @@ impl Index {
     /// Opens the index at `path` of the jobs root `root`. `None` when there is none, or it is
     /// not one this build wrote for that root, or its table is damaged: it is then rebuilt.
     pub fn load(path: &Path, root: &Path) -> Option<Index> {
-        let file = File::open(path).ok()?;
+        // Never blocks, never a link: a FIFO there must not hang a listing (see `files`).
+        let file = crate::jobs::fs::files::open_nofollow(path).ok()??;
         let index = Index::open(file, root);
         if index.is_none() {
             tracing::info!(path = %path.display(), "the jobs index is not one to use: ignored");

@@ -122,7 +122,7 @@ fn refusals() {
     };
     assert!(matches!(
         create(root.path(), &s, Utc::now()),
-        Err(DispatchError::NoProjectDir(_))
+        Err(DispatchError::NoProjectDir(..))
     ));
     assert!(
         std::fs::read_dir(root.path()).unwrap().next().is_none(),

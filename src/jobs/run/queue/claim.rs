@@ -11,7 +11,7 @@ use chrono::Utc;
 use serde_json::{Map, Value};
 
 use super::{Failed, QueueError, Queued, State, io, pending};
-use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
+use crate::jobs::fs::files::{self, META_FILE_CAP, read_capped};
 use crate::jobs::fs::names::META_FILE;
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::id::is_valid;
@@ -46,12 +46,8 @@ impl Slots {
     pub fn lock(queue: &Path) -> Result<Slots, QueueError> {
         std::fs::create_dir_all(queue).map_err(io(queue))?;
         let path = queue.join(".slots.lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        // Only locked, never written: appending is as good as any other way to make it.
+        let file = files::open_append(&path).map_err(io(&path))?;
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| io(&path)(e.into()))?;
         Ok(Slots {

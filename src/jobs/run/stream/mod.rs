@@ -9,14 +9,14 @@
 pub mod reader;
 pub mod render;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::jobs::fs::files::open_append;
 use crate::jobs::fs::names::{ACTIVITY_FILE, STREAM_FILE};
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::session::{Activity, Usage};
@@ -158,22 +158,6 @@ pub fn record_usage(dir: &Path, usage: &Usage) -> io::Result<()> {
 }
 
 pub use crate::jobs::fs::publish::update_meta;
-
-/// Opens `path` for appending, creating it; never through a link, never a FIFO or a device
-/// (the agent may have put one there: the supervisor may be root).
-fn open_append(path: &Path) -> io::Result<File> {
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o644)
-        .custom_flags(flags.bits() as i32)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other("not a regular file"));
-    }
-    Ok(file)
-}
 
 fn remove(path: &Path) -> io::Result<()> {
     match std::fs::remove_file(path) {
