@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::claude::{FakeApi, Reply, all_text, claude_or_skip};
+use common::claude::{FakeApi, Reply, all_text, clis_or_skip};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -124,97 +124,98 @@ impl Drop for World {
 
 #[test]
 fn reply_continues_the_same_session() {
-    let Some(claude) = claude_or_skip("reply_continues_the_same_session") else {
-        return;
-    };
-    let api = FakeApi::start(vec![Reply::text("The answer is forty-two.")]);
-    let w = World::new(&claude, &api);
-    let first = w.started(&["run", "p", "What is the answer? Remember the word PELICAN."]);
-    let job = w.wait_done(&first);
-    assert_eq!(job["status"], "completed", "{}", w.log(&first));
-    let session = w.meta(&first)["session_id"].as_str().unwrap().to_owned();
+    for claude in clis_or_skip("reply_continues_the_same_session") {
+        let api = FakeApi::start(vec![Reply::text("The answer is forty-two.")]);
+        let w = World::new(&claude, &api);
+        let first = w.started(&["run", "p", "What is the answer? Remember the word PELICAN."]);
+        let job = w.wait_done(&first);
+        assert_eq!(job["status"], "completed", "{}", w.log(&first));
+        let session = w.meta(&first)["session_id"].as_str().unwrap().to_owned();
 
-    api.push(vec![Reply::text("You said PELICAN.")]);
-    let second = w.started(&["reply", &first, "Which word did I ask you to remember?"]);
-    let job = w.wait_done(&second);
-    assert_eq!(job["status"], "completed", "{}", w.log(&second));
-    let turns = api.wait_for_requests(2, GUARD);
-    let seen = all_text(&turns[1]);
-    for earlier in [
-        "Remember the word PELICAN",
-        "The answer is forty-two.",
-        "Which word did I ask you to remember?",
-    ] {
+        api.push(vec![Reply::text("You said PELICAN.")]);
+        let second = w.started(&["reply", &first, "Which word did I ask you to remember?"]);
+        let job = w.wait_done(&second);
+        assert_eq!(job["status"], "completed", "{}", w.log(&second));
+        let turns = api.wait_for_requests(2, GUARD);
+        let seen = all_text(&turns[1]);
+        for earlier in [
+            "Remember the word PELICAN",
+            "The answer is forty-two.",
+            "Which word did I ask you to remember?",
+        ] {
+            assert!(
+                seen.contains(earlier),
+                "{earlier:?} not sent with the reply: {seen}"
+            );
+        }
+        assert_eq!(w.meta(&second)["session_id"], session.as_str());
+        assert_eq!(w.meta(&second)["resumes"], first.as_str());
+        assert_eq!(w.meta(&first)["resumed_by"], json!([second]));
         assert!(
-            seen.contains(earlier),
-            "{earlier:?} not sent with the reply: {seen}"
+            w.log(&second).contains("You said PELICAN."),
+            "{}",
+            w.log(&second)
         );
     }
-    assert_eq!(w.meta(&second)["session_id"], session.as_str());
-    assert_eq!(w.meta(&second)["resumes"], first.as_str());
-    assert_eq!(w.meta(&first)["resumed_by"], json!([second]));
-    assert!(
-        w.log(&second).contains("You said PELICAN."),
-        "{}",
-        w.log(&second)
-    );
 }
 
 #[test]
 fn a_killed_job_is_resumed_by_retry() {
-    let Some(claude) = claude_or_skip("a_killed_job_is_resumed_by_retry") else {
-        return;
-    };
-    let api = FakeApi::start(vec![Reply::tool(
-        "Bash",
-        json!({"command": "sleep 60", "description": "Wait for the build"}),
-    )]);
-    let w = World::new(&claude, &api);
-    let first = w.started(&["run", "p", "Build the project ALBATROSS."]);
-    api.wait_for_requests(1, GUARD);
-    // The tool call is in flight once `sleep 60` runs under the agent.
-    let deadline = Instant::now() + GUARD;
-    while !common::all_pids().into_iter().any(|p| {
-        fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep\x0060"))
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "the Bash call never ran: {}",
-            w.log(&first)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = w.run(&["kill", &first, "--grace", "5s"]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
-    assert_eq!(w.wait_done(&first)["status"], "killed");
+    for claude in clis_or_skip("a_killed_job_is_resumed_by_retry") {
+        let api = FakeApi::start(vec![Reply::tool(
+            "Bash",
+            // Not `sleep 60`: Claude Code 2.1.3xx blocks a leading sleep ("use Monitor").
+            json!({"command": "tail -f build.log", "description": "Follow the build"}),
+        )]);
+        let w = World::new(&claude, &api);
+        fs::write(w.base.join("proj/build.log"), "building\n").unwrap();
+        let first = w.started(&["run", "p", "Build the project ALBATROSS."]);
+        api.wait_for_requests(1, GUARD);
+        // The tool call is in flight once `tail -f build.log` runs under the agent.
+        let deadline = Instant::now() + GUARD;
+        while !common::all_pids().into_iter().any(|p| {
+            fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.starts_with(b"tail\x00-f\x00build.log"))
+        }) {
+            assert!(
+                Instant::now() < deadline,
+                "the Bash call never ran: {}",
+                w.log(&first)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = w.run(&["kill", &first, "--grace", "5s"]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+        assert_eq!(w.wait_done(&first)["status"], "killed");
 
-    api.push(vec![Reply::text("Picking up where I stopped.")]);
-    let out = w.run(&["retry", &first]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
-    let again = common::stdout_of(&out).trim().to_owned();
-    assert!(
-        common::stderr_of(&out).contains("continues the session"),
-        "{}",
-        common::stderr_of(&out)
-    );
-    assert_eq!(
-        w.wait_done(&again)["status"],
-        "completed",
-        "{}",
-        w.log(&again)
-    );
-    let turns = api.wait_for_requests(2, GUARD);
-    let seen = all_text(turns.last().unwrap());
-    // Claude Code drops the tool call the kill interrupted; the conversation before it is there.
-    for earlier in [
-        "Build the project ALBATROSS.",
-        "ended before it was done (killed)",
-    ] {
+        api.push(vec![Reply::text("Picking up where I stopped.")]);
+        let out = w.run(&["retry", &first]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+        let again = common::stdout_of(&out).trim().to_owned();
         assert!(
-            seen.contains(earlier),
-            "{earlier:?} not sent on resume: {seen}"
+            common::stderr_of(&out).contains("continues the session"),
+            "{}",
+            common::stderr_of(&out)
         );
+        assert_eq!(
+            w.wait_done(&again)["status"],
+            "completed",
+            "{}",
+            w.log(&again)
+        );
+        let turns = api.wait_for_requests(2, GUARD);
+        let seen = all_text(turns.last().unwrap());
+        // Claude Code drops the tool call the kill interrupted; the conversation before it is there.
+        for earlier in [
+            "Build the project ALBATROSS.",
+            "ended before it was done (killed)",
+        ] {
+            assert!(
+                seen.contains(earlier),
+                "{earlier:?} not sent on resume: {seen}"
+            );
+        }
+        assert_eq!(w.meta(&again)["session_id"], w.meta(&first)["session_id"]);
+        assert_eq!(w.meta(&again)["resumes"], first.as_str());
     }
-    assert_eq!(w.meta(&again)["session_id"], w.meta(&first)["session_id"]);
-    assert_eq!(w.meta(&again)["resumes"], first.as_str());
 }
