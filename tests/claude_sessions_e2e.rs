@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::claude::{FakeApi, Reply, all_text, clis_or_skip};
+use common::claude::{FakeApi, MODEL, Reply, Served, all_text, clis_or_skip};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -38,6 +38,15 @@ impl World {
         let mut env = api.agent_env(&base.join("home"));
         // Bypass mode as root needs it; the permission bridge is not what these tests are about.
         env.push(("IS_SANDBOX".into(), "1".into()));
+        // Every request on the model the fake API serves, side calls included: its price is the
+        // one the cost test computes with, whatever model a version defaults to.
+        for var in [
+            "ANTHROPIC_MODEL",
+            "ANTHROPIC_SMALL_FAST_MODEL",
+            "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+        ] {
+            env.push((var.into(), MODEL.into()));
+        }
         let env: Vec<String> = env
             .into_iter()
             .map(|(k, v)| format!("{k} = {}", Value::from(v)))
@@ -47,7 +56,7 @@ impl World {
             &config,
             format!(
                 "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\n\
-                 command = [{}, \"--dangerously-skip-permissions\", \"-p\"]\n\
+                 command = [{}, \"--dangerously-skip-permissions\", \"-p\", \"--output-format\", \"stream-json\", \"--verbose\"]\n\
                  prompt_template = \"{{task}}\"\nenv = {{ {} }}\n\n[projects.p]\npath = {}\n",
                 q(&base.join("jobs")),
                 q(&base.join("notes.log")),
@@ -217,5 +226,91 @@ fn a_killed_job_is_resumed_by_retry() {
         }
         assert_eq!(w.meta(&again)["session_id"], w.meta(&first)["session_id"]);
         assert_eq!(w.meta(&again)["resumes"], first.as_str());
+    }
+}
+
+/// What Claude Code charges for one message of the API's log, at the list price of the model
+/// every request is pinned to (Claude Sonnet 4.5: $3 input, $15 output, $0.30 cache read and
+/// $3.75 cache write per million tokens).
+fn price(s: &Served) -> f64 {
+    assert_eq!(
+        s.model, MODEL,
+        "a request on a model the test does not price"
+    );
+    (s.input_tokens as f64 * 3.0
+        + s.output_tokens as f64 * 15.0
+        + s.cache_read_tokens as f64 * 0.30
+        + s.cache_creation_tokens as f64 * 3.75)
+        / 1e6
+}
+
+#[test]
+fn a_reply_chain_of_three_jobs_costs_what_the_api_served_each_run() {
+    for claude in clis_or_skip("a_reply_chain_of_three_jobs_costs_what_the_api_served") {
+        let api = FakeApi::start(Vec::new());
+        let w = World::new(&claude, &api);
+        let mut ids: Vec<String> = Vec::new();
+        // Where each run's messages begin and end in the API's log: the jobs run one by one.
+        let mut marks = vec![0];
+        for (say, reply) in [
+            ("Name a bird.", "Pelican."),
+            ("Another.", "Albatross."),
+            ("One more.", "Heron."),
+        ] {
+            api.push(vec![Reply::text(reply)]);
+            let id = match ids.last() {
+                None => w.started(&["run", "p", say]),
+                Some(previous) => w.started(&["reply", previous, say]),
+            };
+            assert_eq!(w.wait_done(&id)["status"], "completed", "{}", w.log(&id));
+            marks.push(api.served().len());
+            ids.push(id);
+        }
+        let served = api.served();
+        let runs: Vec<&[Served]> = marks.windows(2).map(|m| &served[m[0]..m[1]]).collect();
+        let cost = |run: &[Served]| run.iter().map(price).sum::<f64>();
+        let input = |run: &[Served]| run.iter().map(|s| s.input_tokens).sum::<u64>();
+        let output = |run: &[Served]| run.iter().map(|s| s.output_tokens).sum::<u64>();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+        for (id, run) in ids.iter().zip(&runs) {
+            let usage = &w.meta(id)["usage"];
+            let recorded = usage["cost_usd"].as_f64().unwrap_or(-1.0);
+            assert!(
+                close(recorded, cost(run)),
+                "job {id} records ${recorded}, its run was served ${} ({} messages): {usage}",
+                cost(run),
+                run.len()
+            );
+            assert_eq!(usage["input_tokens"], input(run), "{id}: {usage}");
+            assert_eq!(usage["output_tokens"], output(run), "{id}: {usage}");
+        }
+        let chain: Vec<Served> = runs.concat();
+        let report = w.base.join("status.json");
+        let out = w.run(&[
+            "status",
+            "--export",
+            "json",
+            "--output",
+            report.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+        let usage =
+            serde_json::from_slice::<Value>(&fs::read(&report).unwrap()).unwrap()["usage"].clone();
+        for (what, total) in [
+            ("all", &usage),
+            ("the project", &usage["by_project"][0]),
+            ("the day", &usage["by_day"][0]),
+        ] {
+            let recorded = total["cost_usd"].as_f64().unwrap_or(-1.0);
+            assert!(
+                close(recorded, cost(&chain)),
+                "{what}: ${recorded} recorded, ${} served (runs: {:?}): {total}",
+                cost(&chain),
+                runs.iter().map(|r| cost(r)).collect::<Vec<_>>()
+            );
+            assert_eq!(total["jobs"], 3, "{what}: {total}");
+            assert_eq!(total["input_tokens"], input(&chain), "{what}: {total}");
+            assert_eq!(total["output_tokens"], output(&chain), "{what}: {total}");
+        }
     }
 }
