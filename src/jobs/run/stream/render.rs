@@ -139,6 +139,12 @@ impl Renderer {
                     out.events.push(Event::Session { id: id.to_owned() });
                 }
             }
+            // A foreground command's task ends with its call, whose result says it.
+            "task_notification"
+                if self
+                    .tools
+                    .iter()
+                    .any(|(id, _)| id == text(&v["tool_use_id"])) => {}
             _ => system::line(v, out),
         }
     }

@@ -279,11 +279,15 @@ fn system_lines_retries_and_tasks() {
     let started = r.line(TASK_STARTED.as_bytes());
     assert_eq!((started.text.as_str(), started.keep), ("", true));
     assert!(started.events.is_empty());
+    // A task whose call is not in flight ran in the background: its end is news.
     let ended = r.line(TASK_NOTIFICATION.as_bytes());
     assert_eq!(
         (ended.text.as_str(), ended.keep),
         ("  ⧗ Wait a bit\n", true)
     );
+    // A foreground command's task ends with its call (the same id): its result says it.
+    r.line(BASH_CALL.as_bytes());
+    assert_eq!(r.line(TASK_NOTIFICATION.as_bytes()).text, "");
 }
 
 #[test]
