@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::claude::{FakeApi, Reply, claude_or_skip, tool_results};
+use common::claude::{FakeApi, Reply, clis_or_skip, tool_results};
 use common::user::{User, reachable, reachable_luzia};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -118,178 +118,173 @@ impl World {
 
 #[test]
 fn the_key_in_luzias_environment_reaches_claude_code_and_a_foreign_secret_does_not() {
-    let Some(claude) = claude_or_skip(
+    for claude in clis_or_skip(
         "the_key_in_luzias_environment_reaches_claude_code_and_a_foreign_secret_does_not",
-    ) else {
-        return;
-    };
-    let api = FakeApi::start(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "env", "description": "Show the environment"}),
-        ),
-        Reply::text("The environment is as expected."),
-    ]);
-    let w = World::new(&claude);
-    let vars = [
-        ("ANTHROPIC_API_KEY", "sk-ant-test-key".to_owned()),
-        ("ANTHROPIC_BASE_URL", api.base_url()),
-    ];
-    let id = w.run(&vars, "Show me your environment.");
-    let log = w.wait_done(&id);
-    assert!(log.contains("The environment is as expected."), "{log}");
-    assert!(log.contains("── success · 2 turns"), "{log}");
-    assert_eq!(w.meta(&id)["exit_code"], 0, "{log}");
-    // What `env` printed, as the agent's tool result went back to the API.
-    let requests = api.wait_for_requests(2, GUARD);
-    let (env, failed) = tool_results(&requests[1])
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| panic!("no tool result in {}", requests[1]));
-    assert!(!failed, "{env}");
-    assert!(env.contains(&format!("LUZIA_JOB_ID={id}")), "{env}");
-    assert!(
-        env.contains("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
-        "{env}"
-    );
-    assert!(
-        !env.contains("MY_SECRET_TOKEN") && !env.contains(FOREIGN),
-        "{env}"
-    );
-    let config = fs::read_to_string(&w.config).unwrap();
-    assert!(
-        !config.contains("ANTHROPIC") && !config.contains("env ="),
-        "{config}"
-    );
+    ) {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "env", "description": "Show the environment"}),
+            ),
+            Reply::text("The environment is as expected."),
+        ]);
+        let w = World::new(&claude);
+        let vars = [
+            ("ANTHROPIC_API_KEY", "sk-ant-test-key".to_owned()),
+            ("ANTHROPIC_BASE_URL", api.base_url()),
+        ];
+        let id = w.run(&vars, "Show me your environment.");
+        let log = w.wait_done(&id);
+        assert!(log.contains("The environment is as expected."), "{log}");
+        assert!(log.contains("── success · 2 turns"), "{log}");
+        assert_eq!(w.meta(&id)["exit_code"], 0, "{log}");
+        // What `env` printed, as the agent's tool result went back to the API.
+        let requests = api.wait_for_requests(2, GUARD);
+        let (env, failed) = tool_results(&requests[1])
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no tool result in {}", requests[1]));
+        assert!(!failed, "{env}");
+        assert!(env.contains(&format!("LUZIA_JOB_ID={id}")), "{env}");
+        assert!(
+            env.contains("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
+            "{env}"
+        );
+        assert!(
+            !env.contains("MY_SECRET_TOKEN") && !env.contains(FOREIGN),
+            "{env}"
+        );
+        let config = fs::read_to_string(&w.config).unwrap();
+        assert!(
+            !config.contains("ANTHROPIC") && !config.contains("env ="),
+            "{config}"
+        );
+    }
 }
 
 #[test]
 fn without_a_key_the_job_is_the_not_logged_in_issue() {
-    let Some(claude) = claude_or_skip("without_a_key_the_job_is_the_not_logged_in_issue") else {
-        return;
-    };
-    let w = World::new(&claude);
-    let id = w.run(&[], "Say hi.");
-    let log = w.wait_done(&id);
-    assert!(
-        log.contains("── failed: Not logged in · Please run /login · 1 turn"),
-        "{log}"
-    );
-    assert_eq!(w.meta(&id)["exit_code"], 1, "{log}");
-    let detail = common::stdout_of(&w.luzia(&[], &["jobs", &id]));
-    assert!(
-        detail.contains("claude-not-logged-in") && detail.contains("luzia doctor"),
-        "{detail}"
-    );
-    let status = common::stdout_of(&w.luzia(&[], &["status"]));
-    assert!(status.contains("claude-not-logged-in"), "{status}");
-    // And doctor, run the same way, says why.
-    let doctor = w.luzia(&[], &["doctor"]);
-    assert_eq!(doctor.status.code(), Some(1));
-    assert!(
-        common::stdout_of(&doctor).contains("the agent will not be able to log in"),
-        "{}",
-        common::stdout_of(&doctor)
-    );
+    for claude in clis_or_skip("without_a_key_the_job_is_the_not_logged_in_issue") {
+        let w = World::new(&claude);
+        let id = w.run(&[], "Say hi.");
+        let log = w.wait_done(&id);
+        assert!(
+            log.contains("── failed: Not logged in · Please run /login · 1 turn"),
+            "{log}"
+        );
+        assert_eq!(w.meta(&id)["exit_code"], 1, "{log}");
+        let detail = common::stdout_of(&w.luzia(&[], &["jobs", &id]));
+        assert!(
+            detail.contains("claude-not-logged-in") && detail.contains("luzia doctor"),
+            "{detail}"
+        );
+        let status = common::stdout_of(&w.luzia(&[], &["status"]));
+        assert!(status.contains("claude-not-logged-in"), "{status}");
+        // And doctor, run the same way, says why.
+        let doctor = w.luzia(&[], &["doctor"]);
+        assert_eq!(doctor.status.code(), Some(1));
+        assert!(
+            common::stdout_of(&doctor).contains("the agent will not be able to log in"),
+            "{}",
+            common::stdout_of(&doctor)
+        );
+    }
 }
 
 #[test]
 fn a_switched_user_receives_the_credentials_too_but_not_is_sandbox() {
-    let Some(claude) =
-        claude_or_skip("a_switched_user_receives_the_credentials_too_but_not_is_sandbox")
-    else {
-        return;
-    };
-    if !common::root_or_skip("switching to a project's user needs root") {
-        return;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::Builder::new()
-        .prefix("luzia-creds-user-")
-        .tempdir()
-        .unwrap();
-    let base = tmp.path();
-    for d in ["", "jobs", "queue", "xdg", "home", "proj", "bin"] {
-        fs::create_dir_all(base.join(d)).unwrap();
-        fs::set_permissions(base.join(d), fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let user = User::create(&base.join("home"));
-    user.give(&base.join("home"));
-    user.give(&base.join("proj"));
-    let bin = base.join("bin");
-    reachable(&claude, &bin, "claude");
-    let luzia = reachable_luzia(&bin);
-    let q = |p: &Path| Value::from(p.to_str().unwrap()).to_string();
-    let config = format!(
-        "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\n\
+    for claude in clis_or_skip("a_switched_user_receives_the_credentials_too_but_not_is_sandbox") {
+        if !common::root_or_skip("switching to a project's user needs root") {
+            return;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::Builder::new()
+            .prefix("luzia-creds-user-")
+            .tempdir()
+            .unwrap();
+        let base = tmp.path();
+        for d in ["", "jobs", "queue", "xdg", "home", "proj", "bin"] {
+            fs::create_dir_all(base.join(d)).unwrap();
+            fs::set_permissions(base.join(d), fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let user = User::create(&base.join("home"));
+        user.give(&base.join("home"));
+        user.give(&base.join("proj"));
+        let bin = base.join("bin");
+        reachable(&claude, &bin, "claude");
+        let luzia = reachable_luzia(&bin);
+        let q = |p: &Path| Value::from(p.to_str().unwrap()).to_string();
+        let config = format!(
+            "jobs_dir = {}\nnotifications_log = {}\nqueue_dir = {}\n\n[agent]\n\
          command = [\"claude\", \"-p\", \"--output-format\", \"stream-json\", \"--verbose\", \
          \"--allowedTools\", \"Bash(env:*)\"]\nprompt_template = \"{{task}}\"\n\n\
          [projects.p]\npath = {}\nuser = {:?}\n",
-        q(&base.join("jobs")),
-        q(&base.join("notes.log")),
-        q(&base.join("queue")),
-        q(&base.join("proj")),
-        user.name,
-    );
-    fs::write(base.join("config.toml"), config).unwrap();
-    let api = FakeApi::start(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "env", "description": "Show the environment"}),
-        ),
-        Reply::text("Checked as the project's user."),
-    ]);
-    let luzia_cmd = |args: &[&str]| {
-        let mut cmd = assert_cmd::Command::new(&luzia);
-        cmd.env_clear()
-            .env("HOME", "/root")
-            .env("XDG_CONFIG_HOME", base.join("xdg"))
-            .env(
-                "PATH",
-                format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
-            )
-            .env("ANTHROPIC_API_KEY", "sk-ant-test-key")
-            .env("ANTHROPIC_BASE_URL", api.base_url())
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("IS_SANDBOX", "1")
-            .env("MY_SECRET_TOKEN", FOREIGN)
-            .current_dir(base)
-            .arg("--config")
-            .arg(base.join("config.toml"))
-            .args(args)
-            .timeout(GUARD);
-        cmd.output().unwrap()
-    };
-    let out = luzia_cmd(&["run", "p", "--", "Show me your environment."]);
-    assert!(out.status.success(), "{}", common::stderr_of(&out));
-    let id = common::stdout_of(&out).trim().to_owned();
-    let log_path = base.join("jobs").join(&id).join("output.log");
-    let log = common::wait_for(&format!("the end of {id}"), GUARD, || {
-        let log = fs::read_to_string(&log_path).unwrap_or_default();
-        log.lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .is_some_and(|l| l.starts_with("exit:"))
-            .then_some(log)
-    });
-    assert!(log.contains("Checked as the project's user."), "{log}");
-    let requests = api.wait_for_requests(2, GUARD);
-    let (env, _) = tool_results(&requests[1])
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| panic!("no tool result in {}", requests[1]));
-    assert!(
-        env.lines().any(|l| l == format!("USER={}", user.name)),
-        "{env}"
-    );
-    assert!(
-        env.contains("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
-        "{env}"
-    );
-    assert!(!env.contains("IS_SANDBOX"), "not root: {env}");
-    assert!(
-        !env.contains("MY_SECRET_TOKEN") && !env.contains(FOREIGN),
-        "{env}"
-    );
-    drop(user);
+            q(&base.join("jobs")),
+            q(&base.join("notes.log")),
+            q(&base.join("queue")),
+            q(&base.join("proj")),
+            user.name,
+        );
+        fs::write(base.join("config.toml"), config).unwrap();
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "env", "description": "Show the environment"}),
+            ),
+            Reply::text("Checked as the project's user."),
+        ]);
+        let luzia_cmd = |args: &[&str]| {
+            let mut cmd = assert_cmd::Command::new(&luzia);
+            cmd.env_clear()
+                .env("HOME", "/root")
+                .env("XDG_CONFIG_HOME", base.join("xdg"))
+                .env(
+                    "PATH",
+                    format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+                )
+                .env("ANTHROPIC_API_KEY", "sk-ant-test-key")
+                .env("ANTHROPIC_BASE_URL", api.base_url())
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                .env("IS_SANDBOX", "1")
+                .env("MY_SECRET_TOKEN", FOREIGN)
+                .current_dir(base)
+                .arg("--config")
+                .arg(base.join("config.toml"))
+                .args(args)
+                .timeout(GUARD);
+            cmd.output().unwrap()
+        };
+        let out = luzia_cmd(&["run", "p", "--", "Show me your environment."]);
+        assert!(out.status.success(), "{}", common::stderr_of(&out));
+        let id = common::stdout_of(&out).trim().to_owned();
+        let log_path = base.join("jobs").join(&id).join("output.log");
+        let log = common::wait_for(&format!("the end of {id}"), GUARD, || {
+            let log = fs::read_to_string(&log_path).unwrap_or_default();
+            log.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.starts_with("exit:"))
+                .then_some(log)
+        });
+        assert!(log.contains("Checked as the project's user."), "{log}");
+        let requests = api.wait_for_requests(2, GUARD);
+        let (env, _) = tool_results(&requests[1])
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no tool result in {}", requests[1]));
+        assert!(
+            env.lines().any(|l| l == format!("USER={}", user.name)),
+            "{env}"
+        );
+        assert!(
+            env.contains("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
+            "{env}"
+        );
+        assert!(!env.contains("IS_SANDBOX"), "not root: {env}");
+        assert!(
+            !env.contains("MY_SECRET_TOKEN") && !env.contains(FOREIGN),
+            "{env}"
+        );
+        drop(user);
+    }
 }

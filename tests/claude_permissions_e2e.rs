@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::claude::{FakeApi, Reply, claude_or_skip, tool_results};
+use common::claude::{FakeApi, Reply, clis_or_skip, offers, tool_results};
 use serde_json::{Value, json};
 
 /// Generous: the real CLI starts in a second or two, more on a loaded machine.
@@ -126,154 +126,199 @@ fn gate_of(q: &Value) -> Option<&Value> {
 
 #[test]
 fn a_permission_request_is_a_gate_and_a_denial_reaches_the_model_word_for_word() {
-    let Some(claude) = claude_or_skip("a_permission_request_is_a_gate_and_a_denial_reaches") else {
-        return;
-    };
-    let api = FakeApi::start(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "rm -rf build", "description": "Remove the build directory"}),
-        ),
-        Reply::text("Understood, the build stays."),
-    ]);
-    let w = World::new(&claude, &api);
-    let id = w.run("Clean the build directory.");
-    let pending = w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
-    let gate = gate_of(&pending).unwrap();
-    assert_eq!(gate["gate"], "Bash: rm -rf build", "{pending}");
-    assert!(
-        gate["description"]
-            .as_str()
-            .unwrap()
-            .contains("Remove the build directory"),
-        "{pending}"
-    );
-    let reason = "not now: the release build is still being copied";
-    let out = w.luzia(&["deny", &id, "--reason", reason]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+    for claude in clis_or_skip("a_permission_request_is_a_gate_and_a_denial_reaches") {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+            ),
+            Reply::text("Understood, the build stays."),
+        ]);
+        let w = World::new(&claude, &api);
+        let id = w.run("Clean the build directory.");
+        let pending = w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
+        let gate = gate_of(&pending).unwrap();
+        assert_eq!(gate["gate"], "Bash: rm -rf build", "{pending}");
+        assert!(
+            gate["description"]
+                .as_str()
+                .unwrap()
+                .contains("Remove the build directory"),
+            "{pending}"
+        );
+        let reason = "not now: the release build is still being copied";
+        let out = w.luzia(&["deny", &id, "--reason", reason]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
 
-    let turns = api.wait_for_requests(2, WAIT);
-    let results = tool_results(&turns[1]);
-    assert!(
-        results
+        let turns = api.wait_for_requests(2, WAIT);
+        let results = tool_results(&turns[1]);
+        assert!(
+            results
+                .iter()
+                .any(|(text, err)| *err && text.contains(reason)),
+            "the reason reaches the model as an error tool result: {results:?}"
+        );
+        let first = &turns[0];
+        let tools = &first["tools"];
+        assert!(
+            offers(first, "mcp__luzia__progress") && offers(first, "AskUserQuestion"),
+            "the model is offered the progress tool and AskUserQuestion: {tools}"
+        );
+        assert!(
+            !offers(first, "mcp__luzia__permission"),
+            "the permission prompt tool is Claude Code's, never the model's: {tools}"
+        );
+        let job = w.wait_finished(&id);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        assert!(
+            w.base.join("proj/build/out.o").exists(),
+            "denied: nothing was removed"
+        );
+        let meta: Value =
+            serde_json::from_slice(&fs::read(w.dir(&id).join("meta.json")).unwrap()).unwrap();
+        let argv: Vec<&str> = meta["argv"]
+            .as_array()
+            .unwrap()
             .iter()
-            .any(|(text, err)| *err && text.contains(reason)),
-        "the reason reaches the model as an error tool result: {results:?}"
-    );
-    let offered: Vec<&str> = turns[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
-    assert!(
-        offered.contains(&"mcp__luzia__progress") && offered.contains(&"AskUserQuestion"),
-        "the model is offered the progress tool and AskUserQuestion: {offered:?}"
-    );
-    assert!(
-        !offered.contains(&"mcp__luzia__permission"),
-        "the permission prompt tool is Claude Code's, never the model's: {offered:?}"
-    );
-    let job = w.wait_finished(&id);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
-    assert!(
-        w.base.join("proj/build/out.o").exists(),
-        "denied: nothing was removed"
-    );
-    let meta: Value =
-        serde_json::from_slice(&fs::read(w.dir(&id).join("meta.json")).unwrap()).unwrap();
-    let argv: Vec<&str> = meta["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
-    assert!(
-        !argv.contains(&"--dangerously-skip-permissions"),
-        "{argv:?}"
-    );
-    assert!(argv.contains(&"mcp__luzia__permission"), "{argv:?}");
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(
+            !argv.contains(&"--dangerously-skip-permissions"),
+            "{argv:?}"
+        );
+        assert!(argv.contains(&"mcp__luzia__permission"), "{argv:?}");
+    }
 }
 
 #[test]
 fn an_approved_permission_request_runs_the_command() {
-    let Some(claude) = claude_or_skip("an_approved_permission_request_runs_the_command") else {
-        return;
-    };
-    let api = FakeApi::start(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "rm -rf build", "description": "Remove the build directory"}),
-        ),
-        Reply::text("Removed."),
-    ]);
-    let w = World::new(&claude, &api);
-    let id = w.run("Clean the build directory.");
-    w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
-    assert!(
-        w.base.join("proj/build").exists(),
-        "nothing runs before the decision"
-    );
-    let out = w.luzia(&["approve", &id]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
-    let turns = api.wait_for_requests(2, WAIT);
-    let results = tool_results(&turns[1]);
-    assert!(results.iter().all(|(_, err)| !err), "{results:?}");
-    let job = w.wait_finished(&id);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
-    assert!(
-        !w.base.join("proj/build").exists(),
-        "approved: the command ran"
-    );
+    for claude in clis_or_skip("an_approved_permission_request_runs_the_command") {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+            ),
+            Reply::text("Removed."),
+        ]);
+        let w = World::new(&claude, &api);
+        let id = w.run("Clean the build directory.");
+        w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
+        assert!(
+            w.base.join("proj/build").exists(),
+            "nothing runs before the decision"
+        );
+        let out = w.luzia(&["approve", &id]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+        let turns = api.wait_for_requests(2, WAIT);
+        let results = tool_results(&turns[1]);
+        assert!(results.iter().all(|(_, err)| !err), "{results:?}");
+        let job = w.wait_finished(&id);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        assert!(
+            !w.base.join("proj/build").exists(),
+            "approved: the command ran"
+        );
+    }
 }
 
 #[test]
 fn ask_user_question_is_asked_in_turn_and_the_model_receives_the_answers() {
-    let Some(claude) = claude_or_skip("ask_user_question_is_asked_in_turn") else {
-        return;
-    };
-    let questions = json!({"questions": [
-        {"question": "Which database should the migration run on?", "header": "Database",
-         "multiSelect": false, "options": [
-            {"label": "staging", "description": "The copy refreshed every night"},
-            {"label": "production", "description": "Live customer data"}]},
-        {"question": "Which checks should run after it?", "header": "Checks",
-         "multiSelect": true, "options": [
-            {"label": "unit tests", "description": "Fast, no database"},
-            {"label": "smoke tests", "description": "Against the migrated database"},
-            {"label": "load tests", "description": "Slow"}]}
-    ]});
-    let api = FakeApi::start(vec![
-        Reply::tool("AskUserQuestion", questions),
-        Reply::text("Migrating staging."),
-    ]);
-    let w = World::new(&claude, &api);
-    let id = w.run("Migrate the database.");
-    let first = w.wait_pending(&id, "first question", |q| {
-        q["question"]["question"] == "Which database should the migration run on?"
-    });
-    assert_eq!(
-        first["question"]["options"],
-        json!(["staging", "production"]),
-        "{first}"
-    );
-    let out = w.luzia(&["answer", &id, "staging"]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
-    let second = w.wait_pending(&id, "second question", |q| {
-        q["question"]["question"] == "Which checks should run after it?"
-    });
-    assert_eq!(second["question"]["multi_select"], true, "{second}");
-    let out = w.luzia(&["answer", &id, "3,1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+    for claude in clis_or_skip("ask_user_question_is_asked_in_turn") {
+        let questions = json!({"questions": [
+            {"question": "Which database should the migration run on?", "header": "Database",
+             "multiSelect": false, "options": [
+                {"label": "staging", "description": "The copy refreshed every night"},
+                {"label": "production", "description": "Live customer data"}]},
+            {"question": "Which checks should run after it?", "header": "Checks",
+             "multiSelect": true, "options": [
+                {"label": "unit tests", "description": "Fast, no database"},
+                {"label": "smoke tests", "description": "Against the migrated database"},
+                {"label": "load tests", "description": "Slow"}]}
+        ]});
+        let api = FakeApi::start(vec![
+            Reply::tool("AskUserQuestion", questions),
+            Reply::text("Migrating staging."),
+        ]);
+        let w = World::new(&claude, &api);
+        let id = w.run("Migrate the database.");
+        let first = w.wait_pending(&id, "first question", |q| {
+            q["question"]["question"] == "Which database should the migration run on?"
+        });
+        assert_eq!(
+            first["question"]["options"],
+            json!(["staging", "production"]),
+            "{first}"
+        );
+        let out = w.luzia(&["answer", &id, "staging"]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+        let second = w.wait_pending(&id, "second question", |q| {
+            q["question"]["question"] == "Which checks should run after it?"
+        });
+        assert_eq!(second["question"]["multi_select"], true, "{second}");
+        let out = w.luzia(&["answer", &id, "3,1"]);
+        assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
 
-    let turns = api.wait_for_requests(2, WAIT);
-    let results = tool_results(&turns[1]);
-    let said: String = results.iter().map(|(t, _)| t.as_str()).collect();
-    assert!(results.iter().all(|(_, err)| !err), "{results:?}");
-    assert!(said.contains("staging"), "{said}");
-    assert!(said.contains("unit tests, load tests"), "{said}");
-    let job = w.wait_finished(&id);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        let turns = api.wait_for_requests(2, WAIT);
+        let results = tool_results(&turns[1]);
+        let said: String = results.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(results.iter().all(|(_, err)| !err), "{results:?}");
+        assert!(said.contains("staging"), "{said}");
+        assert!(said.contains("unit tests, load tests"), "{said}");
+        let job = w.wait_finished(&id);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+    }
+}
+
+#[test]
+fn the_progress_tool_reports_without_asking_whether_deferred_or_not() {
+    for claude in clis_or_skip("the_progress_tool_reports_without_asking") {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "mcp__luzia__progress",
+                json!({"percent": 40, "step": 2, "total_steps": 5, "step_name": "Running tests"}),
+            ),
+            Reply::text("Tests are running."),
+        ]);
+        let w = World::new(&claude, &api);
+        let id = w.run("Run the tests and say how far you are.");
+        // Luzia's own harmless tool never becomes a gate: nobody would be there to approve it.
+        let deadline = Instant::now() + WAIT;
+        let job = loop {
+            let pending = w.luzia(&["questions", "--json"]);
+            let pending: Vec<Value> = serde_json::from_slice(&pending.stdout).unwrap_or_default();
+            assert!(
+                !pending.iter().any(|q| q["job_id"] == id.as_str()),
+                "the progress call asked the operator: {pending:?}"
+            );
+            let job: Value =
+                serde_json::from_slice(&w.luzia(&["jobs", &id, "--json"]).stdout).unwrap();
+            if !job["exit_code"].is_null() {
+                break job;
+            }
+            assert!(Instant::now() < deadline, "{job}\n{}", w.log(&id));
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        let progress: Value =
+            serde_json::from_slice(&fs::read(w.dir(&id).join("progress.json")).unwrap()).unwrap();
+        assert_eq!(progress["percent"], json!(40.0), "{progress}");
+        assert_eq!(progress["step_name"], "Running tests", "{progress}");
+        let turns = api.requests();
+        let results = tool_results(turns.last().unwrap());
+        assert!(
+            results
+                .iter()
+                .any(|(t, err)| !err && t.contains("progress recorded")),
+            "{results:?}"
+        );
+        // A version that defers MCP tools had the model load it first, as a real model does.
+        if !turns[0]["tools"]
+            .to_string()
+            .contains("mcp__luzia__progress")
+        {
+            assert_eq!(api.searched(), ["mcp__luzia__progress"]);
+        }
+    }
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -314,109 +359,106 @@ fn open_inbox_on(ck: &tmux::Cockpit, text: &str) {
 #[test]
 fn a_permission_request_denied_in_the_cockpit_gives_the_model_the_reason() {
     require_tmux!();
-    let Some(claude) = claude_or_skip("a_permission_request_denied_in_the_cockpit") else {
-        return;
-    };
-    let api = FakeApi::start(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "rm -rf build", "description": "Remove the build directory"}),
-        ),
-        Reply::text("Leaving it."),
-    ]);
-    let (sb, w) = cockpit_world(&claude, &api);
-    let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
-    ck.wait_ready();
-    let id = w.run("Clean the build directory.");
-    w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
-    open_inbox_on(&ck, "Bash: rm -rf build");
-    ck.wait_text("Remove the build directory");
-    ck.key("d");
-    ck.wait_text("reason for the denial");
-    let reason = "not from the cockpit either: keep build";
-    ck.type_text(reason);
-    ck.key("Enter");
-    let turns = api.wait_for_requests(2, WAIT);
-    let results = tool_results(&turns[1]);
-    assert!(
-        results
-            .iter()
-            .any(|(text, err)| *err && text.contains(reason)),
-        "{results:?}"
-    );
-    let job = w.wait_finished(&id);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
-    assert!(w.base.join("proj/build/out.o").exists());
+    for claude in clis_or_skip("a_permission_request_denied_in_the_cockpit") {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+            ),
+            Reply::text("Leaving it."),
+        ]);
+        let (sb, w) = cockpit_world(&claude, &api);
+        let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
+        ck.wait_ready();
+        let id = w.run("Clean the build directory.");
+        w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
+        open_inbox_on(&ck, "Bash: rm -rf build");
+        ck.wait_text("Remove the build directory");
+        ck.key("d");
+        ck.wait_text("reason for the denial");
+        let reason = "not from the cockpit either: keep build";
+        ck.type_text(reason);
+        ck.key("Enter");
+        let turns = api.wait_for_requests(2, WAIT);
+        let results = tool_results(&turns[1]);
+        assert!(
+            results
+                .iter()
+                .any(|(text, err)| *err && text.contains(reason)),
+            "{results:?}"
+        );
+        let job = w.wait_finished(&id);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        assert!(w.base.join("proj/build/out.o").exists());
+    }
 }
 
 #[test]
 fn a_permission_request_approved_in_the_cockpit_runs_the_command() {
     require_tmux!();
-    let Some(claude) = claude_or_skip("a_permission_request_approved_in_the_cockpit") else {
-        return;
-    };
-    let api = FakeApi::start(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "rm -rf build", "description": "Remove the build directory"}),
-        ),
-        Reply::text("Removed."),
-    ]);
-    let (sb, w) = cockpit_world(&claude, &api);
-    let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
-    ck.wait_ready();
-    let id = w.run("Clean the build directory.");
-    w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
-    open_inbox_on(&ck, "Bash: rm -rf build");
-    ck.key("a");
-    let job = w.wait_finished(&id);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
-    assert!(
-        !w.base.join("proj/build").exists(),
-        "approved: the command ran"
-    );
+    for claude in clis_or_skip("a_permission_request_approved_in_the_cockpit") {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+            ),
+            Reply::text("Removed."),
+        ]);
+        let (sb, w) = cockpit_world(&claude, &api);
+        let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
+        ck.wait_ready();
+        let id = w.run("Clean the build directory.");
+        w.wait_pending(&id, "permission gate", |q| gate_of(q).is_some());
+        open_inbox_on(&ck, "Bash: rm -rf build");
+        ck.key("a");
+        let job = w.wait_finished(&id);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        assert!(
+            !w.base.join("proj/build").exists(),
+            "approved: the command ran"
+        );
+    }
 }
 
 #[test]
 fn ask_user_question_answered_in_the_cockpit_inbox_reaches_the_model() {
     require_tmux!();
-    let Some(claude) = claude_or_skip("ask_user_question_answered_in_the_cockpit") else {
-        return;
-    };
-    let questions = json!({"questions": [
-        {"question": "Which database should the migration run on?", "header": "Database",
-         "multiSelect": false, "options": [
-            {"label": "staging", "description": "The copy refreshed every night"},
-            {"label": "production", "description": "Live customer data"}]},
-        {"question": "Which checks should run after it?", "header": "Checks",
-         "multiSelect": true, "options": [
-            {"label": "unit tests", "description": "Fast, no database"},
-            {"label": "smoke tests", "description": "Against the migrated database"},
-            {"label": "load tests", "description": "Slow"}]}
-    ]});
-    let api = FakeApi::start(vec![
-        Reply::tool("AskUserQuestion", questions),
-        Reply::text("Migrating staging."),
-    ]);
-    let (sb, w) = cockpit_world(&claude, &api);
-    let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
-    ck.wait_ready();
-    let id = w.run("Migrate the database.");
-    open_inbox_on(&ck, "Which database should the migration run on?");
-    ck.wait_text("Live customer data");
-    ck.keys(&["2", "Enter"]);
-    open_inbox_on(&ck, "Which checks should run after it?");
-    ck.wait_text("Against the migrated database");
-    ck.keys(&["1", "Space", "3", "Space"]);
-    ck.wait_text("[x] 3) load tests");
-    ck.key("Enter");
+    for claude in clis_or_skip("ask_user_question_answered_in_the_cockpit") {
+        let questions = json!({"questions": [
+            {"question": "Which database should the migration run on?", "header": "Database",
+             "multiSelect": false, "options": [
+                {"label": "staging", "description": "The copy refreshed every night"},
+                {"label": "production", "description": "Live customer data"}]},
+            {"question": "Which checks should run after it?", "header": "Checks",
+             "multiSelect": true, "options": [
+                {"label": "unit tests", "description": "Fast, no database"},
+                {"label": "smoke tests", "description": "Against the migrated database"},
+                {"label": "load tests", "description": "Slow"}]}
+        ]});
+        let api = FakeApi::start(vec![
+            Reply::tool("AskUserQuestion", questions),
+            Reply::text("Migrating staging."),
+        ]);
+        let (sb, w) = cockpit_world(&claude, &api);
+        let ck = tmux::Cockpit::start(&sb, tmux::Opts::default());
+        ck.wait_ready();
+        let id = w.run("Migrate the database.");
+        open_inbox_on(&ck, "Which database should the migration run on?");
+        ck.wait_text("Live customer data");
+        ck.keys(&["2", "Enter"]);
+        open_inbox_on(&ck, "Which checks should run after it?");
+        ck.wait_text("Against the migrated database");
+        ck.keys(&["1", "Space", "3", "Space"]);
+        ck.wait_text("[x] 3) load tests");
+        ck.key("Enter");
 
-    let turns = api.wait_for_requests(2, WAIT);
-    let results = tool_results(&turns[1]);
-    let said: String = results.iter().map(|(t, _)| t.as_str()).collect();
-    assert!(results.iter().all(|(_, err)| !err), "{results:?}");
-    assert!(said.contains("production"), "{said}");
-    assert!(said.contains("unit tests, load tests"), "{said}");
-    let job = w.wait_finished(&id);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        let turns = api.wait_for_requests(2, WAIT);
+        let results = tool_results(&turns[1]);
+        let said: String = results.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(results.iter().all(|(_, err)| !err), "{results:?}");
+        assert!(said.contains("production"), "{said}");
+        assert!(said.contains("unit tests, load tests"), "{said}");
+        let job = w.wait_finished(&id);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+    }
 }

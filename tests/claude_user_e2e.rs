@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::claude::{FakeApi, Reply, all_text, claude_or_skip, tool_results};
+use common::claude::{FakeApi, Reply, all_text, clis_or_skip, tool_results};
 use common::user::{User, reachable, reachable_luzia};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -230,82 +230,81 @@ fn claude_runs_as_the_project_user_asks_and_continues_its_session_as_that_user()
     if !common::root_or_skip("switching users needs root (useradd, and luzia as root)") {
         return;
     }
-    let Some(claude) = claude_or_skip("claude_runs_as_the_project_user") else {
-        return;
-    };
-    let api = FakeApi::start(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "touch made-by-agent", "description": "Leave a mark"}),
-        ),
-        Reply::text("The mark is there."),
-    ]);
-    let w = World::new(&claude, &api);
-    let proj = w.base.join("proj");
+    for claude in clis_or_skip("claude_runs_as_the_project_user") {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "touch made-by-agent", "description": "Leave a mark"}),
+            ),
+            Reply::text("The mark is there."),
+        ]);
+        let w = World::new(&claude, &api);
+        let proj = w.base.join("proj");
 
-    let first = w.started(&["run", "p", "Leave a mark. Remember the word HERON."]);
-    approve(
-        &w,
-        &first,
-        "touch made-by-agent",
-        &proj.join("made-by-agent"),
-    );
-    let job = w.wait_finished(&first);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&first));
-    assert_eq!(w.owner(&proj.join("made-by-agent")), w.user.uid);
-    let turns = api.wait_for_requests(2, WAIT);
-    let results = tool_results(&turns[1]);
-    assert!(results.iter().all(|(_, err)| !err), "{results:?}");
-
-    let meta = w.meta(&first);
-    assert_eq!(meta["user"], w.user.name.as_str(), "{meta}");
-    let session = meta["session_id"].as_str().unwrap_or_default().to_owned();
-    assert!(!session.is_empty(), "no session id: {meta}");
-    let usage = &meta["usage"];
-    assert!(
-        usage["turns"].as_u64().is_some_and(|t| t >= 2)
-            && usage["output_tokens"].as_u64().is_some_and(|t| t > 0),
-        "usage: {meta}"
-    );
-    // The session is kept where `--resume` looks for it: the user's HOME, as the user's.
-    let kept = transcripts(&w.base.join("home"), &session);
-    assert_eq!(kept.len(), 1, "the transcript of {session}: {kept:?}");
-    assert_eq!(w.owner(&kept[0]), w.user.uid);
-
-    api.push(vec![
-        Reply::tool(
-            "Bash",
-            json!({"command": "touch made-by-reply", "description": "Leave a second mark"}),
-        ),
-        Reply::text("The second mark is there."),
-    ]);
-    let second = w.started(&["reply", &first, "Leave a second mark, then say the word."]);
-    approve(
-        &w,
-        &second,
-        "touch made-by-reply",
-        &proj.join("made-by-reply"),
-    );
-    let job = w.wait_finished(&second);
-    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&second));
-    assert_eq!(w.owner(&proj.join("made-by-reply")), w.user.uid);
-
-    let turns = api.wait_for_requests(4, WAIT);
-    let seen = all_text(&turns[2]);
-    for earlier in [
-        "Remember the word HERON.",
-        "touch made-by-agent",
-        "The mark is there.",
-        "Leave a second mark, then say the word.",
-    ] {
-        assert!(
-            seen.contains(earlier),
-            "{earlier:?} not sent with the reply: {seen}"
+        let first = w.started(&["run", "p", "Leave a mark. Remember the word HERON."]);
+        approve(
+            &w,
+            &first,
+            "touch made-by-agent",
+            &proj.join("made-by-agent"),
         );
+        let job = w.wait_finished(&first);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&first));
+        assert_eq!(w.owner(&proj.join("made-by-agent")), w.user.uid);
+        let turns = api.wait_for_requests(2, WAIT);
+        let results = tool_results(&turns[1]);
+        assert!(results.iter().all(|(_, err)| !err), "{results:?}");
+
+        let meta = w.meta(&first);
+        assert_eq!(meta["user"], w.user.name.as_str(), "{meta}");
+        let session = meta["session_id"].as_str().unwrap_or_default().to_owned();
+        assert!(!session.is_empty(), "no session id: {meta}");
+        let usage = &meta["usage"];
+        assert!(
+            usage["turns"].as_u64().is_some_and(|t| t >= 2)
+                && usage["output_tokens"].as_u64().is_some_and(|t| t > 0),
+            "usage: {meta}"
+        );
+        // The session is kept where `--resume` looks for it: the user's HOME, as the user's.
+        let kept = transcripts(&w.base.join("home"), &session);
+        assert_eq!(kept.len(), 1, "the transcript of {session}: {kept:?}");
+        assert_eq!(w.owner(&kept[0]), w.user.uid);
+
+        api.push(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "touch made-by-reply", "description": "Leave a second mark"}),
+            ),
+            Reply::text("The second mark is there."),
+        ]);
+        let second = w.started(&["reply", &first, "Leave a second mark, then say the word."]);
+        approve(
+            &w,
+            &second,
+            "touch made-by-reply",
+            &proj.join("made-by-reply"),
+        );
+        let job = w.wait_finished(&second);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&second));
+        assert_eq!(w.owner(&proj.join("made-by-reply")), w.user.uid);
+
+        let turns = api.wait_for_requests(4, WAIT);
+        let seen = all_text(&turns[2]);
+        for earlier in [
+            "Remember the word HERON.",
+            "touch made-by-agent",
+            "The mark is there.",
+            "Leave a second mark, then say the word.",
+        ] {
+            assert!(
+                seen.contains(earlier),
+                "{earlier:?} not sent with the reply: {seen}"
+            );
+        }
+        let meta = w.meta(&second);
+        assert_eq!(meta["session_id"], session.as_str(), "{meta}");
+        assert_eq!(meta["resumes"], first.as_str(), "{meta}");
+        assert_eq!(meta["user"], w.user.name.as_str(), "{meta}");
+        assert_eq!(w.owner(&w.dir(&second)), w.user.uid);
     }
-    let meta = w.meta(&second);
-    assert_eq!(meta["session_id"], session.as_str(), "{meta}");
-    assert_eq!(meta["resumes"], first.as_str(), "{meta}");
-    assert_eq!(meta["user"], w.user.name.as_str(), "{meta}");
-    assert_eq!(w.owner(&w.dir(&second)), w.user.uid);
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::claude::{FakeApi, Reply, claude_or_skip};
+use common::claude::{FakeApi, Reply, clis_or_skip};
 use luzia::commands::demo_claude::{Stream, session};
 use luzia::jobs::hitl::agent::GateSpec;
 use serde_json::{Value, json};
@@ -148,59 +148,57 @@ fn real_stream(claude: &std::path::Path) -> Vec<Value> {
 
 #[test]
 fn every_line_of_the_demo_s_stream_has_the_real_cli_s_shape() {
-    let Some(claude) = claude_or_skip("every_line_of_the_demo_s_stream_has_the_real_cli_s_shape")
-    else {
-        return;
-    };
-    let real = real_stream(&claude);
-    let real_tools = tools_of(&real);
-    let mut by_category: BTreeMap<String, &Value> = BTreeMap::new();
-    for line in &real {
-        by_category
-            .entry(category(line, &real_tools))
-            .or_insert(line);
-    }
-
-    let mut problems = Vec::new();
-    let mut checked = std::collections::BTreeSet::new();
-    // Allowed, then denied: a denial adds an error result and `permission_denials`.
-    let denials = [None, Some("Not now: build/ holds the release candidate")];
-    for denial in denials {
-        let decide = move |_: &GateSpec| Ok(denial.map(str::to_owned));
-        let mut stream = Stream::new(Vec::new(), 0.0, "s".into(), "/w".into(), decide);
-        session(&mut stream).unwrap();
-        let ours: Vec<Value> = String::from_utf8(stream.into_output())
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        let our_tools = tools_of(&ours);
-        for line in &ours {
-            let cat = category(line, &our_tools);
-            let Some(model) = by_category.get(&cat) else {
-                problems.push(format!(
-                    "{cat}: the real run has no such line (it has {:?})",
-                    by_category.keys().collect::<Vec<_>>()
-                ));
-                continue;
-            };
-            differences(line, model, &cat, &mut problems);
-            checked.insert(cat);
+    for claude in clis_or_skip("every_line_of_the_demo_s_stream_has_the_real_cli_s_shape") {
+        let real = real_stream(&claude);
+        let real_tools = tools_of(&real);
+        let mut by_category: BTreeMap<String, &Value> = BTreeMap::new();
+        for line in &real {
+            by_category
+                .entry(category(line, &real_tools))
+                .or_insert(line);
         }
-    }
-    problems.sort();
-    problems.dedup();
-    assert!(problems.is_empty(), "{problems:#?}");
-    for want in [
-        "system/init",
-        "assistant/text",
-        "assistant/tool_use",
-        "user/Bash/ok",
-        "user/Bash/error",
-        "user/Read/ok",
-        "user/Edit/ok",
-        "result",
-    ] {
-        assert!(checked.contains(want), "{want} not checked: {checked:?}");
+
+        let mut problems = Vec::new();
+        let mut checked = std::collections::BTreeSet::new();
+        // Allowed, then denied: a denial adds an error result and `permission_denials`.
+        let denials = [None, Some("Not now: build/ holds the release candidate")];
+        for denial in denials {
+            let decide = move |_: &GateSpec| Ok(denial.map(str::to_owned));
+            let mut stream = Stream::new(Vec::new(), 0.0, "s".into(), "/w".into(), decide);
+            session(&mut stream).unwrap();
+            let ours: Vec<Value> = String::from_utf8(stream.into_output())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let our_tools = tools_of(&ours);
+            for line in &ours {
+                let cat = category(line, &our_tools);
+                let Some(model) = by_category.get(&cat) else {
+                    problems.push(format!(
+                        "{cat}: the real run has no such line (it has {:?})",
+                        by_category.keys().collect::<Vec<_>>()
+                    ));
+                    continue;
+                };
+                differences(line, model, &cat, &mut problems);
+                checked.insert(cat);
+            }
+        }
+        problems.sort();
+        problems.dedup();
+        assert!(problems.is_empty(), "{problems:#?}");
+        for want in [
+            "system/init",
+            "assistant/text",
+            "assistant/tool_use",
+            "user/Bash/ok",
+            "user/Bash/error",
+            "user/Read/ok",
+            "user/Edit/ok",
+            "result",
+        ] {
+            assert!(checked.contains(want), "{want} not checked: {checked:?}");
+        }
     }
 }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::claude::{FakeApi, Reply, claude_or_skip};
+use common::claude::{FakeApi, Reply, clis_or_skip};
 use common::user::{User, reachable, reachable_luzia};
 use common::{git_or_skip, kill_processes_mentioning, root_or_skip, wait_for};
 use serde_json::Value;
@@ -230,24 +230,12 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Every Claude Code CLI to check: the one on PATH, and the newest when CI names it.
-fn clis(test: &str) -> Vec<PathBuf> {
-    let Some(first) = claude_or_skip(test) else {
-        return Vec::new();
-    };
-    let mut all = vec![first];
-    if let Some(newest) = std::env::var_os("LUZIA_TEST_CLAUDE_NEWEST") {
-        all.push(PathBuf::from(newest));
-    }
-    all
-}
-
 fn first_use(test: &str, as_user: bool) {
     require_tmux!();
     if !root_or_skip(test) || !git_or_skip() {
         return;
     }
-    for claude in clis(test) {
+    for claude in clis_or_skip(test) {
         let world = World::new(&claude, as_user);
         first_job(&world, &claude);
     }

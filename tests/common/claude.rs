@@ -24,22 +24,59 @@ pub fn claude_or_skip(test: &str) -> Option<PathBuf> {
     let candidate = std::env::var_os("LUZIA_TEST_CLAUDE")
         .map(PathBuf::from)
         .or_else(|| find_on_path("claude"));
-    let works = candidate.as_ref().is_some_and(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if works {
-        return candidate;
-    }
     let why = "the Claude Code CLI (`claude`, npm package @anthropic-ai/claude-code) is not on \
                PATH (or LUZIA_TEST_CLAUDE)";
+    candidate.filter(|c| version_of(c).is_some()).or_else(|| {
+        missing(test, why);
+        None
+    })
+}
+
+/// Every Claude Code CLI a test runs against, oldest first: the one on PATH (or
+/// `LUZIA_TEST_CLAUDE`), and the one `LUZIA_TEST_CLAUDE_NEWEST` names when it is set (CI sets
+/// it: `.ci/run` installs the oldest version luzia supports and the newest checked). A missing
+/// one is skipped loudly, or fails the test with `LUZIA_REQUIRE_CLAUDE=1`. Each is announced on
+/// stderr, so that a failure says which version it was.
+pub fn clis_or_skip(test: &str) -> impl Iterator<Item = PathBuf> {
+    let mut all: Vec<PathBuf> = claude_or_skip(test).into_iter().collect();
+    if let Some(newest) = std::env::var_os("LUZIA_TEST_CLAUDE_NEWEST").map(PathBuf::from) {
+        if version_of(&newest).is_some() {
+            all.push(newest);
+        } else {
+            let why = format!(
+                "LUZIA_TEST_CLAUDE_NEWEST names {}, which does not run `--version`",
+                newest.display()
+            );
+            missing(test, &why);
+        }
+    }
+    let test = test.to_owned();
+    all.into_iter().inspect(move |c| {
+        eprintln!(
+            "{test}: with Claude Code {} ({})",
+            version_of(c).unwrap_or_default(),
+            c.display()
+        );
+    })
+}
+
+/// `claude --version`'s first word (`2.1.332`), if it runs.
+pub fn version_of(claude: &Path) -> Option<String> {
+    let out = Command::new(claude).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    out.status.success().then(|| {
+        text.split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    })
+}
+
+fn missing(test: &str, why: &str) {
     if std::env::var_os("LUZIA_REQUIRE_CLAUDE").is_some_and(|v| v == "1") {
         panic!("{test}: {why}, and LUZIA_REQUIRE_CLAUDE=1 says it must be");
     }
     eprintln!("SKIPPED {test}: {why}; install it with `npm install -g @anthropic-ai/claude-code`");
-    None
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -95,8 +132,29 @@ struct State {
     requests: Vec<Value>,
     /// Every request line seen (`POST /v1/messages?beta=true`, `HEAD /`), for diagnosis.
     seen: Vec<String>,
+    /// Every message answered, side calls included: what the API billed.
+    served: Vec<Served>,
+    /// The deferred tools loaded with a `ToolSearch` step before a scripted call of them.
+    searched: Vec<String>,
     tool_ids: u64,
 }
+
+/// One message the API answered, with the usage it reported: the API's own log, from which a
+/// test computes what a run cost without reading luzia's figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Served {
+    /// The model the request asked for (what Claude Code prices it as).
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_creation_tokens: u64,
+}
+
+/// The usage every message reports: a request's input, its answer's output, cached input.
+pub const INPUT_TOKENS: u64 = 1200;
+pub const OUTPUT_TOKENS: u64 = 40;
+pub const CACHE_READ_TOKENS: u64 = 300;
 
 /// A Messages API on 127.0.0.1 serving a script; it stops when dropped.
 pub struct FakeApi {
@@ -113,6 +171,8 @@ impl FakeApi {
                 script: script.into(),
                 requests: Vec::new(),
                 seen: Vec::new(),
+                served: Vec::new(),
+                searched: Vec::new(),
                 tool_ids: 0,
             }),
             Condvar::new(),
@@ -168,6 +228,16 @@ impl FakeApi {
         self.state.0.lock().unwrap().requests.clone()
     }
 
+    /// Every message answered so far, side calls included.
+    pub fn served(&self) -> Vec<Served> {
+        self.state.0.lock().unwrap().served.clone()
+    }
+
+    /// The deferred tools the fake model loaded with `ToolSearch` before calling them.
+    pub fn searched(&self) -> Vec<String> {
+        self.state.0.lock().unwrap().searched.clone()
+    }
+
     /// Waits until at least `n` of the agent's turns have arrived; panics with what was seen if
     /// they do not within `within`.
     pub fn wait_for_requests(&self, n: usize, within: Duration) -> Vec<Value> {
@@ -212,6 +282,22 @@ pub fn tool_results(body: &Value) -> Vec<(String, bool)> {
             (text, b["is_error"].as_bool().unwrap_or(false))
         })
         .collect()
+}
+
+/// Whether a request offers tool `name` to the model: among its tools, or (Claude Code
+/// 2.1.2xx and later) named on a line of the deferred tools `ToolSearch` loads.
+pub fn offers(body: &Value, name: &str) -> bool {
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    let line = format!("\\n{name}\\n");
+    tools.contains(&name)
+        || (tools.contains(&"ToolSearch")
+            && (body["system"].to_string().contains(&line)
+                || body["messages"].to_string().contains(&line)))
 }
 
 /// Every text of every message of a request, for "did the model see X" checks.
@@ -273,10 +359,28 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
     let offers_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
     let reply = if offers_tools {
         s.requests.push(request.clone());
-        s.script.pop_front().unwrap_or_else(|| Reply::text("Done."))
+        let next = s.script.pop_front().unwrap_or_else(|| Reply::text("Done."));
+        match deferred(&next, &request) {
+            // As a real model does: the tool is only named, so its schema is loaded first.
+            Some(name) => {
+                s.script.push_front(next);
+                s.searched.push(name.clone());
+                Reply::tool("ToolSearch", json!({"query": format!("select:{name}")}))
+            }
+            None => next,
+        }
     } else {
         Reply::text("ok")
     };
+    if !matches!(reply, Reply::Error { .. }) {
+        s.served.push(Served {
+            model: request["model"].as_str().unwrap_or_default().to_owned(),
+            input_tokens: INPUT_TOKENS,
+            output_tokens: OUTPUT_TOKENS,
+            cache_read_tokens: CACHE_READ_TOKENS,
+            cache_creation_tokens: 0,
+        });
+    }
     let streaming = request["stream"].as_bool().unwrap_or(false);
     match reply {
         Reply::Error {
@@ -301,13 +405,31 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
     }
 }
 
+/// The tool a scripted call names when the request does not offer it but names it among the
+/// deferred tools `ToolSearch` loads (Claude Code 2.1.2xx and later defer MCP tools): the model
+/// must select it before it can call it.
+fn deferred(reply: &Reply, request: &Value) -> Option<String> {
+    let Reply::Tool { name, .. } = reply else {
+        return None;
+    };
+    let offered: Vec<&str> = request["tools"]
+        .as_array()?
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    let named = request["system"].to_string().contains(name.as_str())
+        || request["messages"].to_string().contains(name.as_str());
+    (!offered.contains(&name.as_str()) && offered.contains(&"ToolSearch") && named)
+        .then(|| name.clone())
+}
+
 fn block_text(text: &str) -> Value {
     json!({"type": "text", "text": text})
 }
 
 fn usage(output_tokens: u64) -> Value {
-    json!({"input_tokens": 1200, "output_tokens": output_tokens,
-           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 300})
+    json!({"input_tokens": INPUT_TOKENS, "output_tokens": output_tokens,
+           "cache_creation_input_tokens": 0, "cache_read_input_tokens": CACHE_READ_TOKENS})
 }
 
 /// A whole message, as JSON or as the server-sent events of a streaming response.
@@ -316,7 +438,7 @@ fn message(blocks: &[Value], stop_reason: &str, streaming: bool) -> Vec<u8> {
     if !streaming {
         let body = json!({"id": id, "type": "message", "role": "assistant", "model": MODEL,
             "content": blocks, "stop_reason": stop_reason, "stop_sequence": null,
-            "usage": usage(40)});
+            "usage": usage(OUTPUT_TOKENS)});
         return http(200, "application/json", body.to_string().as_bytes());
     }
     let mut events = vec![json!({"type": "message_start", "message": {"id": id,
@@ -340,7 +462,7 @@ fn message(blocks: &[Value], stop_reason: &str, streaming: bool) -> Vec<u8> {
     }
     events.push(json!({"type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-        "usage": {"output_tokens": 40}}));
+        "usage": {"output_tokens": OUTPUT_TOKENS}}));
     events.push(json!({"type": "message_stop"}));
     let mut sse = String::new();
     for e in events {

@@ -26,6 +26,10 @@ pub const DEFAULT_PERMISSION_MODE: &str = "default";
 /// The permission prompt tool as Claude Code names it: server `luzia`, tool `permission`.
 pub const PROMPT_TOOL: &str = "mcp__luzia__permission";
 
+/// luzia's progress tool as Claude Code names it. It only writes the job's progress.json, so a
+/// job allows it without asking: otherwise every report would wait at a gate for the operator.
+pub const PROGRESS_TOOL: &str = "mcp__luzia__progress";
+
 /// A project's permission settings (`[agent]`, then `[projects.NAME]`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Permissions {
@@ -66,6 +70,7 @@ pub fn prepare(mut argv: Vec<String>, dir: &Path, exe: &Path, p: &Permissions) -
         };
     }
     let mut added = permission_flags(&argv, p);
+    added.extend(["--allowedTools".into(), PROGRESS_TOOL.into()]);
     let config = dir.join(crate::jobs::fs::names::MCP_CONFIG_FILE);
     added.extend(["--mcp-config".into(), config.display().to_string()]);
     if !names_flag(&argv, "--permission-prompt-tool") {
@@ -161,6 +166,8 @@ mod tests {
                 "Read",
                 "--disallowedTools",
                 "WebFetch",
+                "--allowedTools",
+                "mcp__luzia__progress",
                 "--mcp-config",
                 "/jobs/j1/mcp.json",
                 "--permission-prompt-tool",

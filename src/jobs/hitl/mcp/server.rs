@@ -209,6 +209,7 @@ fn initialize(params: &Value) -> Value {
         "capabilities": {"tools": {"listChanged": false}},
         "serverInfo": {"name": "luzia", "version": env!("CARGO_PKG_VERSION")},
         "instructions": "Permission requests and AskUserQuestion reach the operator of this \
-            luzia job; report progress with the progress tool."
+            luzia job; report your progress at each milestone with mcp__luzia__progress (when \
+            it is listed as a deferred tool, load it with ToolSearch first)."
     })
 }

@@ -59,6 +59,8 @@ fn a_claude_job_is_given_its_session_id_at_dispatch() {
             "-p",
             "--permission-mode",
             "default",
+            "--allowedTools",
+            "mcp__luzia__progress",
             "--mcp-config",
             mcp,
             "--permission-prompt-tool",

@@ -26,11 +26,14 @@ use render::Event;
 /// Calls in flight remembered at once (they run a few at a time).
 const CALLS_REMEMBERED: usize = 64;
 
-/// What is in flight: the tool calls started and not ended, and a message being written.
+/// What is in flight: the tool calls started and not ended, a message being written, and the
+/// background tasks the session waits for (after a result, `-p` waits for them: the job is
+/// not idle, it is waiting on them).
 #[derive(Debug, Default)]
 pub struct InFlight {
     calls: Vec<(String, Activity)>,
     writing: Option<DateTime<Utc>>,
+    background: Option<Activity>,
 }
 
 impl InFlight {
@@ -50,12 +53,22 @@ impl InFlight {
             Event::ToolEnded { id } => self.calls.retain(|(i, _)| i != id),
             Event::Writing(true) => self.writing = self.writing.or(Some(now)),
             Event::Writing(false) => self.writing = None,
-            Event::Finished(_) => *self = InFlight::default(),
+            Event::Finished(_) => {
+                self.calls.clear();
+                self.writing = None;
+            }
+            Event::Background(tasks) if tasks.is_empty() => self.background = None,
+            Event::Background(tasks) => {
+                let what = format!("waiting for background tasks: {}", tasks.join(", "));
+                let since = self.background.as_ref().and_then(|a| a.since).or(Some(now));
+                self.background = Some(Activity { what, since });
+            }
             Event::Session { .. } => {}
         }
     }
 
-    /// What activity.json says: the oldest call in flight, else the message being written.
+    /// What activity.json says: the oldest call in flight, else the message being written,
+    /// else the background tasks waited for.
     pub fn current(&self) -> Option<Activity> {
         match (self.calls.first(), self.writing) {
             (Some((_, a)), _) => Some(a.clone()),
@@ -63,7 +76,7 @@ impl InFlight {
                 what: "writing".into(),
                 since: Some(since),
             }),
-            (None, None) => None,
+            (None, None) => self.background.clone(),
         }
     }
 }

@@ -18,6 +18,14 @@ use serde_json::Value;
 use crate::jobs::model::session::Usage;
 use crate::jobs::text::sanitize::ellipsize;
 
+mod figures;
+mod system;
+
+use figures::summary;
+#[cfg(test)]
+use figures::thousands;
+pub use figures::{RunFigures, usage_of};
+
 /// Lines of a tool result shown; the rest is counted.
 pub const RESULT_LINES: usize = 4;
 /// Lines shown from the end of a failed tool result too: where compilers and test runners say
@@ -41,8 +49,11 @@ pub enum Event {
     /// The model began (`true`) or finished (`false`) writing a message; only with
     /// `--include-partial-messages`.
     Writing(bool),
-    /// The run's figures, from its `result` line.
+    /// A result: the run's figures so far (its results added up, see [`RunFigures`]).
     Finished(Box<Usage>),
+    /// The background tasks the session waits for now (`system/background_tasks_changed`):
+    /// their descriptions, none when the last has ended.
+    Background(Vec<String>),
 }
 
 /// The rendering of one line.
@@ -63,6 +74,8 @@ pub struct Renderer {
     model: String,
     /// Call id -> tool name, oldest first, at most [`TOOLS_REMEMBERED`].
     tools: VecDeque<(String, String)>,
+    /// The run's figures over its results so far.
+    figures: RunFigures,
 }
 
 impl Renderer {
@@ -71,7 +84,8 @@ impl Renderer {
     }
 
     /// Renders one line (without its newline). A line that is not JSON is shown as it is (the
-    /// CLI printing a warning on stdout); JSON of a kind not known here shows nothing.
+    /// CLI printing a warning on stdout); JSON of a kind not known here shows one line naming it
+    /// (never the JSON), and the kinds that say nothing to a person none (`system`).
     ///
     /// `stream_event` lines (`--include-partial-messages`) are not kept in stream.jsonl and
     /// show nothing: each is a delta of a message whose `assistant` line follows whole, so
@@ -104,7 +118,7 @@ impl Renderer {
                     _ => {}
                 }
             }
-            _ => {}
+            other => out.text = system::other_type(other),
         }
         out
     }
@@ -125,19 +139,13 @@ impl Renderer {
                     out.events.push(Event::Session { id: id.to_owned() });
                 }
             }
-            "api_retry" => {
-                let _ = writeln!(
-                    out.text,
-                    "  ↻ API error {} ({}); retry {} of {} in {:.1}s",
-                    number_or(&v["error_status"], "?"),
-                    one_line(text(&v["error"])),
-                    number_or(&v["attempt"], "?"),
-                    number_or(&v["max_retries"], "?"),
-                    v["retry_delay_ms"].as_f64().unwrap_or(0.0).max(0.0) / 1000.0,
-                );
-            }
-            "compact_boundary" => out.text = "── the conversation was compacted\n".into(),
-            _ => {}
+            // A foreground command's task ends with its call, whose result says it.
+            "task_notification"
+                if self
+                    .tools
+                    .iter()
+                    .any(|(id, _)| id == text(&v["tool_use_id"])) => {}
+            _ => system::line(v, out),
         }
     }
 
@@ -218,7 +226,7 @@ impl Renderer {
     }
 
     fn result(&mut self, v: &Value, out: &mut Rendered) {
-        let usage = usage_of(v, &self.model);
+        let (usage, index, run) = self.figures.add(v, &self.model);
         // An error of one line is said by the summary itself; a longer one gets its lines
         // first, and the summary its first line.
         let lines: Vec<&str> = usage
@@ -232,8 +240,8 @@ impl Renderer {
             }
         }
         out.text
-            .push_str(&summary(&usage, v["api_error_status"].as_u64()));
-        out.events.push(Event::Finished(Box::new(usage)));
+            .push_str(&summary(&usage, v["api_error_status"].as_u64(), index));
+        out.events.push(Event::Finished(Box::new(run)));
     }
 }
 
@@ -265,68 +273,6 @@ fn main_argument<'a>(tool: &str, input: &'a Value) -> Option<&'a str> {
         .find(|s| !s.trim().is_empty())
 }
 
-/// The run's figures from its `result` line; `model` is the session's, from its init line.
-pub fn usage_of(v: &Value, model: &str) -> Usage {
-    let count = |x: &Value| x.as_u64();
-    let u = &v["usage"];
-    let model = if model.is_empty() {
-        // An init line missed (cut, or the stream began elsewhere): the model that was billed.
-        v["modelUsage"]
-            .as_object()
-            .and_then(|m| m.keys().next().cloned())
-            .unwrap_or_default()
-    } else {
-        model.to_owned()
-    };
-    let error = if v["is_error"].as_bool().unwrap_or(false) || v["subtype"] != "success" {
-        error_text(v)
-    } else {
-        String::new()
-    };
-    Usage {
-        model,
-        turns: count(&v["num_turns"]),
-        duration_ms: count(&v["duration_ms"]),
-        input_tokens: count(&u["input_tokens"]),
-        output_tokens: count(&u["output_tokens"]),
-        cache_read_tokens: count(&u["cache_read_input_tokens"]),
-        cache_creation_tokens: count(&u["cache_creation_input_tokens"]),
-        cost_usd: v["total_cost_usd"]
-            .as_f64()
-            .filter(|c| c.is_finite() && *c >= 0.0),
-        outcome: text(&v["subtype"]).to_owned(),
-        error,
-    }
-}
-
-/// Why a run failed, in Claude Code's words: its result text, else its `errors`, else nothing
-/// (the outcome says it). A subscription's usage limit given as `...|<epoch>` gets its reset
-/// time in words.
-fn error_text(v: &Value) -> String {
-    let mut t = text(&v["result"]).trim().to_owned();
-    if t.is_empty() {
-        t = v["errors"]
-            .as_array()
-            .map(|e| e.iter().filter_map(Value::as_str).collect::<Vec<_>>())
-            .unwrap_or_default()
-            .join("\n");
-    }
-    let t = ellipsize(&t, 4 * SHOWN_COLUMNS);
-    match t.rsplit_once('|') {
-        Some((words, epoch)) if epoch.len() >= 9 && epoch.bytes().all(|b| b.is_ascii_digit()) => {
-            match epoch
-                .parse::<i64>()
-                .ok()
-                .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
-            {
-                Some(at) => format!("{words} (resets {})", at.format("%Y-%m-%d %H:%M UTC")),
-                None => t,
-            }
-        }
-        _ => t,
-    }
-}
-
 /// A subscription's limit refusing work, with the reset time the CLI's own message gives only
 /// as an hour: `  ↯ five_hour limit: rejected until 2026-11-23 17:00 UTC`. Other states
 /// (allowed, a warning) show nothing: the CLI says them itself when they matter.
@@ -345,55 +291,6 @@ fn rate_limit(info: &Value) -> String {
         "  ↯ {} limit: rejected{until}\n",
         ellipsize(&kind, SHOWN_COLUMNS)
     )
-}
-
-/// `── success · 4 turns · 12.3s · 4,800 in / 160 out / 1,200 cache read / 0 cache write
-/// tokens · $0.0286`; a failed run says why first, in Claude Code's words: `── failed (API
-/// error 401): Invalid API key · Fix external API key · 1 turn · ...` (Claude Code calls such a
-/// run a `success` that `is_error`: it is named `failed`; another outcome keeps its name).
-fn summary(u: &Usage, api_status: Option<u64>) -> String {
-    let mut line = String::from("── ");
-    if u.error.is_empty() {
-        line.push_str(if u.outcome.is_empty() {
-            "ended"
-        } else {
-            &u.outcome
-        });
-    } else {
-        line.push_str(match u.outcome.as_str() {
-            "" | "success" => "failed",
-            other => other,
-        });
-        if let Some(s) = api_status {
-            let _ = write!(line, " (API error {s})");
-        }
-        let reason = u.error.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        let _ = write!(line, ": {}", ellipsize(reason.trim(), SHOWN_COLUMNS));
-    }
-    if let Some(t) = u.turns {
-        let _ = write!(line, " · {t} turn{}", if t == 1 { "" } else { "s" });
-    }
-    if let Some(ms) = u.duration_ms {
-        let _ = write!(line, " · {:.1}s", ms as f64 / 1000.0);
-    }
-    let tokens = [
-        (u.input_tokens, "in"),
-        (u.output_tokens, "out"),
-        (u.cache_read_tokens, "cache read"),
-        (u.cache_creation_tokens, "cache write"),
-    ];
-    let shown: Vec<String> = tokens
-        .iter()
-        .filter_map(|(n, what)| n.map(|n| format!("{} {what}", thousands(n))))
-        .collect();
-    if !shown.is_empty() {
-        let _ = write!(line, " · {} tokens", shown.join(" / "));
-    }
-    if let Some(c) = u.cost_usd {
-        let _ = write!(line, " · ${c:.4}");
-    }
-    line.push('\n');
-    line
 }
 
 /// The lines shown of a tool result: the first few, indented; a failed one marked, with its
@@ -467,19 +364,6 @@ fn one_line(s: &str) -> String {
         Some((first, _)) => format!("{} …", first.trim_end()),
         None => s.to_owned(),
     }
-}
-
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

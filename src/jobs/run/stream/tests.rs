@@ -163,6 +163,27 @@ fn in_flight_is_the_oldest_call_then_the_message_being_written() {
     assert_eq!(f.current(), None, "nothing is in flight after the result");
 }
 
+#[test]
+fn after_a_result_the_background_tasks_waited_for_are_the_activity() {
+    let mut f = InFlight::default();
+    let tasks = |t: &[&str]| Event::Background(t.iter().map(|s| s.to_string()).collect());
+    f.apply(&tasks(&["Run the load test"]), at(1));
+    f.apply(&Event::Finished(Box::default()), at(2));
+    let waiting = Activity {
+        what: "waiting for background tasks: Run the load test".into(),
+        since: Some(at(1)),
+    };
+    assert_eq!(f.current(), Some(waiting.clone()), "not idle: waiting");
+    f.apply(&tasks(&["Run the load test", "Build"]), at(3));
+    assert_eq!(
+        f.current().unwrap().since,
+        Some(at(1)),
+        "waiting since the first"
+    );
+    f.apply(&tasks(&[]), at(4));
+    assert_eq!(f.current(), None);
+}
+
 fn job_dir() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(

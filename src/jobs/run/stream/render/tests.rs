@@ -276,19 +276,26 @@ fn system_lines_retries_and_tasks() {
         r.line(API_RETRY.as_bytes()).text,
         "  ↻ API error 429 (rate_limit); retry 1 of 10 in 0.6s\n"
     );
-    for line in [TASK_STARTED, TASK_NOTIFICATION] {
-        let got = r.line(line.as_bytes());
-        assert_eq!((got.text.as_str(), got.keep), ("", true));
-        assert!(got.events.is_empty());
-    }
+    let started = r.line(TASK_STARTED.as_bytes());
+    assert_eq!((started.text.as_str(), started.keep), ("", true));
+    assert!(started.events.is_empty());
+    // A task whose call is not in flight ran in the background: its end is news.
+    let ended = r.line(TASK_NOTIFICATION.as_bytes());
+    assert_eq!(
+        (ended.text.as_str(), ended.keep),
+        ("  ⧗ Wait a bit\n", true)
+    );
+    // A foreground command's task ends with its call (the same id): its result says it.
+    r.line(BASH_CALL.as_bytes());
+    assert_eq!(r.line(TASK_NOTIFICATION.as_bytes()).text, "");
 }
 
 #[test]
-fn a_line_that_is_not_json_is_shown_as_it_is_and_unknown_json_not_at_all() {
+fn a_line_that_is_not_json_is_shown_as_it_is_and_a_keep_alive_not_at_all() {
     let mut r = Renderer::new();
     assert_eq!(r.line(b"Warning: something").text, "Warning: something\n");
-    let unknown = r.line(br#"{"type":"keep_alive","x":1}"#);
-    assert_eq!((unknown.text.as_str(), unknown.keep), ("", true));
+    let quiet = r.line(br#"{"type":"keep_alive","x":1}"#);
+    assert_eq!((quiet.text.as_str(), quiet.keep), ("", true));
 }
 
 /// The argument shown for each tool, and the description after it.
