@@ -249,7 +249,7 @@ impl Watch<'_> {
 
     fn error(&mut self, message: String) {
         if self.last_error.as_ref() != Some(&message) {
-            eprintln!("luzia: error: {message}");
+            crate::say!("luzia: error: {message}");
             self.last_error = Some(message);
         }
     }
