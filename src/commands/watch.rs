@@ -122,7 +122,7 @@ fn serve<W: io::Write>(
             Ok(first) => {
                 for msg in std::iter::once(first).chain(rx.try_iter()) {
                     match msg {
-                        Msg::Jobs(signal) => stream.signal(signal),
+                        Msg::Jobs(signal) => stream.signal(signal)?,
                         Msg::Queue => stream.queue_changed(),
                         Msg::End => return Ok(()),
                     }
