@@ -77,7 +77,8 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     (
         "LUZIA_JOB_DIR, LUZIA_JOB_ID",
         "Set by luzia for each agent: its job directory and id (read by ask, gate, progress \
-         and mcp).",
+         and mcp). An agent keeps luzia's own variables from its environment (those above, \
+         LUZIA_PROC and LUZIA_SSH), and no other LUZIA_ name.",
     ),
     (
         "NO_COLOR",
