@@ -179,8 +179,9 @@ fn jobs_of(root: &Path, change: Change) -> Option<Signal> {
         };
         let mut parts = rel.components();
         let Some(first) = parts.next() else {
-            // The root itself moved or vanished.
-            return Some(Signal::Rescan);
+            // The root itself moved or vanished: the watcher, woken by this event, says whether
+            // it is gone or another directory took its place (`RootGone`, `RootBack`).
+            continue;
         };
         let name = first.as_os_str().to_string_lossy();
         if is_valid(&name)
@@ -272,7 +273,7 @@ mod tests {
                     EventKind::Remove(::notify::event::RemoveKind::Folder),
                     &["/jobs"],
                 ),
-                Some(Signal::Rescan),
+                None,
             ),
         ];
         for (ev, want) in cases {
