@@ -5,6 +5,21 @@
 //! [`config`] turn the command line, environment and config file into one validated setting.
 //! [`fleet`] reaches other hosts' luzia over OpenSSH.
 
+// Output goes through writers whose errors are returned (`commands::stdout`) or through
+// `say!`: the print macros panic when their stream cannot be written.
+#![cfg_attr(not(test), deny(clippy::print_stdout, clippy::print_stderr))]
+
+/// A line on stderr, as `eprintln!` writes it, except that a stderr that cannot be written (a
+/// full disk, a closed pipe) loses the line instead of panicking: what a command does, and its
+/// exit code, do not depend on whether its remarks can be read.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod cli;
 pub mod commands;
 pub mod config;

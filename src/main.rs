@@ -8,20 +8,41 @@ use luzia::commands;
 use luzia::config::{Config, Overrides};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse(); // usage errors exit 2 from here
-    match run(&cli) {
+    let result = match Cli::try_parse() {
+        Ok(cli) => run(&cli),
+        Err(e) => return usage(&e),
+    };
+    match result {
         Ok(code) => ExitCode::from(code),
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("luzia: error: {}", commands::describe(&e));
-            ExitCode::from(1)
-        }
+        Err(e) => fail(&e),
     }
 }
 
+/// What clap has to say instead of a command: the help or the version on stdout, a usage error
+/// on stderr (exit 2). Printing the help can fail as any output can.
+fn usage(e: &clap::Error) -> ExitCode {
+    let code = ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    let printed = e.print().and_then(|()| io::stdout().flush());
+    match printed {
+        // A usage error is said with its own exit code even where stderr takes nothing.
+        Err(_) if e.use_stderr() => code,
+        Err(err) => fail(&commands::stdout::failed(err).into()),
+        Ok(()) => code,
+    }
+}
+
+/// A command's error on stderr, exit 1; a closed pipe on stdout ends quietly, as for other
+/// Unix tools. Nothing here may fail louder: a stderr that cannot be written is let be.
+fn fail(e: &anyhow::Error) -> ExitCode {
+    if is_broken_pipe(e) {
+        return ExitCode::SUCCESS;
+    }
+    let _ = writeln!(io::stderr(), "luzia: error: {}", commands::describe(e));
+    ExitCode::from(1)
+}
+
 fn run(cli: &Cli) -> anyhow::Result<u8> {
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let mut out = BufWriter::new(commands::stdout::stdout_locked());
     // The agent's commands work in their job directory alone: an operator's config (or a typo
     // in it) must never stop an agent from asking.
     let code = match &cli.command {

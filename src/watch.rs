@@ -8,7 +8,6 @@
 //! [`crate::jobs::fs::notify`]'s, shared with `luzia logs -f` and `ask`/`gate`; this layer adds
 //! which directories to watch and which jobs an event touches).
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::jobs::JobId;
@@ -26,6 +25,11 @@ pub enum Signal {
     /// else about the job until it ends (and its end is an event of its own).
     Output(Vec<JobId>),
     Rescan,
+    /// The jobs root is no longer at its path (moved away, removed).
+    RootGone,
+    /// A directory is at the root's path again (the same or a new one), watched from now on:
+    /// read everything again, and watch its jobs anew (the old root's watches are dropped).
+    RootBack,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -39,12 +43,13 @@ pub enum WatchChange {
 pub struct JobWatcher {
     root: PathBuf,
     inner: FsWatcher,
-    watched: HashSet<JobId>,
+    /// The owner knows the watcher polls (told at the start, or by a `SwitchedToPolling`).
+    said_polling: bool,
 }
 
 impl JobWatcher {
     /// Starts watching `root`; `sink` is called from the watcher's own thread.
-    pub fn start(root: &Path, sink: impl Fn(Signal) + Send + 'static) -> JobWatcher {
+    pub fn start(root: &Path, sink: impl Fn(Signal) + Send + Sync + 'static) -> JobWatcher {
         // Events name absolute paths: a relative root (`--jobs-dir jobs`) would match none of
         // them, and jobs appearing or vanishing would go unseen.
         let root_for_events = std::path::absolute(root).unwrap_or_else(|_| root.to_owned());
@@ -55,12 +60,12 @@ impl JobWatcher {
         });
         JobWatcher {
             root: root.to_owned(),
+            said_polling: inner.is_polling(),
             inner,
-            watched: HashSet::new(),
         }
     }
 
-    pub fn mode(&self) -> &WatchMode {
+    pub fn mode(&self) -> WatchMode {
         self.inner.mode()
     }
 
@@ -68,33 +73,36 @@ impl JobWatcher {
         self.inner.is_polling()
     }
 
-    /// Watches (or stops watching) one job's directory.
+    /// Watches (or stops watching) one job's directory. A directory watched under a root that
+    /// has been replaced since is not watched any more: it is added again when wanted.
     pub fn set_watched(&mut self, id: &JobId, wanted: bool) -> WatchChange {
         if self.inner.is_polling() {
+            // The watch table may have filled up while the root was watched again.
+            if !std::mem::replace(&mut self.said_polling, true) {
+                return WatchChange::SwitchedToPolling;
+            }
             return WatchChange::Unchanged;
         }
         let dir = self.root.join(id.as_str());
-        if wanted && !self.watched.contains(id) {
+        let watched = self.inner.is_added(&dir);
+        if wanted && !watched {
             match self.inner.add(&dir) {
-                Ok(()) => {
-                    self.watched.insert(id.clone());
-                    return WatchChange::Added;
-                }
+                Ok(()) => return WatchChange::Added,
                 Err(AddError::SwitchedToPolling) => {
-                    self.watched.clear();
+                    self.said_polling = true;
                     return WatchChange::SwitchedToPolling;
                 }
                 // Gone already, or unreadable: the next read of the job will say so.
                 Err(AddError::Failed(e)) => tracing::debug!("cannot watch {}: {e}", dir.display()),
             }
-        } else if !wanted && self.watched.remove(id) {
+        } else if !wanted && watched {
             self.inner.remove(&dir);
         }
         WatchChange::Unchanged
     }
 
     pub fn watched_count(&self) -> usize {
-        self.watched.len()
+        self.inner.added_count()
     }
 }
 
@@ -115,7 +123,7 @@ impl QueueWatcher {
         let sink = std::sync::Arc::new(sink);
         let sink = move |change: Change| {
             let (wanted, new_dir) = match change {
-                Change::Rescan => (true, false),
+                Change::Rescan | Change::Gone | Change::Back => (true, false),
                 // Temporary files and the slot lock (dot names) come before or around a real
                 // change, which brings its own event.
                 Change::Paths(paths) => (
@@ -159,6 +167,8 @@ pub fn classify(root: &Path, ev: &::notify::Event) -> Option<Signal> {
 fn jobs_of(root: &Path, change: Change) -> Option<Signal> {
     let paths = match change {
         Change::Rescan => return Some(Signal::Rescan),
+        Change::Gone => return Some(Signal::RootGone),
+        Change::Back => return Some(Signal::RootBack),
         Change::Paths(paths) => paths,
     };
     let mut ids: Vec<JobId> = Vec::new();
@@ -169,8 +179,9 @@ fn jobs_of(root: &Path, change: Change) -> Option<Signal> {
         };
         let mut parts = rel.components();
         let Some(first) = parts.next() else {
-            // The root itself moved or vanished.
-            return Some(Signal::Rescan);
+            // The root itself moved or vanished: the watcher, woken by this event, says whether
+            // it is gone or another directory took its place (`RootGone`, `RootBack`).
+            continue;
         };
         let name = first.as_os_str().to_string_lossy();
         if is_valid(&name)
@@ -262,7 +273,7 @@ mod tests {
                     EventKind::Remove(::notify::event::RemoveKind::Folder),
                     &["/jobs"],
                 ),
-                Some(Signal::Rescan),
+                None,
             ),
         ];
         for (ev, want) in cases {
@@ -309,7 +320,7 @@ mod tests {
         let mut w = JobWatcher::start(dir.path(), move |s| {
             let _ = tx.send(s);
         });
-        assert_eq!(w.mode(), &WatchMode::Inotify);
+        assert_eq!(w.mode(), WatchMode::Inotify);
         std::fs::create_dir(dir.path().join("j1")).unwrap();
         let first = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         assert_eq!(first, Signal::Changed(vec![JobId::parse("j1").unwrap()]));

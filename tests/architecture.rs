@@ -134,3 +134,51 @@ fn the_architecture_document_names_every_room() {
         );
     }
 }
+
+/// Every `LUZIA_` name in the production code, once.
+fn luzia_names_in(code: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (at, _) in code.match_indices("LUZIA_") {
+        let rest = &code[at..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = rest[..end].trim_end_matches('_');
+        if name.len() > "LUZIA_".len() {
+            names.insert(name.to_owned());
+        }
+    }
+    names
+}
+
+/// The variables an agent keeps from luzia's environment by their `LUZIA_` prefix are exactly
+/// those the code reads or sets, and docs/protocol.md names each: a variable luzia starts to
+/// read is passed to agents (and said) or this fails, and no other `LUZIA_` name passes.
+#[test]
+fn luzia_s_own_variables_are_those_the_code_uses_and_the_protocol_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut used = BTreeSet::new();
+    for file in files {
+        if let Some(code) = production_code(&file) {
+            used.extend(luzia_names_in(&code));
+        }
+    }
+    let passed: BTreeSet<String> = luzia::jobs::run::account::OWN_VARIABLES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        used, passed,
+        "the LUZIA_ variables the code uses are not those passed to agents \
+         (jobs::run::account::OWN_VARIABLES)"
+    );
+    let protocol = fs::read_to_string(root.join("docs/protocol.md")).unwrap();
+    for name in &passed {
+        assert!(
+            protocol.contains(&format!("`{name}`")),
+            "docs/protocol.md does not name {name}"
+        );
+    }
+}

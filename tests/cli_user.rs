@@ -1,8 +1,8 @@
 //! Agents run like `sudo -u USER`: with `user = "..."` in a project's config and luzia running
 //! as root, the agent runs as that user, can report progress, ask and wait at gates in its job
 //! directory, and sees a clean environment (the allowlist, what the config passes and sets);
-//! a secret in the dispatcher's environment never reaches it. The allowlist also applies when
-//! the user is not switched.
+//! a secret in the dispatcher's environment never reaches it, nor one named `LUZIA_*` that is
+//! not one of luzia's own variables. The allowlist also applies when the user is not switched.
 //!
 //! The switched-user test creates a throwaway system user with `useradd` and removes it at
 //! the end; it needs root (without it, it says SKIPPED loudly and passes). Agents are real
@@ -26,6 +26,11 @@ const LUZIA: &str = env!("CARGO_BIN_EXE_luzia");
 const GUARD: Duration = Duration::from_secs(60);
 /// In the dispatcher's environment only: must never reach an agent.
 const SECRET: (&str, &str) = ("TEST_SECRET_TOKEN", "hunter2-do-not-leak");
+/// The same, named like luzia's own variables: only those luzia defines pass.
+const LUZIA_NAMED_SECRET: (&str, &str) = ("LUZIA_SECRET_TOKEN", "luzia-named-do-not-leak");
+/// One of luzia's own variables, set in the dispatcher's environment: it reaches the agent
+/// (whose own `luzia` commands read it).
+const OWN: (&str, &str) = ("LUZIA_LOG", "warn");
 
 /// The agent: reports progress, asks a question, then records its answer, its environment and
 /// its uid in `$2` (a directory it may write). Any step that fails exits with its own code.
@@ -93,6 +98,8 @@ impl World {
         }
         cmd.env("XDG_CONFIG_HOME", self.path("xdg"))
             .env(SECRET.0, SECRET.1)
+            .env(LUZIA_NAMED_SECRET.0, LUZIA_NAMED_SECRET.1)
+            .env(OWN.0, OWN.1)
             .env("PASSED_TOKEN", "passed-through")
             .current_dir(&self.base)
             .arg("--config")
@@ -191,6 +198,7 @@ fn an_agent_run_as_the_project_user_reports_asks_and_sees_no_secret() {
 
     let env = w.agent_env();
     assert!(!env.contains(SECRET.0) && !env.contains(SECRET.1), "{env}");
+    assert_no_luzia_named_secret(&env);
     assert!(
         !env.contains("PASSED_TOKEN"),
         "not passed unless configured: {env}"
@@ -202,6 +210,7 @@ fn an_agent_run_as_the_project_user_reports_asks_and_sees_no_secret() {
         "SHELL=/bin/sh".to_string(),
         format!("LUZIA_JOB_DIR={}", dir.display()),
         format!("LUZIA_JOB_ID={id}"),
+        format!("{}={}", OWN.0, OWN.1),
     ] {
         assert!(env.lines().any(|l| l == want), "{want} missing:\n{env}");
     }
@@ -215,10 +224,12 @@ fn without_switching_the_environment_is_the_allowlist_and_what_the_config_adds()
     assert_eq!(job["status"], "completed", "{job}");
     let env = w.agent_env();
     assert!(!env.contains(SECRET.0) && !env.contains(SECRET.1), "{env}");
+    assert_no_luzia_named_secret(&env);
     for want in [
         "PASSED_TOKEN=passed-through".to_string(),
         "GREETING=hello there".to_string(),
         format!("LUZIA_JOB_ID={id}"),
+        format!("{}={}", OWN.0, OWN.1),
     ] {
         assert!(env.lines().any(|l| l == want), "{want} missing:\n{env}");
     }
@@ -242,8 +253,18 @@ fn without_switching_the_environment_is_the_allowlist_and_what_the_config_adds()
         // What sh itself sets (PWD, SHLVL, _) is the shell's, not the dispatcher's.
         let shells_own = ["PWD", "SHLVL", "_", "OLDPWD"].contains(&name);
         assert!(
-            shells_own || name.starts_with("LUZIA_") || allowed.contains(&name),
+            shells_own
+                || ["LUZIA_JOB_DIR", "LUZIA_JOB_ID", OWN.0].contains(&name)
+                || allowed.contains(&name),
             "{name} reached the agent:\n{env}"
         );
     }
+}
+
+/// A variable named like luzia's own but not one of them never reaches the agent.
+fn assert_no_luzia_named_secret(env: &str) {
+    assert!(
+        !env.contains(LUZIA_NAMED_SECRET.0) && !env.contains(LUZIA_NAMED_SECRET.1),
+        "a LUZIA_ variable luzia does not define reached the agent:\n{env}"
+    );
 }

@@ -349,6 +349,60 @@ fn a_log_that_grows_is_sent_at_most_once_per_gap_and_its_end_always() {
     drop(sleeper);
 }
 
+/// `mv jobs jobs.old; mkdir jobs` under a running stream: the stream says the root is gone,
+/// then watches the new directory at that path (a job made there is `added`, the old ones are
+/// `gone`), and nothing written in the old directory reaches it any more.
+#[test]
+fn a_jobs_root_moved_away_and_made_again_is_watched_again() {
+    let sb = Sandbox::new();
+    finished_job(&sb, "100000-old");
+    let mut watch = Watching::start(&sb, 3600);
+    watch.until("synced", |l| {
+        matches!(l, Line::Synced { jobs: 1 }).then_some(())
+    });
+    let old = sb.tmp.path().join("jobs.old");
+    fs::rename(&sb.root, &old).unwrap();
+    let said = watch.until("the root said to be gone", |l| match l {
+        Line::Error { message } if message.contains("gone") => Some(message.clone()),
+        _ => None,
+    });
+    assert!(
+        said.contains(sb.root.to_str().unwrap()) && said.contains("gone"),
+        "{said}"
+    );
+    fs::create_dir(&sb.root).unwrap();
+    watch.until("the old job gone", |l| match l {
+        Line::Gone { id } if id.as_str() == "100000-old" => Some(()),
+        _ => None,
+    });
+    finished_job(&sb, "100001-new");
+    // Its files are written one after the other: it is added with both, or with the first and
+    // then changed.
+    let mut first = None;
+    watch.until("the new job, finished", |l| match l {
+        Line::Job { job, change } if job.id.as_str() == "100001-new" => {
+            first.get_or_insert(*change);
+            (job.exit_code == Some(0)).then_some(())
+        }
+        _ => None,
+    });
+    assert_eq!(first, Some(Change::Added));
+    // The old directory is no longer heard: a job made there is not in the stream, while one
+    // made after it in the new root is.
+    fs::create_dir(old.join("100002-stale")).unwrap();
+    fs::write(old.join("100002-stale/output.log"), "exit:0\n").unwrap();
+    finished_job(&sb, "100003-later");
+    watch.until("the later job", |l| match l {
+        Line::Job { job, .. } if job.id.as_str() == "100002-stale" => {
+            panic!("a job of the old root reached the stream")
+        }
+        Line::Job { job, change } if job.id.as_str() == "100003-later" => {
+            (*change == Change::Added).then_some(())
+        }
+        _ => None,
+    });
+}
+
 #[test]
 fn where_the_watcher_polls_changes_are_still_seen() {
     let sb = Sandbox::new();

@@ -198,6 +198,31 @@ fn a_paste_goes_into_the_input_bar_with_its_lines() {
     );
 }
 
+/// 2,100 characters typed in one burst (a paste the terminal does not bracket, as
+/// `tmux send-keys -l` sends it) all reach the bar, and are shown, with no key after them.
+#[test]
+fn a_burst_of_typing_of_any_size_is_delivered_without_another_key() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let config = dispatch_config(&sb);
+    let _reaper = Reaper(sb.tmp.path().to_owned());
+    let opts = Opts::default()
+        .global_arg("--config")
+        .global_arg(config.to_str().unwrap())
+        .env("USER", "tester");
+    let ck = Cockpit::start(&sb, opts);
+    ck.wait_ready();
+    ck.key("n");
+    ck.wait_text("new task for");
+    // Numbered words, so a character lost anywhere shows in the task.
+    let burst: String = (0..300).map(|i| format!("w{i:04}. ")).collect::<String>() + "THE-END";
+    assert!(burst.len() >= 2100);
+    ck.tmux(&["send-keys", "-t", "e2e", "-l", "--", &burst]);
+    ck.wait_text("THE-END");
+    ck.key("Enter");
+    assert_eq!(dispatched_task(&sb.ctl), burst);
+}
+
 /// Stops every process that mentions the sandbox (the detached supervisor names its job
 /// directory) when the test ends, also on a panic.
 struct Reaper(PathBuf);

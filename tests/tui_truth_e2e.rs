@@ -557,7 +557,8 @@ fn a_settled_job_changed_since_the_index_was_written_shows_what_its_files_say() 
     let before = home();
     let ck = Cockpit::start(&sb, Opts::default().arg("--read-only"));
     row_says(&the_changed_jobs(&ck), "200001-kappa", "killed");
-    ck.key("Escape");
+    // Esc alone, then a pause: read together, Esc and q are Alt-q.
+    ck.esc();
     ck.key("q");
     assert_eq!(ck.wait_exit(), 0);
     let diff = tmux::snapshot_diff(&before, &home());

@@ -49,17 +49,17 @@ pub fn ask(args: &AskArgs, out: &mut dyn Write) -> Result<u8> {
 fn said_ask(result: AskResult, out: &mut dyn Write) -> Result<u8> {
     match result {
         AskResult::Answered(r) => {
-            eprintln!("luzia: answered by {}", r.who());
+            crate::say!("luzia: answered by {}", r.who());
             writeln!(out, "{}", r.answer)?;
             Ok(0)
         }
         AskResult::TimedOutDefault(r) => {
-            eprintln!("luzia: no answer in time: using the default");
+            crate::say!("luzia: no answer in time: using the default");
             writeln!(out, "{}", r.answer)?;
             Ok(0)
         }
         AskResult::TimedOut => {
-            eprintln!("luzia: no answer in time and no --default: giving up on the question");
+            crate::say!("luzia: no answer in time and no --default: giving up on the question");
             Ok(EXIT_NO_ANSWER)
         }
     }
@@ -99,7 +99,7 @@ fn stop_on_signals() -> Result<(Stop, Arc<AtomicI32>)> {
 /// signal ended.
 fn interrupted(what: &str, signalled: &AtomicI32) -> Result<u8> {
     let n = signalled.load(Ordering::SeqCst);
-    eprintln!(
+    crate::say!(
         "luzia: stopped by {} while waiting: {what} was withdrawn",
         super::signals::signal_name(n)
     );
@@ -109,16 +109,16 @@ fn interrupted(what: &str, signalled: &AtomicI32) -> Result<u8> {
 fn said_gate(result: GateResult) -> u8 {
     match result {
         GateResult::Decided(d) if d.approved => {
-            eprintln!("luzia: approved by {}", d.who());
+            crate::say!("luzia: approved by {}", d.who());
             0
         }
         GateResult::AutoApproved(_) => {
-            eprintln!("luzia: approved automatically");
+            crate::say!("luzia: approved automatically");
             0
         }
         GateResult::Decided(d) => {
             // The reason, word for word, and nothing else: the agent may parse it.
-            eprintln!("{}", d.reason);
+            crate::say!("{}", d.reason);
             EXIT_DENIED
         }
     }

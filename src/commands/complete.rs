@@ -75,19 +75,25 @@ fn made(path: &Path) -> Option<SystemTime> {
 /// a job id completes one without a word here.
 pub fn bash_dynamic(cli: &Command) -> String {
     let visible = || cli.get_subcommands().filter(|s| !s.is_hide_set());
-    let first_positional = |sub: &Command| {
-        sub.get_positionals()
-            .next()
-            .map(|a| a.get_id().as_str().to_owned())
+    // What a command's first word is: a job id (`id`), or a project (`project`, or words
+    // that may start with one, as `run`'s `[PROJECT] TASK`).
+    let first_is = |sub: &Command, what: &str| {
+        sub.get_positionals().next().is_some_and(|a| {
+            a.get_id().as_str() == what
+                || a.get_value_names().is_some_and(|names| {
+                    names.first().is_some_and(|n| {
+                        n.as_str()
+                            .starts_with(&format!("[{}]", what.to_ascii_uppercase()))
+                    })
+                })
+        })
     };
     let with_id: Vec<&str> = visible()
-        .filter(|s| first_positional(s).as_deref() == Some("id"))
+        .filter(|s| first_is(s, "id"))
         .map(Command::get_name)
         .collect();
-    // `run`'s first word may be a configured project (or already the task): offering the
-    // projects there is what a person typing `luzia run <Tab>` wants.
     let with_project: Vec<&str> = visible()
-        .filter(|s| matches!(first_positional(s).as_deref(), Some("project" | "words")))
+        .filter(|s| first_is(s, "project"))
         .map(Command::get_name)
         .collect();
     let mut valued: Vec<String> = std::iter::once(cli)
@@ -104,9 +110,19 @@ pub fn bash_dynamic(cli: &Command) -> String {
         .collect();
     valued.sort();
     valued.dedup();
+    // An arm with no command to match would be a syntax error: it is left out.
+    let arm = |names: &[&str], kind: &str| {
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!("            {}) kind={kind} ;;\n", names.join("|"))
+        }
+    };
     BASH_DYNAMIC
-        .replace("@WITH_ID@", &with_id.join("|"))
-        .replace("@WITH_PROJECT@", &with_project.join("|"))
+        .replace(
+            "@ARMS@",
+            &(arm(&with_id, "jobs") + &arm(&with_project, "projects")),
+        )
         .replace("@VALUED@", &valued.join("|"))
 }
 
@@ -139,9 +155,7 @@ _luzia_dynamic() {
     esac
     if [[ -z $kind && $cur != -* && $positionals -eq 0 ]]; then
         case "$sub" in
-            @WITH_ID@) kind=jobs ;;
-            @WITH_PROJECT@) kind=projects ;;
-        esac
+@ARMS@        esac
     fi
     if [[ -n $kind ]]; then
         local IFS=$'\n'
@@ -205,7 +219,7 @@ mod tests {
             script.contains("            run) kind=projects ;;"),
             "{script}"
         );
-        for blank in ["@WITH_ID@", "@WITH_PROJECT@", "@VALUED@"] {
+        for blank in ["@ARMS@", "@VALUED@"] {
             assert!(!script.contains(blank), "{blank} filled in: {script}");
         }
     }

@@ -69,7 +69,7 @@ fn report(plan: &Plan, age: &str, o: &Outcome, out: &mut dyn Write) -> Result<()
         writeln!(out, "kept: {}", kept.join(", "))?;
     }
     for (id, why) in &o.failed {
-        eprintln!("luzia: job {id} stays: {why}");
+        crate::say!("luzia: job {id} stays: {why}");
     }
     Ok(())
 }

@@ -96,9 +96,9 @@ fn report_failures<T>(results: &[(String, Result<T>)]) -> u8 {
             let text = super::describe(e);
             // fleet's errors name the host already.
             if text.starts_with(&format!("host {name}")) {
-                eprintln!("luzia: error: {text}");
+                crate::say!("luzia: error: {text}");
             } else {
-                eprintln!("luzia: error: host {name}: {text}");
+                crate::say!("luzia: error: host {name}: {text}");
             }
             code = HOST_FAILED;
         }

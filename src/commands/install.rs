@@ -12,7 +12,10 @@ use crate::cli::Cli;
 /// the config (see [`super::complete`]).
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn Write) -> anyhow::Result<u8> {
     let mut cmd = visible_command();
-    clap_complete::generate(shell, &mut cmd, "luzia", out);
+    // Into memory first: the generator panics on a failed write (a full disk, a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "luzia", &mut script);
+    out.write_all(&script)?;
     if shell == clap_complete::Shell::Bash {
         out.write_all(super::complete::bash_dynamic(&Cli::command()).as_bytes())?;
     }

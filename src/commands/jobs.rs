@@ -58,7 +58,7 @@ pub fn run(cfg: &Config, args: &JobsArgs, out: &mut dyn Write) -> Result<()> {
                 let troubled = jobs.iter().filter(|j| !j.problems.is_empty()).count();
                 if troubled > 0 {
                     out.flush()?;
-                    eprintln!(
+                    crate::say!(
                         "luzia: {troubled} job(s) marked '!' have files that could not be read: \
                          `luzia jobs ID` says which and why"
                     );
@@ -340,7 +340,7 @@ fn show_one(cfg: &Config, job: &Job, out: &mut dyn Write, colors: bool) -> Resul
 fn write_insight(cfg: &Config, job: &Job, out: &mut dyn Write) -> Result<()> {
     let (set, problems) = PatternSet::with_file(&cfg.known_issues);
     for p in &problems {
-        eprintln!("luzia: warning: {p}");
+        crate::say!("luzia: warning: {p}");
     }
     let mut scanner = IssueScanner::new();
     if let Err(e) = scanner.advance(&job.log_path(), &set, SCAN_WINDOW) {
@@ -369,7 +369,7 @@ fn write_insight(cfg: &Config, job: &Job, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{:<10} {}: {}", "alarm:", a.kind, a.detail)?;
     }
     let history = timeline::read_history(&job.dir()).unwrap_or_else(|e| {
-        eprintln!("luzia: warning: {e}");
+        crate::say!("luzia: warning: {e}");
         Vec::new()
     });
     let findings = Some((&scanner.findings, &set)).filter(|(f, _)| !f.is_empty());

@@ -54,14 +54,14 @@ pub fn run(cfg: &Config, args: &LogsArgs, out: &mut dyn Write) -> Result<()> {
                 Follower::resume(&path, file, len, partial)?
             }
             None if args.follow => {
-                eprintln!(
+                crate::say!(
                     "luzia: {} does not exist yet; waiting for it",
                     path.display()
                 );
                 Follower::from_start(&path)
             }
             None => {
-                eprintln!(
+                crate::say!(
                     "luzia: job {} has no output yet ({} does not exist)",
                     job.id,
                     path.display()
@@ -176,7 +176,7 @@ fn follow(
             if let Some(why) = gone_without_exit(root, &id, job_dir)? {
                 // Print what is left, then say why we stop.
                 printer.print(&follower.poll()?.lines)?;
-                eprintln!("luzia: job {id} {why}");
+                crate::say!("luzia: job {id} {why}");
                 return Ok(());
             }
         }
@@ -190,7 +190,7 @@ fn say_reset(reset: Reset) {
         Reset::Replaced => "was replaced",
         Reset::Skipped(_) => "was skipped ahead",
     };
-    eprintln!("luzia: output.log {what}; following from its start");
+    crate::say!("luzia: output.log {what}; following from its start");
 }
 
 /// Why following must stop although no exit line came, if it must.

@@ -77,7 +77,8 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     (
         "LUZIA_JOB_DIR, LUZIA_JOB_ID",
         "Set by luzia for each agent: its job directory and id (read by ask, gate, progress \
-         and mcp).",
+         and mcp). An agent keeps luzia's own variables from its environment (those above, \
+         LUZIA_PROC and LUZIA_SSH), and no other LUZIA_ name.",
     ),
     (
         "NO_COLOR",
@@ -173,7 +174,9 @@ fn write_exit_status(out: &mut dyn Write) -> io::Result<()> {
         (
             "1".into(),
             "An error: the message on stderr names what failed and what to do next (also: a \
-             host that could not be reached with \\-\\-host or \\-\\-all\\-hosts).",
+             host that could not be reached with \\-\\-host or \\-\\-all\\-hosts; standard output \
+             that cannot be written, such as a full disk). Standard output closed by its reader \
+             (luzia jobs | head \\-1) is no error: the command ends quietly with 0.",
         ),
         (
             "2".into(),

@@ -25,6 +25,7 @@ mod run_project;
 pub mod session;
 pub mod signals;
 pub mod status;
+pub mod stdout;
 pub mod suggest;
 pub mod table;
 pub mod tui;

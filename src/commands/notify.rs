@@ -10,7 +10,7 @@ use crate::notifier::{Notifier, once, state_dir, watch};
 
 /// Writes to stdout unlocked, a line at a time: `--watch` writes from its sending thread too.
 pub fn run(cfg: &Config, args: &NotifyArgs) -> Result<u8> {
-    let out = &mut std::io::stdout();
+    let out = &mut super::stdout::stdout();
     let settings = cfg.notify.as_ref().ok_or_else(|| {
         let file = cfg.file_to_edit();
         anyhow!(

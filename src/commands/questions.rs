@@ -28,7 +28,7 @@ pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8
     match operator::answer_question(&job, target, &text, who, Utc::now())? {
         Outcome::Done(r) => {
             if target.is_none() {
-                eprintln!(
+                crate::say!(
                     "luzia: question {} was the one pending",
                     plain_text(&r.question_id)
                 );
@@ -85,7 +85,7 @@ fn decide(
     match operator::decide_gate(&job, target, approved, reason, who, Utc::now())? {
         Outcome::Done(d) => {
             if target.is_none() {
-                eprintln!("luzia: gate {} was the one pending", gate_name(&d));
+                crate::say!("luzia: gate {} was the one pending", gate_name(&d));
             }
             let word = d.verb();
             writeln!(out, "{word} {} at gate '{}'", job.id, plain_text(&d.gate))?;

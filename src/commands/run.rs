@@ -37,7 +37,7 @@ fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
     let (dispatched, notes) = Dispatcher::new(cfg)?.dispatch_noting(req)?;
     // Tasks queued earlier that could not start: this one was dispatched all the same.
     for note in notes {
-        eprintln!("luzia: {note}");
+        crate::say!("luzia: {note}");
     }
     said(cfg, dispatched, out)
 }
@@ -59,7 +59,7 @@ fn said(cfg: &Config, dispatched: Dispatched, out: &mut dyn Write) -> Result<u8>
 pub fn shorthand(cfg: &Config, words: &[String], out: &mut dyn Write) -> Result<u8> {
     // Not a project either: a mistyped command, so a usage error (exit 2) like clap's own.
     let usage = |message: String| {
-        eprintln!("luzia: error: {message}");
+        crate::say!("luzia: error: {message}");
         Ok(2)
     };
     let Some((project, task)) = words.split_first() else {
@@ -140,7 +140,7 @@ pub fn retry(cfg: &Config, args: &RetryArgs, out: &mut dyn Write) -> Result<u8> 
     super::jobs_root(cfg)?;
     let (dispatched, note) = Dispatcher::new(cfg)?.retry(&job, args.answer.as_deref())?;
     if let Some(note) = note {
-        eprintln!("luzia: {note}");
+        crate::say!("luzia: {note}");
     }
     said(cfg, dispatched, out)
 }
@@ -296,7 +296,7 @@ fn queue_retry(cfg: &Config, ids: &[String], all: bool, out: &mut dyn Write) -> 
     }
     super::jobs_root(cfg)?;
     if let Err(e) = Dispatcher::new(cfg)?.start_queued() {
-        eprintln!("luzia: {}", super::describe(&e));
+        crate::say!("luzia: {}", super::describe(&e));
         return Ok(1);
     }
     Ok(0)
@@ -328,7 +328,7 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     if let Ok(d) = Dispatcher::new(cfg)
         && let Err(e) = d.start_queued()
     {
-        eprintln!("luzia: cannot start queued tasks: {}", super::describe(&e));
+        crate::say!("luzia: cannot start queued tasks: {}", super::describe(&e));
     }
     Ok(u8::try_from(code?).unwrap_or(1))
 }

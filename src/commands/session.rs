@@ -18,7 +18,7 @@ pub fn reply(cfg: &Config, args: &ReplyArgs, out: &mut dyn Write) -> Result<u8> 
         bail!("the reply is empty: say what the agent should do next");
     }
     let created = Dispatcher::new(cfg)?.resume(&job, &reply_with(&text))?;
-    eprintln!("luzia: {} continues the session of {}", created.id, job.id);
+    crate::say!("luzia: {} continues the session of {}", created.id, job.id);
     writeln!(out, "{}", created.id)?;
     Ok(0)
 }
@@ -28,9 +28,10 @@ pub fn attach(cfg: &Config, args: &AttachArgs) -> Result<u8> {
     let job = super::find_job(cfg, &args.id)?;
     let terminal = terminal()?;
     let created = Dispatcher::new(cfg)?.resume(&job, &attach_to(&job))?;
-    eprintln!(
+    crate::say!(
         "luzia: {} opens the session of {} in this terminal",
-        created.id, job.id
+        created.id,
+        job.id
     );
     run_here(cfg, &created, job.project(), &terminal)
 }
@@ -40,7 +41,7 @@ pub fn run_foreground(cfg: &Config, req: &Request) -> Result<u8> {
     super::ensure_jobs_root(cfg)?;
     let terminal = terminal()?;
     let created = Dispatcher::new(cfg)?.foreground(req)?;
-    eprintln!("luzia: {} runs in this terminal", created.id);
+    crate::say!("luzia: {} runs in this terminal", created.id);
     run_here(cfg, &created, &req.project, &terminal)
 }
 
@@ -51,7 +52,7 @@ fn run_here(cfg: &Config, created: &Created, project: &str, terminal: &str) -> R
         &cfg.agent_env(project),
         terminal,
     )?;
-    eprintln!("luzia: {} ended (exit:{code})", created.id);
+    crate::say!("luzia: {} ended (exit:{code})", created.id);
     // An agent a signal ended: 128 + the signal, as a shell says it.
     let code = if code < 0 { 128 - code } else { code };
     Ok(u8::try_from(code).unwrap_or(1))

@@ -33,7 +33,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         (Some(root), _) => root.to_owned(),
         (None, false) => super::ensure_jobs_root(&cfg)?.to_owned(),
         (None, true) => {
-            eprintln!("luzia: {}", super::no_jobs_yet(&cfg));
+            crate::say!("luzia: {}", super::no_jobs_yet(&cfg));
             return Ok(0);
         }
     };
@@ -80,7 +80,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
     // The terminal is restored by now: whatever waits below waits in the shell's view.
     report_log_failure();
     if args.demo {
-        eprintln!("luzia: {}", end_demo(&cfg, &root, args.keep));
+        crate::say!("luzia: {}", end_demo(&cfg, &root, args.keep));
     }
     Ok(result?.map_or(0, |stop| stop.exit_code()))
 }
@@ -228,7 +228,7 @@ impl std::io::Write for LogLine<'_> {
 /// Says that the log could not be written, if so: called once the terminal is restored.
 fn report_log_failure() {
     if let Some(failure) = LOG_FAILURE.get() {
-        eprintln!("luzia: {failure}");
+        crate::say!("luzia: {failure}");
     }
 }
 

@@ -57,7 +57,12 @@ pub fn run(cfg: &Config, args: &WatchArgs) -> Result<u8> {
     });
     watch_stdin(tx.clone()).context("cannot start the thread that reads stdin")?;
     watch_stdout(tx).context("cannot start the thread that watches stdout")?;
-    let mut stream = Stream::new(root.clone(), watcher, queue, BufWriter::new(io::stdout()));
+    let mut stream = Stream::new(
+        root.clone(),
+        watcher,
+        queue,
+        BufWriter::new(super::stdout::stdout()),
+    );
     let heartbeat = Duration::from_secs(args.heartbeat);
     let hello = hello(cfg, &root, args.heartbeat);
     let ticks = Ticks {
@@ -67,7 +72,7 @@ pub fn run(cfg: &Config, args: &WatchArgs) -> Result<u8> {
     match serve(&mut stream, &rx, hello, ticks) {
         Ok(()) => Ok(0),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
-        Err(e) => Err(anyhow::Error::new(e).context("cannot write the stream to stdout")),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -117,7 +122,7 @@ fn serve<W: io::Write>(
             Ok(first) => {
                 for msg in std::iter::once(first).chain(rx.try_iter()) {
                     match msg {
-                        Msg::Jobs(signal) => stream.signal(signal),
+                        Msg::Jobs(signal) => stream.signal(signal)?,
                         Msg::Queue => stream.queue_changed(),
                         Msg::End => return Ok(()),
                     }

@@ -164,7 +164,8 @@ fn gather(first: Signal, rx: &mpsc::Receiver<Signal>, until: Instant) -> (Vec<Jo
         match s {
             // Output may end with the exit line: read like any change.
             Signal::Changed(changed) | Signal::Output(changed) => ids.extend(changed),
-            Signal::Rescan => rescan = true,
+            // A root gone is said by the look that cannot read it; one back is read whole.
+            Signal::Rescan | Signal::RootGone | Signal::RootBack => rescan = true,
         }
     }
     ids.sort();
@@ -249,7 +250,7 @@ impl Watch<'_> {
 
     fn error(&mut self, message: String) {
         if self.last_error.as_ref() != Some(&message) {
-            eprintln!("luzia: error: {message}");
+            crate::say!("luzia: error: {message}");
             self.last_error = Some(message);
         }
     }

@@ -32,6 +32,10 @@ pub enum Event {
     FirstFrameDrawn,
     /// The watcher lost track (overflow, error): read everything again.
     Rescan,
+    /// The jobs root is no longer at its path (moved away, removed).
+    RootGone,
+    /// A directory is at the root's path again, watched from now on: read everything again.
+    RootBack,
     WatchMode(WatchMode),
     /// A full or partial listing of the root was read.
     Synced(Synced),

@@ -134,7 +134,7 @@ impl<'a> Collector<'a> {
     fn warn(&mut self, problems: impl IntoIterator<Item = String>) {
         for p in problems {
             if self.warned.insert(p.clone()) {
-                eprintln!("luzia: warning: {}", plain_text(&p));
+                crate::say!("luzia: warning: {}", plain_text(&p));
             }
         }
     }

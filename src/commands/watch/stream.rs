@@ -99,12 +99,24 @@ impl<W: Write> Stream<W> {
         self.watcher.is_polling()
     }
 
-    pub fn signal(&mut self, signal: Signal) {
+    pub fn signal(&mut self, signal: Signal) -> io::Result<()> {
         match signal {
             // The stream of changes says when a job ends, which its output may say first.
             Signal::Changed(ids) | Signal::Output(ids) => self.dirty.extend(ids),
-            Signal::Rescan => self.rescan = true,
+            Signal::Rescan | Signal::RootBack => self.rescan = true,
+            // Its jobs are kept as last sent until a directory is back (then `gone` for those
+            // it lacks): a root moved away for a moment loses nothing.
+            Signal::RootGone => {
+                let message = format!(
+                    "the jobs root {} is gone (moved away or removed): it is watched again as \
+                     soon as a directory is back at that path",
+                    self.root.display()
+                );
+                self.dirty.clear();
+                return self.emit(&Line::Error { message });
+            }
         }
+        Ok(())
     }
 
     pub fn rescan(&mut self) {

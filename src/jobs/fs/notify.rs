@@ -7,8 +7,18 @@
 //! start (no inotify instances left), and when the watch table is full. Open, read and
 //! close-without-write events are dropped: reading a file causes them, and a reader woken by
 //! its own reads would never rest.
+//!
+//! A watch follows a directory, not its path: a directory moved away (`mv jobs jobs.old`) is
+//! still the one watched, and one made again at the path is not. So the watched directory's
+//! identity (device and inode) is looked at every [`CHECK_EVERY`], and at once when an event
+//! names the directory itself (moved or removed): while nothing is at the path the owner is told
+//! [`Change::Gone`]; when a directory is there again (the same or another), the watches on the
+//! old one are dropped, the new one is watched, and the owner is told [`Change::Back`].
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use ::notify::event::{AccessKind, AccessMode, EventKind};
@@ -26,6 +36,9 @@ pub enum WatchMode {
     Polling { reason: String },
 }
 
+/// How often the watched directory's identity is looked at.
+pub const CHECK_EVERY: Duration = Duration::from_secs(1);
+
 /// What a watcher tells its owner.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Change {
@@ -33,6 +46,11 @@ pub enum Change {
     Paths(Vec<PathBuf>),
     /// Events were lost (the queue overflowed, the watcher reported an error): look at everything.
     Rescan,
+    /// Nothing is at the watched path any more (the directory was moved away or removed).
+    Gone,
+    /// A directory is at the watched path again, or another one replaced it: it is watched
+    /// from now on (the directories added under the old one are not), look at everything.
+    Back,
 }
 
 /// What the native watcher's thread calls with each event.
@@ -82,16 +100,39 @@ pub enum AddError {
 }
 
 pub struct FsWatcher {
+    state: Arc<Mutex<State>>,
+}
+
+struct State {
     inner: Option<Box<dyn Watcher + Send>>,
     mode: WatchMode,
+    dir: PathBuf,
+    recursive: RecursiveMode,
+    /// What is at `dir`: `None` while nothing (or not a directory) is there.
+    identity: Option<Identity>,
+    /// The directories added since the start, which go with the directory they are in.
+    added: HashSet<PathBuf>,
+    /// Keeps the guard's channel open while polling, when no handler holds it.
+    _poke: mpsc::Sender<()>,
+}
+
+/// A directory's device and inode.
+type Identity = (u64, u64);
+
+fn identity(dir: &Path) -> Option<Identity> {
+    let st = rustix::fs::stat(dir).ok()?;
+    let is_dir = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
+    // st_dev and st_ino differ in width between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    is_dir.then_some((st.st_dev as u64, st.st_ino as u64))
 }
 
 impl FsWatcher {
-    /// Watches `dir` (not recursively); `sink` is called from the watcher's own thread.
+    /// Watches `dir` (not recursively); `sink` is called from the watcher's own threads.
     pub fn start(
         dir: &Path,
         backend: Backend,
-        sink: impl Fn(Change) + Send + 'static,
+        sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> FsWatcher {
         FsWatcher::start_in(dir, RecursiveMode::NonRecursive, backend, sink)
     }
@@ -101,75 +142,119 @@ impl FsWatcher {
     pub fn start_recursive(
         dir: &Path,
         backend: Backend,
-        sink: impl Fn(Change) + Send + 'static,
+        sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> FsWatcher {
         FsWatcher::start_in(dir, RecursiveMode::Recursive, backend, sink)
     }
 
     fn start_in(
         dir: &Path,
-        mode: RecursiveMode,
+        recursive: RecursiveMode,
         backend: Backend,
-        sink: impl Fn(Change) + Send + 'static,
+        sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> FsWatcher {
-        let native = match backend {
-            Backend::Poll(reason) => return FsWatcher::polling(reason),
-            Backend::Native(native) => native,
-        };
-        if let Some(fs) = remote_fs_name(dir) {
-            return FsWatcher::polling(format!("{fs} file system"));
-        }
-        let handler: Handler = Box::new(move |res| {
-            if let Some(change) = change_of(res) {
-                sink(change);
-            }
-        });
-        let started = native(handler).and_then(|mut w| w.watch(dir, mode).map(|()| w));
-        let mut watcher = FsWatcher {
+        let sink: Arc<dyn Fn(Change) + Send + Sync> = Arc::new(sink);
+        let (poke, pokes) = mpsc::channel();
+        let mut state = State {
             inner: None,
             mode: WatchMode::Inotify,
+            dir: dir.to_owned(),
+            recursive,
+            identity: identity(dir),
+            added: HashSet::new(),
+            _poke: poke.clone(),
         };
-        match started {
-            Ok(inner) => watcher.inner = Some(inner),
-            Err(e) => watcher.fall_back(&e),
+        match backend {
+            Backend::Poll(reason) => state.mode = WatchMode::Polling { reason },
+            Backend::Native(native) => match remote_fs_name(dir) {
+                Some(fs) => {
+                    state.mode = WatchMode::Polling {
+                        reason: format!("{fs} file system"),
+                    }
+                }
+                None => state.start_native(native, sink.clone(), poke),
+            },
         }
-        watcher
+        let state = Arc::new(Mutex::new(state));
+        spawn_guard(Arc::downgrade(&state), pokes, sink);
+        FsWatcher { state }
     }
 
-    fn polling(reason: String) -> FsWatcher {
-        FsWatcher {
-            inner: None,
-            mode: WatchMode::Polling { reason },
-        }
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn mode(&self) -> &WatchMode {
-        &self.mode
+    pub fn mode(&self) -> WatchMode {
+        self.lock().mode.clone()
     }
 
     pub fn is_polling(&self) -> bool {
-        matches!(self.mode, WatchMode::Polling { .. })
+        matches!(self.lock().mode, WatchMode::Polling { .. })
     }
 
     /// Watches one more directory (not recursively). Polling already, there is nothing to add.
     pub fn add(&mut self, dir: &Path) -> Result<(), AddError> {
+        self.lock().add(dir)
+    }
+
+    /// Stops watching a directory added before.
+    pub fn remove(&mut self, dir: &Path) {
+        let mut state = self.lock();
+        state.added.remove(dir);
+        if let Some(inner) = state.inner.as_mut() {
+            let _ = inner.unwatch(dir);
+        }
+    }
+
+    /// Whether `dir` was added, and is still watched (not dropped with the directory it was in).
+    pub fn is_added(&self, dir: &Path) -> bool {
+        self.lock().added.contains(dir)
+    }
+
+    pub fn added_count(&self) -> usize {
+        self.lock().added.len()
+    }
+}
+
+impl State {
+    fn start_native(
+        &mut self,
+        native: NativeWatcher,
+        sink: Arc<dyn Fn(Change) + Send + Sync>,
+        poke: mpsc::Sender<()>,
+    ) {
+        let own = std::path::absolute(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        let handler: Handler = Box::new(move |res| {
+            if let Some(change) = change_of(res) {
+                let about_itself = matches!(&change, Change::Paths(p) if p.contains(&own));
+                sink(change);
+                // After the change is told, so that what the guard finds comes after it.
+                if about_itself {
+                    let _ = poke.send(());
+                }
+            }
+        });
+        let (dir, recursive) = (self.dir.clone(), self.recursive);
+        match native(handler).and_then(|mut w| w.watch(&dir, recursive).map(|()| w)) {
+            Ok(inner) => self.inner = Some(inner),
+            Err(e) => self.fall_back(&e),
+        }
+    }
+
+    fn add(&mut self, dir: &Path) -> Result<(), AddError> {
         let Some(inner) = self.inner.as_mut() else {
             return Ok(());
         };
         match inner.watch(dir, RecursiveMode::NonRecursive) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.added.insert(dir.to_owned());
+                Ok(())
+            }
             Err(e) if matches!(e.kind, ::notify::ErrorKind::MaxFilesWatch) => {
                 self.fall_back(&e);
                 Err(AddError::SwitchedToPolling)
             }
             Err(e) => Err(AddError::Failed(e.to_string())),
-        }
-    }
-
-    /// Stops watching a directory added before.
-    pub fn remove(&mut self, dir: &Path) {
-        if let Some(inner) = self.inner.as_mut() {
-            let _ = inner.unwatch(dir);
         }
     }
 
@@ -180,7 +265,87 @@ impl FsWatcher {
         };
         tracing::warn!("polling instead of watching: {reason}");
         self.inner = None;
+        self.added.clear();
         self.mode = WatchMode::Polling { reason };
+    }
+
+    /// Whether the directory at the path is still the one watched; when it is not, the old
+    /// one's watches are dropped and the new one (if any) is watched.
+    fn check(&mut self) -> Option<Change> {
+        let now = identity(&self.dir);
+        if now == self.identity {
+            return None;
+        }
+        tracing::info!(
+            "{} {}",
+            self.dir.display(),
+            if now.is_some() {
+                "replaced: watched again"
+            } else {
+                "is gone"
+            }
+        );
+        self.identity = now;
+        let dir = self.dir.clone();
+        if let Some(inner) = self.inner.as_mut() {
+            for added in self.added.drain() {
+                let _ = inner.unwatch(&added);
+            }
+            // Gone already when the directory was removed rather than moved.
+            let _ = inner.unwatch(&dir);
+        }
+        if now.is_none() {
+            return Some(Change::Gone);
+        }
+        let rewatched = match self.inner.as_mut() {
+            Some(inner) => inner.watch(&dir, self.recursive),
+            None => Ok(()),
+        };
+        if let Err(e) = rewatched {
+            if matches!(e.kind, ::notify::ErrorKind::MaxFilesWatch) {
+                self.fall_back(&e);
+            } else {
+                // Gone again already, or unreadable: looked at again at the next check.
+                tracing::warn!("cannot watch {} again: {e}", dir.display());
+                self.identity = None;
+                return Some(Change::Gone);
+            }
+        }
+        Some(Change::Back)
+    }
+}
+
+/// Looks at the watched directory every [`CHECK_EVERY`] and at each poke, and tells `sink`
+/// what changed; ends with the watcher.
+fn spawn_guard(
+    state: Weak<Mutex<State>>,
+    pokes: mpsc::Receiver<()>,
+    sink: Arc<dyn Fn(Change) + Send + Sync>,
+) {
+    let spawned = std::thread::Builder::new()
+        .name("luzia-watch-dir".into())
+        .spawn(move || {
+            let mut gone = false;
+            loop {
+                if let Err(RecvTimeoutError::Disconnected) = pokes.recv_timeout(CHECK_EVERY) {
+                    return;
+                }
+                let Some(state) = state.upgrade() else { return };
+                let change = state.lock().unwrap_or_else(PoisonError::into_inner).check();
+                drop(state);
+                match change {
+                    // Said once, however many checks find nothing there.
+                    Some(Change::Gone) if gone => {}
+                    Some(change) => {
+                        gone = change == Change::Gone;
+                        sink(change);
+                    }
+                    None => {}
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the thread that checks the watched directory: {e}");
     }
 }
 
@@ -235,104 +400,4 @@ pub fn remote_fs_name(path: &Path) -> Option<&'static str> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::mpsc;
-
-    /// What inotify_init1 gives when the user's inotify instances are used up.
-    fn no_instances_left(_: Handler) -> ::notify::Result<Box<dyn Watcher + Send>> {
-        Err(::notify::Error::io(rustix::io::Errno::MFILE.into()))
-    }
-
-    /// A watcher that starts but finds the watch table full.
-    struct FullTable;
-
-    impl Watcher for FullTable {
-        fn new<F: ::notify::EventHandler>(_: F, _: ::notify::Config) -> ::notify::Result<Self> {
-            Ok(FullTable)
-        }
-        fn watch(&mut self, _: &Path, _: RecursiveMode) -> ::notify::Result<()> {
-            Err(::notify::Error::new(::notify::ErrorKind::MaxFilesWatch))
-        }
-        fn unwatch(&mut self, _: &Path) -> ::notify::Result<()> {
-            Ok(())
-        }
-        fn kind() -> ::notify::WatcherKind {
-            ::notify::WatcherKind::NullWatcher
-        }
-    }
-
-    fn full_table(_: Handler) -> ::notify::Result<Box<dyn Watcher + Send>> {
-        Ok(Box::new(FullTable))
-    }
-
-    #[test]
-    fn every_way_the_native_watcher_fails_ends_in_polling() {
-        let dir = tempfile::tempdir().unwrap();
-        let cases: [(Backend, &str); 3] = [
-            (Backend::Native(no_instances_left), "file watching failed"),
-            (Backend::Native(full_table), "inotify watch limit reached"),
-            (Backend::Poll("LUZIA_WATCH=poll".into()), "LUZIA_WATCH=poll"),
-        ];
-        for (backend, reason) in cases {
-            let w = FsWatcher::start(dir.path(), backend.clone(), |_| {});
-            match w.mode() {
-                WatchMode::Polling { reason: got } => {
-                    assert!(got.contains(reason), "{backend:?}: {got}")
-                }
-                WatchMode::Inotify => panic!("{backend:?} did not fall back"),
-            }
-        }
-    }
-
-    #[test]
-    fn own_reads_are_no_change_and_an_overflow_is_a_rescan() {
-        let ev = |kind| Event::new(kind).add_path(PathBuf::from("/j/a1/meta.json"));
-        let open = ev(EventKind::Access(AccessKind::Open(AccessMode::Any)));
-        assert_eq!(change(&open), None);
-        let read_close = ev(EventKind::Access(AccessKind::Close(AccessMode::Read)));
-        assert_eq!(change(&read_close), None);
-        let write_close = ev(EventKind::Access(AccessKind::Close(AccessMode::Write)));
-        assert_eq!(
-            change(&write_close),
-            Some(Change::Paths(vec![PathBuf::from("/j/a1/meta.json")]))
-        );
-        let overflow = Event::new(EventKind::Other).set_flag(::notify::event::Flag::Rescan);
-        assert_eq!(change(&overflow), Some(Change::Rescan));
-        assert_eq!(
-            change_of(Err(::notify::Error::generic("queue overflow"))),
-            Some(Change::Rescan)
-        );
-    }
-
-    #[test]
-    fn local_tmp_is_not_remote() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(remote_fs_name(dir.path()), None);
-    }
-
-    #[test]
-    fn a_native_watcher_reports_writes_in_added_directories() {
-        let dir = tempfile::tempdir().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let mut w = FsWatcher::start(dir.path(), Backend::default(), move |c| {
-            let _ = tx.send(c);
-        });
-        assert_eq!(w.mode(), &WatchMode::Inotify);
-        let sub = dir.path().join("j1");
-        std::fs::create_dir(&sub).unwrap();
-        let created = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-        assert_eq!(created, Change::Paths(vec![sub.clone()]));
-        assert_eq!(w.add(&sub), Ok(()));
-        assert!(matches!(
-            w.add(&dir.path().join("gone")),
-            Err(AddError::Failed(_))
-        ));
-        std::fs::write(sub.join("output.log"), b"x\n").unwrap();
-        let written = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-        assert!(
-            matches!(&written, Change::Paths(p) if p.contains(&sub.join("output.log"))),
-            "{written:?}"
-        );
-    }
-}
+mod tests;

@@ -36,7 +36,7 @@ impl DirWatch {
         DirWatch { watcher, rx, tx }
     }
 
-    pub fn mode(&self) -> &WatchMode {
+    pub fn mode(&self) -> WatchMode {
         self.watcher.mode()
     }
 

@@ -15,10 +15,28 @@ use crate::jobs::fs::files::{self, open_write};
 use crate::jobs::fs::names::HISTORY_FILE;
 use crate::jobs::run::agents::Kind;
 
-/// The variables an agent always keeps from the environment luzia runs in (besides every
-/// `LUZIA_*`): what a login gives a program, and no more.
+/// The variables an agent always keeps from the environment luzia runs in (besides
+/// [`OWN_VARIABLES`]): what a login gives a program, and no more.
 pub const ALWAYS_PASSED: [&str; 8] = [
     "HOME", "USER", "LOGNAME", "PATH", "SHELL", "LANG", "TERM", "TZ",
+];
+
+/// luzia's own variables, every one the code reads or sets (tests/architecture.rs keeps the
+/// list true): the only `LUZIA_*` an agent keeps, for the `luzia` it runs itself (`ask`, `gate`,
+/// `progress`, a `luzia run` of its own) to work as the dispatcher's does. Any other name that
+/// starts with `LUZIA_` is not luzia's and stays behind like any variable: a prefix is no
+/// allowlist (a secret named `LUZIA_`-something would reach every agent).
+pub const OWN_VARIABLES: [&str; 10] = [
+    "LUZIA_CONFIG",
+    "LUZIA_JOBS_DIR",
+    "LUZIA_QUEUE_DIR",
+    "LUZIA_NOTIFICATIONS_LOG",
+    "LUZIA_WATCH",
+    "LUZIA_LOG",
+    "LUZIA_PROC",
+    "LUZIA_SSH",
+    "LUZIA_JOB_DIR",
+    "LUZIA_JOB_ID",
 ];
 
 /// What the config adds to an agent's environment (`env_pass` and `env`, of `[agent]` and of
@@ -51,8 +69,8 @@ impl Account {
     }
 }
 
-/// The agent's whole environment: from `parent` (luzia's own) only [`ALWAYS_PASSED`], every
-/// `LUZIA_*`, the variables its kind of agent declares (`agents`: for Claude Code its
+/// The agent's whole environment: from `parent` (luzia's own) only [`ALWAYS_PASSED`],
+/// [`OWN_VARIABLES`], the variables its kind of agent declares (`agents`: for Claude Code its
 /// credentials, proxy and CA, when set) and the names `rules` passes; then, for a switched
 /// user, its HOME, USER, LOGNAME and SHELL; then the values `rules` sets; then `LUZIA_JOB_DIR`
 /// and `LUZIA_JOB_ID`, which nothing overrides.
@@ -88,7 +106,7 @@ fn environment(
     let needs = kind.needs();
     let kept = |name: &OsString| {
         let b = name.as_bytes();
-        b.starts_with(b"LUZIA_")
+        OWN_VARIABLES.iter().any(|k| k.as_bytes() == b)
             || ALWAYS_PASSED.iter().any(|k| k.as_bytes() == b)
             || rules.pass.iter().any(|k| k.as_bytes() == b)
             || needs.passes(name, &is_set, as_root)
@@ -179,6 +197,8 @@ mod tests {
             ("GIT_SSH", "/bin/ssh"),
             ("LUZIA_QUEUE_DIR", "/q"),
             ("LUZIA_JOB_ID", "from-the-dispatcher"),
+            // Named like luzia's own, but not one: a prefix lets nothing through.
+            ("LUZIA_SECRET_TOKEN", "hunter3"),
             ("LD_PRELOAD", "/evil.so"),
         ]);
         let rules = AgentEnv {

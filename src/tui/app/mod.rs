@@ -129,6 +129,8 @@ pub struct App {
     /// What the recent events show, and when they were last looked at.
     pub events_view: events::EventsView,
     pub watch_mode: WatchMode,
+    /// The jobs root is not at its path (moved away, removed): the header says so.
+    pub root_gone: bool,
     pub size: Rect,
     pub now: DateTime<Utc>,
     /// The first listing has arrived.
@@ -199,6 +201,7 @@ impl App {
             answered: inbox::Answered::default(),
             events_view: events::EventsView::default(),
             watch_mode: WatchMode::Inotify,
+            root_gone: false,
             size: Rect::new(0, 0, 80, 24),
             now,
             loaded: false,
@@ -374,6 +377,16 @@ impl App {
             Event::WatchMode(mode) => {
                 self.watch_mode = mode;
                 vec![]
+            }
+            Event::RootGone => {
+                self.root_gone = true;
+                vec![]
+            }
+            Event::RootBack => {
+                self.root_gone = false;
+                vec![Effect::Sync {
+                    skip: HashSet::new(),
+                }]
             }
             Event::Signal(_) => self.quit(),
             other => self.on_result(other),

@@ -74,10 +74,12 @@ impl Reads {
                 Signal::Changed(ids) => Event::JobsChanged(ids),
                 Signal::Output(ids) => Event::OutputGrew(ids),
                 Signal::Rescan => Event::Rescan,
+                Signal::RootGone => Event::RootGone,
+                Signal::RootBack => Event::RootBack,
             });
         });
         polling.store(watcher.is_polling(), Ordering::Relaxed);
-        let _ = tx.send(Event::WatchMode(watcher.mode().clone()));
+        let _ = tx.send(Event::WatchMode(watcher.mode()));
         Reads {
             root: root.to_owned(),
             index,
@@ -266,7 +268,7 @@ impl Reads {
                 WatchChange::Unchanged => {}
                 WatchChange::SwitchedToPolling => {
                     self.polling.store(true, Ordering::Relaxed);
-                    self.send(Event::WatchMode(self.watcher.mode().clone()));
+                    self.send(Event::WatchMode(self.watcher.mode()));
                     return;
                 }
             }

@@ -127,6 +127,8 @@ fn top_line(app: &App, theme: &Theme, narrow: bool, form: Form) -> Vec<Span<'sta
     }
     spans.extend(alarms);
     spans.push(match &app.watch_mode {
+        // Nothing to watch, nor to poll: what is listed is what was there.
+        _ if app.root_gone => Span::styled("│ root missing ", theme.warn()),
         WatchMode::Inotify => Span::styled("│ live ", theme.dim()),
         WatchMode::Polling { .. } if compact => Span::styled(
             format!("│ polling every {}s ", POLL_EVERY.as_secs()),
