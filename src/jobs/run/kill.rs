@@ -104,13 +104,15 @@ enum Target {
 fn target(job: &Job) -> Result<Target, KillError> {
     let id = job.id.to_string();
     let processes = job.processes();
-    // A record of a supervisor is a job of luzia's, whatever meta.json says (in a directory given
-    // to the agent's user, meta.json may be the agent's; the record luzia believes is not).
+    // luzia's private record of a supervisor makes a job luzia's, whatever meta.json says (in a
+    // directory given to the agent's user, meta.json may be the agent's; the record luzia
+    // believes is not). Only the private record names its job: a `process.json` among the job's
+    // files (the orchestrator's, a test's, an older luzia's) leaves the question to meta.json.
     let supervised = job.meta.as_ref().is_some_and(|m| m.supervised)
         || job
             .process_record
             .as_ref()
-            .is_some_and(|r| r.supervisor.is_some());
+            .is_some_and(|r| r.supervisor.is_some() && r.job.is_some());
     let main = processes.main.as_ref().map(|p| (p, p.find()));
     if let Some((p, found)) = &main
         && found.is_alive()
