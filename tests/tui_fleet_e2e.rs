@@ -488,9 +488,10 @@ fn a_task_typed_in_the_cockpit_is_started_on_the_host_picked() {
 
     let started = common::wait_for("the task on beta's root", Duration::from_secs(30), || {
         fs::read_dir(&beta.root).ok()?.flatten().find_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // Not the `.partial-<id>` a dispatch makes the job in, before it is renamed.
             let meta = fs::read_to_string(e.path().join("meta.json")).ok()?;
-            meta.contains("typed in the cockpit")
-                .then(|| e.file_name().to_string_lossy().into_owned())
+            (!name.starts_with('.') && meta.contains("typed in the cockpit")).then_some(name)
         })
     });
     // Selected, as a task started here is: the dispatch named it with its host.
