@@ -161,3 +161,14 @@ fn offset(s: &str) -> Option<FixedOffset> {
 
 #[cfg(test)]
 mod tests;
+
+/// A reset time as a person reads it, in the machine's local time: `17:00` within a day of
+/// `now`, else `Nov 30 09:00`.
+pub fn clock(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = at.with_timezone(&Local);
+    if (at - now).num_hours().abs() < 24 {
+        local.format("%H:%M").to_string()
+    } else {
+        local.format("%b %-d %H:%M").to_string()
+    }
+}
