@@ -46,6 +46,9 @@ static WORDS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// How long after the reset a stopped job is continued: the account's clock and ours differ.
+pub const RESUME_MARGIN: Duration = Duration::seconds(5);
+
 /// A date without a year, or a time without a date, is looked for from this long before the
 /// job ended: the clock of the agent and the one of the file system may differ a little.
 const SLACK: Duration = Duration::minutes(5);
