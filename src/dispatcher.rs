@@ -159,31 +159,29 @@ impl<'a> Dispatcher<'a> {
         let round = self.start_queued_locked(&slots)?;
         let notes = round.notes();
         let held = self.hold(Utc::now()).is_some();
-        let dispatched = if req.queue
-            || held
-            || self.running(&slots)? >= self.cfg.agent.max_concurrent
-        {
-            let by = crate::jobs::hitl::operator::operator();
-            // A project the config file does not name keeps its directory in the queue's
-            // file: whoever starts the task may know only the file.
-            let path = match self.cfg.projects.get(&req.project) {
-                Some(p) if p.unconfigured => Some(p.path.as_path()),
-                Some(_) => None,
-                None => req.path.as_deref(),
+        let dispatched =
+            if req.queue || held || self.running(&slots)? >= self.cfg.agent.max_concurrent {
+                let by = crate::jobs::hitl::operator::operator();
+                // A project the config file does not name keeps its directory in the queue's
+                // file: whoever starts the task may know only the file.
+                let path = match self.cfg.projects.get(&req.project) {
+                    Some(p) if p.unconfigured => Some(p.path.as_path()),
+                    Some(_) => None,
+                    None => req.path.as_deref(),
+                };
+                queue::enqueue_at(
+                    &self.cfg.queue_dir,
+                    &req.project,
+                    path,
+                    &req.task,
+                    req.priority,
+                    &by,
+                )
+                .map(Dispatched::Queued)
+                .map_err(anyhow::Error::from)
+            } else {
+                self.start(&spec, &slots).map(Dispatched::Started)
             };
-            queue::enqueue_at(
-                &self.cfg.queue_dir,
-                &req.project,
-                path,
-                &req.task,
-                req.priority,
-                &by,
-            )
-            .map(Dispatched::Queued)
-            .map_err(anyhow::Error::from)
-        } else {
-            self.start(&spec, &slots).map(Dispatched::Started)
-        };
         match dispatched {
             Ok(d) => Ok((d, notes)),
             // The same fault often stops both: say what became of the earlier tasks too.

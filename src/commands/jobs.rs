@@ -254,7 +254,10 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
             Stage::Retried(_) => "retried",
         }),
         exchange: job.exchange.as_deref().map(ExchangeJson::of),
-        resets_at: rfc3339(job.limit_resets_at().filter(|_| job.status == Status::Limited)),
+        resets_at: rfc3339(
+            job.limit_resets_at()
+                .filter(|_| job.status == Status::Limited),
+        ),
         retry_of: job.retry_of().map(|id| id.to_string()),
         retried_by: job.retried_by.iter().map(|id| id.as_str()).collect(),
         problems: job.problems.iter().map(|p| p.to_string()).collect(),

@@ -46,11 +46,19 @@ fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
 fn said(cfg: &Config, dispatched: Dispatched, out: &mut dyn Write) -> Result<u8> {
     match dispatched {
         Dispatched::Started(c) => writeln!(out, "{}", c.id)?,
-        Dispatched::Queued(q) => writeln!(
-            out,
-            "queued {} (every one of the {} slots is taken; `luzia queue` lists the queue)",
-            q.id, cfg.agent.max_concurrent
-        )?,
+        Dispatched::Queued(q) => match Dispatcher::new(cfg)?.hold(Utc::now()) {
+            Some(hold) => writeln!(
+                out,
+                "queued {} ({}; `luzia queue` lists the queue)",
+                q.id,
+                hold.why(Utc::now())
+            )?,
+            None => writeln!(
+                out,
+                "queued {} (every one of the {} slots is taken; `luzia queue` lists the queue)",
+                q.id, cfg.agent.max_concurrent
+            )?,
+        },
     }
     Ok(0)
 }

@@ -211,9 +211,9 @@ impl Dispatcher<'_> {
                 Ok(None) => {
                     let _ = std::fs::remove_file(&entry);
                 }
-                Err(e) => done
-                    .notes
-                    .push(format!("job {id} could not be resumed after the usage limit: {e:#}")),
+                Err(e) => done.notes.push(format!(
+                    "job {id} could not be resumed after the usage limit: {e:#}"
+                )),
             }
         }
         done

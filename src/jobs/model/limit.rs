@@ -6,7 +6,8 @@
 //!   `You've hit your weekly limit · resets Nov 30, 9am (UTC)`;
 //! - 1.x: `Claude AI usage limit reached|1735689600` (the reset as Unix seconds);
 //! - luzia's own rendering of those: `(resets 2026-11-23 17:00 UTC)`,
-//!   `five_hour limit: rejected until 2026-11-23 17:00 UTC`.
+//!   `five_hour limit: rejected until 2026-11-23 17:00 UTC`, the reset somewhere within that
+//!   minute (the seconds are dropped): read as the minute's end, never too early.
 //!
 //! A time without a date is the first such time after the job ended. A zone that is neither UTC
 //! nor a fixed offset is the machine's local zone: the agent ran here, and Claude Code prints
@@ -62,14 +63,20 @@ pub fn resets_at(text: &str, ended: DateTime<Utc>) -> Option<DateTime<Utc>> {
         return DateTime::from_timestamp(c[1].parse().ok()?, 0);
     }
     if let Some(c) = FULL.as_ref()?.captures(text) {
-        let date = NaiveDate::from_ymd_opt(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)?;
+        let date =
+            NaiveDate::from_ymd_opt(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)?;
         let time = NaiveTime::from_hms_opt(c[4].parse().ok()?, c[5].parse().ok()?, 0)?;
-        return Some(date.and_time(time).and_utc());
+        // luzia's rendering drops the seconds: the reset is within that minute, and the end of
+        // it is never too early.
+        return Some(date.and_time(time).and_utc() + Duration::minutes(1));
     }
     let c = WORDS.as_ref()?.captures(text)?;
     let mut hour: u32 = c[3].parse().ok()?;
     let minute: u32 = c.get(4).map_or(Some(0), |m| m.as_str().parse().ok())?;
-    match c.get(5).map(|m| m.as_str().to_ascii_lowercase().starts_with('p')) {
+    match c
+        .get(5)
+        .map(|m| m.as_str().to_ascii_lowercase().starts_with('p'))
+    {
         Some(pm) if (1..=12).contains(&hour) => hour = hour % 12 + if pm { 12 } else { 0 },
         Some(_) => return None,
         None => {}
@@ -102,7 +109,10 @@ fn month_number(name: &str) -> Option<u32> {
         "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
     ];
     let short = name.get(..3)?.to_ascii_lowercase();
-    MONTHS.iter().position(|m| *m == short).map(|i| i as u32 + 1)
+    MONTHS
+        .iter()
+        .position(|m| *m == short)
+        .map(|i| i as u32 + 1)
 }
 
 /// The zone a reset time is given in.
@@ -139,7 +149,10 @@ impl Zone {
     fn at(self, wall: chrono::NaiveDateTime) -> Option<DateTime<Utc>> {
         match self {
             Zone::Fixed(o) => o.from_local_datetime(&wall).earliest().map(|t| t.to_utc()),
-            Zone::Local => Local.from_local_datetime(&wall).earliest().map(|t| t.to_utc()),
+            Zone::Local => Local
+                .from_local_datetime(&wall)
+                .earliest()
+                .map(|t| t.to_utc()),
         }
     }
 }

@@ -414,7 +414,11 @@ mod tests {
     fn a_failure_that_names_a_usage_limit_is_limited_unless_stopped() {
         assert_eq!(ended_limited(1, false, true), Status::Limited);
         assert_eq!(ended_limited(1, false, false), Status::Failed);
-        assert_eq!(ended_limited(1, true, true), Status::Killed, "a kill cancels the wait");
+        assert_eq!(
+            ended_limited(1, true, true),
+            Status::Killed,
+            "a kill cancels the wait"
+        );
         assert_eq!(ended_limited(0, false, true), Status::Completed);
         assert_eq!(ended_limited(100, false, true), Status::NeedsInput);
         assert_eq!(ended_limited(-9, false, true), Status::Killed);

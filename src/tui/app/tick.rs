@@ -29,11 +29,13 @@ impl App {
         let limit_reset = |j: &crate::jobs::Job| {
             j.status == Status::Limited
                 && j.continued_by().is_none()
-                && j.limit_resets_at().is_some_and(|t| {
-                    t + crate::jobs::model::limit::RESUME_MARGIN <= self.now
-                })
+                && j.limit_resets_at()
+                    .is_some_and(|t| t + crate::jobs::model::limit::RESUME_MARGIN <= self.now)
         };
-        if local.clone().any(|j| j.status.is_active() || limit_reset(j)) {
+        if local
+            .clone()
+            .any(|j| j.status.is_active() || limit_reset(j))
+        {
             effects.push(Effect::SyncQueue);
         }
         // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.

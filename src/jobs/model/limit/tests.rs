@@ -12,23 +12,53 @@ fn every_form_of_the_real_words() {
     let ended = utc("2026-11-23T14:02:10Z");
     let cases = [
         // Claude Code 2.1.197, subscription, five-hour limit
-        ("You've hit your session limit · resets 5pm (UTC)", "2026-11-23T17:00:00Z"),
+        (
+            "You've hit your session limit · resets 5pm (UTC)",
+            "2026-11-23T17:00:00Z",
+        ),
         // as luzia renders the stream-json result
         (
             "── failed (API error 429): You've hit your session limit · resets 5pm (UTC) · 1 turn · 0.1s",
             "2026-11-23T17:00:00Z",
         ),
-        ("You've hit your session limit · resets 5:30pm (UTC)", "2026-11-23T17:30:00Z"),
-        ("You've hit your session limit · resets 9am (UTC)", "2026-11-24T09:00:00Z"),
-        ("You've hit your session limit · resets 16:45 (UTC+2)", "2026-11-23T14:45:00Z"),
-        ("You've reached your Opus limit · resets 3pm (GMT-05:00)", "2026-11-23T20:00:00Z"),
-        ("You've hit your weekly limit · resets Nov 30, 9am (UTC)", "2026-11-30T09:00:00Z"),
+        (
+            "You've hit your session limit · resets 5:30pm (UTC)",
+            "2026-11-23T17:30:00Z",
+        ),
+        (
+            "You've hit your session limit · resets 9am (UTC)",
+            "2026-11-24T09:00:00Z",
+        ),
+        (
+            "You've hit your session limit · resets 16:45 (UTC+2)",
+            "2026-11-23T14:45:00Z",
+        ),
+        (
+            "You've reached your Opus limit · resets 3pm (GMT-05:00)",
+            "2026-11-23T20:00:00Z",
+        ),
+        (
+            "You've hit your weekly limit · resets Nov 30, 9am (UTC)",
+            "2026-11-30T09:00:00Z",
+        ),
         // Claude Code 1.x: the epoch
-        ("Claude AI usage limit reached|1795453200", "2026-11-23T17:00:00Z"),
-        ("Claude AI usage limit reached|1735689600", "2025-01-01T00:00:00Z"),
-        // luzia's renderings
-        ("✗ Claude AI usage limit reached (resets 2026-11-23 17:00 UTC)", "2026-11-23T17:00:00Z"),
-        ("  ↯ five_hour limit: rejected until 2026-11-23 17:00 UTC", "2026-11-23T17:00:00Z"),
+        (
+            "Claude AI usage limit reached|1795453200",
+            "2026-11-23T17:00:00Z",
+        ),
+        (
+            "Claude AI usage limit reached|1735689600",
+            "2025-01-01T00:00:00Z",
+        ),
+        // luzia's renderings, the seconds dropped: the end of the minute
+        (
+            "✗ Claude AI usage limit reached (resets 2026-11-23 17:00 UTC)",
+            "2026-11-23T17:01:00Z",
+        ),
+        (
+            "  ↯ five_hour limit: rejected until 2026-11-23 17:00 UTC",
+            "2026-11-23T17:01:00Z",
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(resets_at(text, ended), Some(utc(want)), "{text}");
@@ -54,7 +84,10 @@ fn a_warning_or_a_limit_without_a_time_is_no_stop() {
 fn a_year_end_weekly_limit_is_next_year() {
     let ended = utc("2026-12-30T10:00:00Z");
     assert_eq!(
-        resets_at("You've hit your weekly limit · resets Jan 2, 9am (UTC)", ended),
+        resets_at(
+            "You've hit your weekly limit · resets Jan 2, 9am (UTC)",
+            ended
+        ),
         Some(utc("2027-01-02T09:00:00Z"))
     );
 }

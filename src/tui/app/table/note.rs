@@ -51,7 +51,10 @@ fn limit_note(job: &Job, now: chrono::DateTime<chrono::Utc>) -> (Option<String>,
     match job.limit_resets_at() {
         Some(at) => {
             let clock = crate::jobs::model::limit::clock(at, now);
-            (Some(format!("limit · resets {clock}")), Some(format!("resets {clock}")))
+            (
+                Some(format!("limit · resets {clock}")),
+                Some(format!("resets {clock}")),
+            )
         }
         None => (None, None),
     }
