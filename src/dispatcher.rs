@@ -3,6 +3,7 @@
 //! supervisor (which starts queued tasks as it finishes) and the cockpit's input bar all
 //! dispatch through here.
 
+pub mod limits;
 mod sessions;
 
 pub use sessions::{Continuation, attach, continue_prompt, reply};
@@ -157,28 +158,30 @@ impl<'a> Dispatcher<'a> {
         // Tasks queued earlier go first: a free slot is theirs.
         let round = self.start_queued_locked(&slots)?;
         let notes = round.notes();
-        let dispatched = if req.queue || self.running(&slots)? >= self.cfg.agent.max_concurrent {
-            let by = crate::jobs::hitl::operator::operator();
-            // A project the config file does not name keeps its directory in the queue's
-            // file: whoever starts the task may know only the file.
-            let path = match self.cfg.projects.get(&req.project) {
-                Some(p) if p.unconfigured => Some(p.path.as_path()),
-                Some(_) => None,
-                None => req.path.as_deref(),
+        let held = self.hold(Utc::now()).is_some();
+        let dispatched =
+            if req.queue || held || self.running(&slots)? >= self.cfg.agent.max_concurrent {
+                let by = crate::jobs::hitl::operator::operator();
+                // A project the config file does not name keeps its directory in the queue's
+                // file: whoever starts the task may know only the file.
+                let path = match self.cfg.projects.get(&req.project) {
+                    Some(p) if p.unconfigured => Some(p.path.as_path()),
+                    Some(_) => None,
+                    None => req.path.as_deref(),
+                };
+                queue::enqueue_at(
+                    &self.cfg.queue_dir,
+                    &req.project,
+                    path,
+                    &req.task,
+                    req.priority,
+                    &by,
+                )
+                .map(Dispatched::Queued)
+                .map_err(anyhow::Error::from)
+            } else {
+                self.start(&spec, &slots).map(Dispatched::Started)
             };
-            queue::enqueue_at(
-                &self.cfg.queue_dir,
-                &req.project,
-                path,
-                &req.task,
-                req.priority,
-                &by,
-            )
-            .map(Dispatched::Queued)
-            .map_err(anyhow::Error::from)
-        } else {
-            self.start(&spec, &slots).map(Dispatched::Started)
-        };
         match dispatched {
             Ok(d) => Ok((d, notes)),
             // The same fault often stops both: say what became of the earlier tasks too.
@@ -201,7 +204,8 @@ impl<'a> Dispatcher<'a> {
     /// that cannot start is recorded as failed in the queue with the reason (or, when not even
     /// that can be written, stays queued), and the error says which and why.
     pub fn start_queued(&self) -> Result<Vec<Created>> {
-        if queue::list(&self.cfg.queue_dir)?.is_empty() {
+        if queue::list(&self.cfg.queue_dir)?.is_empty() && !self.resumes_pending() {
+            self.clear_lapsed(Utc::now());
             return Ok(Vec::new());
         }
         let slots = Slots::lock(&self.cfg.queue_dir)?;
@@ -216,9 +220,15 @@ impl<'a> Dispatcher<'a> {
         // A starter that died holding a claim: its task has a job, or it waits again.
         slots.recover(self.root())?;
         let mut round = Round::default();
-        if !slots.has_pending()? {
+        // Jobs the usage limit stopped go on first, as it resets: they are older than any task
+        // queued meanwhile.
+        let now = Utc::now();
+        let resumed = self.resume_due(slots, now);
+        round.held_notes = resumed.notes;
+        if !slots.has_pending()? || self.hold(now).is_some() {
             return Ok(round);
         }
+        self.clear_lapsed(now);
         let mut running = self.running(slots)?;
         while running < self.cfg.agent.max_concurrent {
             let Some(claim) = slots.claim_next()? else {
@@ -285,19 +295,23 @@ struct Round {
     started: Vec<Created>,
     /// Queue id, reason, and why the failure could not be recorded (when it could not).
     failed: Vec<(String, String, Option<Unrecorded>)>,
+    /// Why a job due to be continued after the usage limit could not be.
+    held_notes: Vec<String>,
 }
 
 impl Round {
     /// One sentence for each task that could not start.
     fn notes(&self) -> Vec<String> {
-        self.failed
+        self.held_notes
             .iter()
+            .cloned()
+            .chain(self.failed.iter()
             .map(|(id, reason, unrecorded)| match unrecorded {
                 None => format!(
                     "queued task {id} could not start: {reason} (`luzia queue` lists it with the reason; `luzia queue retry {id}` tries again)"
                 ),
                 Some(u) => format!("queued task {id} could not start: {reason}; {u}"),
-            })
+            }))
             .collect()
     }
 }

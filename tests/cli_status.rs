@@ -492,6 +492,7 @@ fn export_json_writes_the_documented_shape_and_prints_the_path() {
             "running",
             "waiting",
             "needs_input",
+            "limited",
             "queued",
             "completed",
             "failed",

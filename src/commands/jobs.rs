@@ -133,6 +133,8 @@ pub struct JobJson<'a> {
     stage: Option<&'static str>,
     /// For a `needs_input` job: the question it stopped for and the answer given since.
     exchange: Option<ExchangeJson<'a>>,
+    /// For a `limited` job: when the usage limit that stopped it resets.
+    resets_at: Option<String>,
     retry_of: Option<String>,
     retried_by: Vec<&'a str>,
     problems: Vec<String>,
@@ -252,6 +254,10 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
             Stage::Retried(_) => "retried",
         }),
         exchange: job.exchange.as_deref().map(ExchangeJson::of),
+        resets_at: rfc3339(
+            job.limit_resets_at()
+                .filter(|_| job.status == Status::Limited),
+        ),
         retry_of: job.retry_of().map(|id| id.to_string()),
         retried_by: job.retried_by.iter().map(|id| id.as_str()).collect(),
         problems: job.problems.iter().map(|p| p.to_string()).collect(),
@@ -309,6 +315,7 @@ pub fn status_color(status: Status) -> &'static str {
     match status {
         Status::Running => "\x1b[36m",
         Status::Waiting | Status::NeedsInput => "\x1b[1;33m",
+        Status::Limited => "\x1b[33m",
         Status::Completed => "\x1b[32m",
         Status::Failed | Status::Died => "\x1b[31m",
         Status::Killed => "\x1b[35m",

@@ -46,11 +46,19 @@ fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
 fn said(cfg: &Config, dispatched: Dispatched, out: &mut dyn Write) -> Result<u8> {
     match dispatched {
         Dispatched::Started(c) => writeln!(out, "{}", c.id)?,
-        Dispatched::Queued(q) => writeln!(
-            out,
-            "queued {} (every one of the {} slots is taken; `luzia queue` lists the queue)",
-            q.id, cfg.agent.max_concurrent
-        )?,
+        Dispatched::Queued(q) => match Dispatcher::new(cfg)?.hold(Utc::now()) {
+            Some(hold) => writeln!(
+                out,
+                "queued {} ({}; `luzia queue` lists the queue)",
+                q.id,
+                hold.why(Utc::now())
+            )?,
+            None => writeln!(
+                out,
+                "queued {} (every one of the {} slots is taken; `luzia queue` lists the queue)",
+                q.id, cfg.agent.max_concurrent
+            )?,
+        },
     }
     Ok(0)
 }
@@ -325,10 +333,31 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     }
     // A slot is free now, whatever became of this job's bookkeeping (a full disk may have
     // refused it): queued tasks may start, or be recorded as unable to.
-    if let Ok(d) = Dispatcher::new(cfg)
-        && let Err(e) = d.start_queued()
-    {
-        crate::say!("luzia: cannot start queued tasks: {}", super::describe(&e));
+    if let Ok(d) = Dispatcher::new(cfg) {
+        record_limit(&d, &args.job_dir);
+        if let Err(e) = d.start_queued() {
+            crate::say!("luzia: cannot start queued tasks: {}", super::describe(&e));
+        }
     }
     Ok(u8::try_from(code?).unwrap_or(1))
+}
+
+/// A job the account's usage limit stopped holds its agent's queue until the reset, and is
+/// continued then ([`limits`](crate::dispatcher::limits)).
+fn record_limit(d: &Dispatcher, job_dir: &std::path::Path) {
+    let Some(id) = job_dir
+        .file_name()
+        .and_then(|n| crate::jobs::JobId::parse(&n.to_string_lossy()).ok())
+    else {
+        return;
+    };
+    let root = job_dir.parent().unwrap_or(job_dir);
+    if let Some(job) = crate::jobs::model::job::read_job(root, &id, Utc::now())
+        && let Err(e) = d.record_limit(&job)
+    {
+        crate::say!(
+            "luzia: cannot record that the usage limit stopped job {id}: {}",
+            super::describe(&e)
+        );
+    }
 }

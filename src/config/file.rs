@@ -147,6 +147,9 @@ pub struct Project {
     /// How the project's jobs are kept apart and their changes recorded: `none`, `snapshot` or
     /// `worktree`. Unset: `snapshot` when the project is in a git repository, else `none`.
     pub isolation: Option<crate::jobs::model::review::Isolation>,
+    /// Whether a Claude Code job the account's usage limit stopped continues its session by
+    /// itself when the limit resets (on when unset).
+    pub resume_after_limit: Option<bool>,
     /// Not in the config file: made for the git repository luzia was started in (the
     /// cockpit's). A process that reads only the file (a supervisor starting queued tasks)
     /// does not know it, so its queued tasks keep their directory.
@@ -168,6 +171,7 @@ impl Project {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             isolation: None,
+            resume_after_limit: None,
             unconfigured: true,
         }
     }

@@ -47,6 +47,16 @@ impl Dispatcher<'_> {
     /// is created but not started: the caller runs it in its terminal.
     pub fn resume(&self, job: &Job, how: &Continuation) -> Result<Created> {
         let slots = Slots::lock(&self.cfg.queue_dir)?;
+        self.resume_locked(&slots, job, how)
+    }
+
+    /// [`Dispatcher::resume`], the queue's lock held by the caller.
+    pub(super) fn resume_locked(
+        &self,
+        slots: &Slots,
+        job: &Job,
+        how: &Continuation,
+    ) -> Result<Created> {
         let all = scan(self.root(), Utc::now())?;
         // As it is now, under the lock: not as the caller read it a moment ago.
         let now = all.iter().find(|j| j.id == job.id).unwrap_or(job);
@@ -68,13 +78,12 @@ impl Dispatcher<'_> {
             return Err(e.into());
         }
         if !how.interactive
-            && let Err(e) = self.start_created(&created, &slots)
+            && let Err(e) = self.start_created(&created, slots)
         {
             // The job is gone again: so is its link.
             let _ = resume::unlink(&now.dir(), created.id.as_str());
             return Err(e);
         }
-        drop(slots);
         Ok(created)
     }
 

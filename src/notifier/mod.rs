@@ -32,6 +32,9 @@ pub struct Notifier {
     rules: AlarmRules,
     ledger: Ledger,
     host: String,
+    /// The config the queue's starter runs with, to continue the jobs the usage limit stopped
+    /// at its reset and start the tasks it held; `None` for a read-only config.
+    starter: Option<Box<Config>>,
 }
 
 /// `$XDG_STATE_HOME/luzia`, else `~/.local/state/luzia`: where the ledger lives.
@@ -56,6 +59,21 @@ impl Notifier {
             rules: cfg.alarms.clone(),
             ledger: Ledger::new(state),
             host: this_host(),
+            starter: (!cfg.read_only).then(|| Box::new(cfg.clone())),
+        }
+    }
+
+    /// At a tick: what the usage limit left to do at its reset (a job to continue, tasks
+    /// held), done by the queue's starter.
+    pub fn start_after_limits(&self) {
+        let Some(cfg) = self.starter.as_deref() else {
+            return;
+        };
+        if let Ok(d) = crate::dispatcher::Dispatcher::new(cfg)
+            && d.limits_due(chrono::Utc::now())
+            && let Err(e) = d.start_queued()
+        {
+            crate::say!("luzia: {e:#}");
         }
     }
 

@@ -71,6 +71,7 @@ pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
                     TICK
                 };
                 next_tick = Instant::now() + every;
+                w.n.start_after_limits();
                 if w.watcher.is_polling() || last_full.elapsed() >= FULL_EVERY {
                     w.full();
                     last_full = Instant::now();

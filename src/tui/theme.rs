@@ -49,6 +49,7 @@ impl Theme {
             Status::Waiting | Status::NeedsInput => {
                 self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
             }
+            Status::Limited => self.fg(Color::Yellow),
             Status::Completed => self.fg(Color::Green),
             Status::Failed | Status::Died => self.fg(Color::Red),
             Status::Killed => self.fg(Color::Magenta),
@@ -76,6 +77,7 @@ impl Theme {
             (Status::Killed, false) => "⊘",
             (Status::NeedsInput, false) => "?",
             (Status::Died, false) => "†",
+            (Status::Limited, false) => "◷",
             (Status::Unknown, false) => "·",
             (Status::Running, true) => ">",
             (Status::Waiting, true) => "!",
@@ -85,6 +87,7 @@ impl Theme {
             (Status::Killed, true) => "k",
             (Status::NeedsInput, true) => "?",
             (Status::Died, true) => "d",
+            (Status::Limited, true) => "l",
             (Status::Unknown, true) => "-",
         }
     }

@@ -25,6 +25,9 @@ pub const HISTORY_FILE: &str = "history.jsonl";
 /// A requested stop: who asked for the agent to be stopped, and when (published before the
 /// signal is sent).
 pub const STOP_FILE: &str = "stop.json";
+/// The one continuation of a job the usage limit stopped, claimed once (published with
+/// `link()`) by whichever luzia resumes it at the reset.
+pub const LIMIT_RESUME_FILE: &str = "limit-resume.json";
 /// Who runs the job, told apart from later processes of the same pid: the supervisor's and the
 /// agent's pids, each with its start time.
 pub const PROCESS_FILE: &str = "process.json";

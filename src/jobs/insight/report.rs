@@ -35,6 +35,7 @@ pub struct Counts {
     pub running: usize,
     pub waiting: usize,
     pub needs_input: usize,
+    pub limited: usize,
     pub queued: usize,
     pub completed: usize,
     pub failed: usize,
@@ -55,6 +56,7 @@ impl Counts {
                 Status::Running => &mut c.running,
                 Status::Waiting => &mut c.waiting,
                 Status::NeedsInput => &mut c.needs_input,
+                Status::Limited => &mut c.limited,
                 Status::Queued => &mut c.queued,
                 Status::Completed => &mut c.completed,
                 Status::Failed => &mut c.failed,
@@ -68,11 +70,12 @@ impl Counts {
     }
 
     /// `(status, count)` in the order the header shows them; the status as `jobs --json` spells it.
-    pub fn by_status(&self) -> [(Status, usize); 9] {
+    pub fn by_status(&self) -> [(Status, usize); 10] {
         [
             (Status::Running, self.running),
             (Status::Waiting, self.waiting),
             (Status::NeedsInput, self.needs_input),
+            (Status::Limited, self.limited),
             (Status::Queued, self.queued),
             (Status::Completed, self.completed),
             (Status::Failed, self.failed),

@@ -45,12 +45,35 @@ pub fn when(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     })
 }
 
+/// For a job the usage limit stopped: ` (usage limit · resets 17:00, in 2h 58m)`, or the job
+/// that continued it.
+fn limit_words(job: &Job, now: DateTime<Utc>) -> String {
+    if job.status != crate::jobs::Status::Limited {
+        return String::new();
+    }
+    if let Some(by) = job.continued_by() {
+        return format!(" (usage limit · resumed as {by})");
+    }
+    match job.limit_resets_at() {
+        Some(at) if at > now => format!(
+            " (usage limit · resets {}, in {})",
+            crate::jobs::model::limit::clock(at, now),
+            format_duration((at - now).num_seconds())
+        ),
+        Some(at) => format!(
+            " (usage limit · reset at {})",
+            crate::jobs::model::limit::clock(at, now)
+        ),
+        None => String::new(),
+    }
+}
+
 pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
     let waiting_for = match (job.waiting(), job.stage()) {
         (Some(w), _) => format!(" (for {})", w.as_str()),
         (None, Some(Stage::Answered)) => " (answered: retry to go on)".into(),
         (None, Some(Stage::Retried(id))) => format!(" (retried as {id})"),
-        _ => String::new(),
+        _ => limit_words(job, now),
     };
     let mut out = vec![
         Fact {

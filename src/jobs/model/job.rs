@@ -194,6 +194,24 @@ impl Job {
 
     /// Finished for good: nothing on disk will change what is shown of it (a job that stopped
     /// for input is not: it is answered and retried).
+    /// When the usage limit that ended this job resets, if its last words (Claude Code's
+    /// result, kept in meta.json's `usage.error`) say one did. Worked out when asked, from the
+    /// boxed meta: a field of its own would grow every job of a root.
+    pub fn limit_resets_at(&self) -> Option<DateTime<Utc>> {
+        let error = &self.meta.as_ref()?.usage.as_ref()?.error;
+        let ended = self.finished.or(self.log_mtime)?;
+        crate::jobs::model::limit::resets_at(error, ended)
+    }
+
+    /// The job that continued this one after it ended: the last to resume its session
+    /// (meta.json's `resumed_by`), else the last retry of it.
+    pub fn continued_by(&self) -> Option<&str> {
+        self.meta
+            .as_ref()
+            .and_then(|m| m.resumed_by.last().map(String::as_str))
+            .or_else(|| self.retried_by.last().map(|id| id.as_str()))
+    }
+
     pub fn is_settled(&self) -> bool {
         self.exit_code.is_some() && self.status != Status::NeedsInput
     }
@@ -331,7 +349,8 @@ fn read_through<'t>(
     };
     if let Some(code) = log.exit_code {
         job.finished = job.finished.or(log.mtime);
-        job.status = Status::ended(code, job.stop.is_some());
+        job.status =
+            status::ended_limited(code, job.stop.is_some(), job.limit_resets_at().is_some());
         if job.status != Status::NeedsInput {
             // Finished for good: no pid or question changes what is shown.
             job.problems = r.problems.into();

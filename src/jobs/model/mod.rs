@@ -8,6 +8,7 @@ pub mod id;
 pub mod index;
 pub mod job;
 pub mod lifecycle;
+pub mod limit;
 pub mod meta;
 pub mod process;
 pub mod progress;

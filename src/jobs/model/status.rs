@@ -12,6 +12,7 @@ pub enum Status {
     Running,
     Queued,
     NeedsInput,
+    Limited,
     Failed,
     Died,
     Killed,
@@ -20,7 +21,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 9] = [
+    pub const ALL: [Status; 10] = [
         Status::Queued,
         Status::Running,
         Status::Waiting,
@@ -28,6 +29,7 @@ impl Status {
         Status::Failed,
         Status::Killed,
         Status::NeedsInput,
+        Status::Limited,
         Status::Died,
         Status::Unknown,
     ];
@@ -41,6 +43,7 @@ impl Status {
             Status::Failed => "failed",
             Status::Killed => "killed",
             Status::NeedsInput => "needs_input",
+            Status::Limited => "limited",
             Status::Died => "died",
             Status::Unknown => "unknown",
         }
@@ -108,6 +111,15 @@ pub struct Evidence {
     pub waiting: Option<Waiting>,
     /// Someone asked for the agent to be stopped (`stop.json`, or `stop` in meta.json).
     pub stop_requested: bool,
+}
+
+/// The status of a job that ended: a failure whose last words say the account's usage limit
+/// stopped it, and when the limit resets, is `limited` (a stop asked for stays `killed`).
+pub fn ended_limited(code: i32, stop_requested: bool, limit_stands: bool) -> Status {
+    match Status::ended(code, stop_requested) {
+        Status::Failed if limit_stands => Status::Limited,
+        other => other,
+    }
 }
 
 pub fn derive(e: &Evidence) -> Status {
@@ -396,5 +408,19 @@ mod tests {
                 .unwrap_err()
                 .contains("needs_input")
         );
+    }
+
+    #[test]
+    fn a_failure_that_names_a_usage_limit_is_limited_unless_stopped() {
+        assert_eq!(ended_limited(1, false, true), Status::Limited);
+        assert_eq!(ended_limited(1, false, false), Status::Failed);
+        assert_eq!(
+            ended_limited(1, true, true),
+            Status::Killed,
+            "a kill cancels the wait"
+        );
+        assert_eq!(ended_limited(0, false, true), Status::Completed);
+        assert_eq!(ended_limited(100, false, true), Status::NeedsInput);
+        assert_eq!(ended_limited(-9, false, true), Status::Killed);
     }
 }

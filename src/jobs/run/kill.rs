@@ -167,6 +167,12 @@ fn signal_error(job: &Job, e: SignalError) -> KillError {
 /// Records `request` (unless a stop was asked for already: the first request stands), then
 /// stops the job and returns the agent's exit code recorded for it.
 pub fn kill_with(job: &Job, grace: Duration, request: &StopRequest) -> Result<i32, KillError> {
+    if let (Some(code), crate::jobs::Status::Limited) = (job.exit_code, job.status) {
+        // Its agent is gone, but it waits to be continued at the reset: the stop cancels that,
+        // and makes it `killed`.
+        record(job, request)?;
+        return Ok(code);
+    }
     if job.exit_code.is_some() {
         return Err(KillError::Finished(job.id.to_string()));
     }

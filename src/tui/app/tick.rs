@@ -25,7 +25,17 @@ impl App {
         }
         // While agents run a slot may free up or a task be queued from elsewhere; the queue is
         // also watched, but its directory may not have existed when the cockpit started.
-        if local.clone().any(|j| j.status.is_active()) {
+        // A job the usage limit stopped is continued at the reset by the queue's starter.
+        let limit_reset = |j: &crate::jobs::Job| {
+            j.status == Status::Limited
+                && j.continued_by().is_none()
+                && j.limit_resets_at()
+                    .is_some_and(|t| t + crate::jobs::model::limit::RESUME_MARGIN <= self.now)
+        };
+        if local
+            .clone()
+            .any(|j| j.status.is_active() || limit_reset(j))
+        {
             effects.push(Effect::SyncQueue);
         }
         // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.

@@ -96,6 +96,7 @@ fn counts_every_status_and_the_queue() {
             running: 2,
             waiting: 1,
             needs_input: 1,
+            limited: 0,
             queued: 3,
             completed: 1,
             failed: 1,

@@ -29,12 +29,33 @@ impl App {
                 )
             }
             Some(Stage::Retried(id)) => (Some(format!("retried → {id}")), Some(format!("→ {id}"))),
-            Some(Stage::Asking) | None => (None, None),
+            Some(Stage::Asking) => (None, None),
+            None => limit_note(job, self.now),
         };
         RowNote {
             stage,
             stage_short,
             link: job.retry_of().map(|of| format!("retry of {of}")),
         }
+    }
+}
+
+/// A job the usage limit stopped: when the limit resets, or the job that continued it.
+fn limit_note(job: &Job, now: chrono::DateTime<chrono::Utc>) -> (Option<String>, Option<String>) {
+    if job.status != crate::jobs::Status::Limited {
+        return (None, None);
+    }
+    if let Some(by) = job.continued_by() {
+        return (Some(format!("resumed → {by}")), Some(format!("→ {by}")));
+    }
+    match job.limit_resets_at() {
+        Some(at) => {
+            let clock = crate::jobs::model::limit::clock(at, now);
+            (
+                Some(format!("limit · resets {clock}")),
+                Some(format!("resets {clock}")),
+            )
+        }
+        None => (None, None),
     }
 }

@@ -1,0 +1,259 @@
+//! The account's usage limit: a Claude Code job it stopped continues its own session at the
+//! reset, and meanwhile the queue starts none of that agent's tasks. Both are on disk, in the
+//! queue root's `limits/`, so they outlive every process (a reboot too):
+//!
+//! - `limits/<agent>.json`, `{"resets_at", "job"}`: the hold, written by the supervisor of the
+//!   job the limit stopped (the latest reset wins); it lapses by itself at its time.
+//! - `limits/resume/<job id>`: a resume to do at the reset, written beside it.
+//!
+//! Whichever luzia looks first after the reset (the queue's starter, a cockpit, `luzia notify
+//! --watch`) carries the resume out, under the queue's lock, after claiming it in the job's
+//! directory with a file published once (`limit-resume.json`): a job is never resumed twice for
+//! the same stop, however many look at once. A stop asked for (`luzia kill`) or a retry of the
+//! job cancels it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::{Continuation, Dispatcher};
+use crate::jobs::fs::names::LIMIT_RESUME_FILE;
+use crate::jobs::fs::publish::{Published, publish_once, write_atomic};
+use crate::jobs::model::id::JobId;
+use crate::jobs::model::job::read_job;
+use crate::jobs::model::lifecycle::find_retries;
+use crate::jobs::model::limit::clock;
+use crate::jobs::run::queue::Slots;
+use crate::jobs::run::session::is_claude;
+use crate::jobs::{Job, Status};
+
+use crate::jobs::model::limit::RESUME_MARGIN as MARGIN;
+const LIMITS_DIR: &str = "limits";
+const RESUME_DIR: &str = "resume";
+
+/// The prompt of a job continued after the limit: the task is in its transcript already.
+pub const LIMIT_PROMPT: &str = "The usage limit that stopped you has reset. Continue the task \
+     from where you stopped: check what is already done before doing anything again.";
+
+/// An agent's account at its limit: nothing of that agent starts before `resets_at`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    /// The kind of agent (`claude`): the account is the agent's.
+    #[serde(default)]
+    pub agent: String,
+    pub resets_at: DateTime<Utc>,
+    /// The job whose stop told it.
+    #[serde(default)]
+    pub job: String,
+}
+
+impl Hold {
+    /// `held: claude limit until 17:00`
+    pub fn why(&self, now: DateTime<Utc>) -> String {
+        format!(
+            "held: {} limit until {}",
+            self.agent,
+            clock(self.resets_at, now)
+        )
+    }
+}
+
+/// The account an agent command line uses, named by its kind: `claude`, else the program.
+pub fn agent_kind(program: &str) -> String {
+    if is_claude(program) {
+        return "claude".into();
+    }
+    Path::new(program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn limits_dir(queue: &Path) -> PathBuf {
+    queue.join(LIMITS_DIR)
+}
+
+/// What one look at the pending resumes did.
+#[derive(Debug, Default)]
+pub struct Resumed {
+    /// `(limited job, the job that continues it)`
+    pub started: Vec<(String, String)>,
+    /// Why a resume due could not be done now (it is tried again at the next look).
+    pub notes: Vec<String>,
+}
+
+impl Dispatcher<'_> {
+    /// The standing limit of the agent this config runs, if any.
+    pub fn hold(&self, now: DateTime<Utc>) -> Option<Hold> {
+        let kind = agent_kind(self.cfg.agent.command.first()?);
+        let path = limits_dir(&self.cfg.queue_dir).join(format!("{kind}.json"));
+        let bytes = crate::jobs::fs::files::read_small(&path).ok()??;
+        let hold: Hold = serde_json::from_slice(&bytes).ok()?;
+        (hold.resets_at > now).then_some(hold)
+    }
+
+    /// Whether the queue's starter has something to do for the limit now: a job to continue, or
+    /// a hold that has lapsed (its tasks may start). A look at one small directory: cheap
+    /// enough for every tick of a watcher.
+    pub fn limits_due(&self, now: DateTime<Utc>) -> bool {
+        let dir = limits_dir(&self.cfg.queue_dir);
+        let due = |path: &Path| {
+            crate::jobs::fs::files::read_small(path)
+                .ok()
+                .flatten()
+                .and_then(|b| serde_json::from_slice::<Hold>(&b).ok())
+                .is_some_and(|h| h.resets_at + MARGIN <= now)
+        };
+        let any_due = |d: &Path| {
+            std::fs::read_dir(d).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.file_type().is_ok_and(|t| t.is_file()) && due(&e.path()))
+            })
+        };
+        any_due(&dir) || any_due(&dir.join(RESUME_DIR))
+    }
+
+    /// Removes the holds that have lapsed (the queue's lock held): their tasks are started now,
+    /// and a watcher need not look again.
+    pub(super) fn clear_lapsed(&self, now: DateTime<Utc>) {
+        let dir = limits_dir(&self.cfg.queue_dir);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let lapsed = crate::jobs::fs::files::read_small(&e.path())
+                .ok()
+                .flatten()
+                .and_then(|b| serde_json::from_slice::<Hold>(&b).ok())
+                .is_some_and(|h| h.resets_at <= now);
+            if lapsed {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+
+    /// Whether a job waits to be continued after the usage limit.
+    pub fn resumes_pending(&self) -> bool {
+        std::fs::read_dir(limits_dir(&self.cfg.queue_dir).join(RESUME_DIR))
+            .is_ok_and(|mut d| d.next().is_some())
+    }
+
+    /// Called when a job has ended: a job the limit stopped holds its agent's tasks until the
+    /// reset and, where its project allows, is to be continued then.
+    pub fn record_limit(&self, job: &Job) -> Result<()> {
+        if job.status != Status::Limited {
+            return Ok(());
+        }
+        let (Some(resets_at), Some(meta)) = (job.limit_resets_at(), job.meta.as_ref()) else {
+            return Ok(());
+        };
+        let dir = limits_dir(&self.cfg.queue_dir);
+        std::fs::create_dir_all(dir.join(RESUME_DIR))?;
+        let hold = Hold {
+            agent: agent_kind(&meta.agent),
+            resets_at,
+            job: job.id.to_string(),
+        };
+        let name = format!("{}.json", hold.agent);
+        let standing = crate::jobs::fs::files::read_small(&dir.join(&name))
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice::<Hold>(&b).ok());
+        if standing.is_none_or(|s| s.resets_at < resets_at) {
+            write_atomic(&dir, &name, &serde_json::to_vec(&hold)?)?;
+        }
+        let wanted = self
+            .cfg
+            .projects
+            .get(meta.project.as_str())
+            .and_then(|p| p.resume_after_limit)
+            .unwrap_or(true);
+        if wanted && is_claude(&meta.agent) && !meta.session_id.is_empty() {
+            write_atomic(
+                &dir.join(RESUME_DIR),
+                job.id.as_str(),
+                &serde_json::to_vec(&hold)?,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Continues every job whose limit has reset (and a margin), once each, as slots allow;
+    /// the caller holds the queue's lock. A resume cancelled since (the job killed or retried)
+    /// is dropped.
+    pub(super) fn resume_due(&self, slots: &Slots, now: DateTime<Utc>) -> Resumed {
+        let mut done = Resumed::default();
+        let dir = limits_dir(&self.cfg.queue_dir).join(RESUME_DIR);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return done;
+        };
+        let mut due: Vec<(DateTime<Utc>, JobId)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let id = JobId::parse(e.file_name().to_str()?).ok()?;
+                let bytes = crate::jobs::fs::files::read_small(&e.path()).ok()??;
+                let hold: Hold = serde_json::from_slice(&bytes).ok()?;
+                Some((hold.resets_at, id))
+            })
+            .filter(|(at, _)| *at + MARGIN <= now)
+            .collect();
+        due.sort();
+        for (_, id) in due {
+            let entry = dir.join(id.as_str());
+            match self.resume_one(slots, &id, now) {
+                Ok(Some(by)) => {
+                    done.started.push((id.to_string(), by));
+                    let _ = std::fs::remove_file(&entry);
+                }
+                Ok(None) => {
+                    let _ = std::fs::remove_file(&entry);
+                }
+                Err(e) => done.notes.push(format!(
+                    "job {id} could not be resumed after the usage limit: {e:#}"
+                )),
+            }
+        }
+        done
+    }
+
+    /// `Some(new job)` when `id` was continued now, `None` when it is no longer to be (killed,
+    /// retried, continued already, gone).
+    fn resume_one(&self, slots: &Slots, id: &JobId, now: DateTime<Utc>) -> Result<Option<String>> {
+        let Some(mut job) = read_job(self.root(), id, now) else {
+            return Ok(None);
+        };
+        job.retried_by = find_retries(self.root(), &job).into();
+        if job.status != Status::Limited || job.continued_by().is_some() {
+            return Ok(None);
+        }
+        let claim = serde_json::json!({
+            "by": crate::jobs::hitl::operator::operator(),
+            "at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "why": "resumed after the usage limit",
+        });
+        if let Published::Lost(_) =
+            publish_once(&job.dir(), LIMIT_RESUME_FILE, claim.to_string().as_bytes())?
+        {
+            return Ok(None);
+        }
+        let how = Continuation {
+            task: job.task().to_owned(),
+            prompt: Some(LIMIT_PROMPT.to_owned()),
+            interactive: false,
+            addendum: None,
+            retry_of: Some(job.id.to_string()),
+        };
+        match self.resume_locked(slots, &job, &how) {
+            Ok(created) => Ok(Some(created.id.to_string())),
+            Err(e) => {
+                // Not done: the claim goes, so that the next look (under the same lock) tries
+                // again.
+                let _ = std::fs::remove_file(job.dir().join(LIMIT_RESUME_FILE));
+                Err(e)
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! A usage or rate limit that ended a job, and when it resets, read from the words the agent
+//! ended with (Claude Code's result text, which the supervisor keeps in meta.json's
+//! `usage.error`). Claude Code has said it in several ways:
+//!
+//! - 2.x: `You've hit your session limit · resets 5pm (UTC)`, `... resets 5:30pm (Europe/Paris)`,
+//!   `You've hit your weekly limit · resets Nov 30, 9am (UTC)`;
+//! - 1.x: `Claude AI usage limit reached|1735689600` (the reset as Unix seconds);
+//! - luzia's own rendering of those: `(resets 2026-11-23 17:00 UTC)`,
+//!   `five_hour limit: rejected until 2026-11-23 17:00 UTC`, the reset somewhere within that
+//!   minute (the seconds are dropped): read as the minute's end, never too early.
+//!
+//! A time without a date is the first such time after the job ended. A zone that is neither UTC
+//! nor a fixed offset is the machine's local zone: the agent ran here, and Claude Code prints
+//! the reset in the zone of the machine it runs on.
+
+use std::sync::LazyLock;
+
+use chrono::{
+    DateTime, Datelike, Duration, FixedOffset, Local, NaiveDate, NaiveTime, Offset, TimeZone, Utc,
+};
+use regex::Regex;
+
+/// Words that say the account's limit stopped the work (and not a warning such as "You're close
+/// to your session limit").
+static STOPPED: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)usage limit reached|You've (?:hit|reached) your (?:[A-Za-z0-9']+ ){0,4}limit\b|\blimit: rejected until\b",
+    )
+    .ok()
+});
+
+/// `...limit reached|1735689600`
+static EPOCH: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)limit reached\|(\d{9,12})\b").ok());
+
+/// `resets 2026-11-23 17:00 UTC`, `until 2026-11-23 17:00 UTC`
+static FULL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:resets|until) (\d{4})-(\d{2})-(\d{2}) (\d{1,2}):(\d{2}) UTC\b").ok()
+});
+
+/// `resets 5pm (UTC)`, `resets 5:30pm (Europe/Paris)`, `resets Nov 30, 9am (UTC)`,
+/// `resets 17:00 (UTC+2)`
+static WORDS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\bresets (?:at )?(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (\d{1,2}),? (?:at )?)?(\d{1,2})(?::(\d{2}))? ?([ap]\.?m\.?)?(?: ?\(([^)]{1,64})\))?",
+    )
+    .ok()
+});
+
+/// How long after the reset a stopped job is continued: the account's clock and ours differ.
+pub const RESUME_MARGIN: Duration = Duration::seconds(5);
+
+/// A date without a year, or a time without a date, is looked for from this long before the
+/// job ended: the clock of the agent and the one of the file system may differ a little.
+const SLACK: Duration = Duration::minutes(5);
+
+/// When the limit that stopped the work resets, if `text` says the work was stopped by one and
+/// when it resets. `ended` is when the job ended: the reference for a time given without a
+/// date.
+pub fn resets_at(text: &str, ended: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    STOPPED.as_ref()?.find(text)?;
+    if let Some(c) = EPOCH.as_ref()?.captures(text) {
+        return DateTime::from_timestamp(c[1].parse().ok()?, 0);
+    }
+    if let Some(c) = FULL.as_ref()?.captures(text) {
+        let date =
+            NaiveDate::from_ymd_opt(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)?;
+        let time = NaiveTime::from_hms_opt(c[4].parse().ok()?, c[5].parse().ok()?, 0)?;
+        // luzia's rendering drops the seconds: the reset is within that minute, and the end of
+        // it is never too early.
+        return Some(date.and_time(time).and_utc() + Duration::minutes(1));
+    }
+    let c = WORDS.as_ref()?.captures(text)?;
+    let mut hour: u32 = c[3].parse().ok()?;
+    let minute: u32 = c.get(4).map_or(Some(0), |m| m.as_str().parse().ok())?;
+    match c
+        .get(5)
+        .map(|m| m.as_str().to_ascii_lowercase().starts_with('p'))
+    {
+        Some(pm) if (1..=12).contains(&hour) => hour = hour % 12 + if pm { 12 } else { 0 },
+        Some(_) => return None,
+        None => {}
+    }
+    let time = NaiveTime::from_hms_opt(hour, minute, 0)?;
+    let zone = Zone::parse(c.get(6).map_or("", |m| m.as_str()));
+    let from = ended - SLACK;
+    match (c.get(1), c.get(2)) {
+        (Some(month), Some(day)) => {
+            let month = month_number(month.as_str())?;
+            let day: u32 = day.as_str().parse().ok()?;
+            let year = zone.local(from)?.year();
+            [year, year + 1].into_iter().find_map(|y| {
+                let at = zone.at(NaiveDate::from_ymd_opt(y, month, day)?.and_time(time))?;
+                (at >= from - Duration::days(1)).then_some(at)
+            })
+        }
+        _ => {
+            let today = zone.local(from)?.date();
+            (0..3).find_map(|d| {
+                let at = zone.at(today.checked_add_signed(Duration::days(d))?.and_time(time))?;
+                (at >= from).then_some(at)
+            })
+        }
+    }
+}
+
+fn month_number(name: &str) -> Option<u32> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let short = name.get(..3)?.to_ascii_lowercase();
+    MONTHS
+        .iter()
+        .position(|m| *m == short)
+        .map(|i| i as u32 + 1)
+}
+
+/// The zone a reset time is given in.
+#[derive(Clone, Copy, Debug)]
+enum Zone {
+    Fixed(FixedOffset),
+    /// A zone by name: the machine's.
+    Local,
+}
+
+impl Zone {
+    /// `UTC`, `GMT`, `Z`, `UTC+2`, `GMT-05:30`, `+02:00`; anything else is the local zone.
+    fn parse(name: &str) -> Zone {
+        let name = name.trim();
+        let upper = name.to_ascii_uppercase();
+        let rest = ["UTC", "GMT", "Z"]
+            .iter()
+            .find_map(|p| upper.strip_prefix(p))
+            .unwrap_or(&upper);
+        if rest.is_empty() && !name.is_empty() {
+            return Zone::Fixed(Utc.fix());
+        }
+        offset(rest).map_or(Zone::Local, Zone::Fixed)
+    }
+
+    fn local(self, t: DateTime<Utc>) -> Option<chrono::NaiveDateTime> {
+        Some(match self {
+            Zone::Fixed(o) => t.with_timezone(&o).naive_local(),
+            Zone::Local => t.with_timezone(&Local).naive_local(),
+        })
+    }
+
+    /// The instant of a wall time in this zone (the earlier of two, in a fold; none in a gap).
+    fn at(self, wall: chrono::NaiveDateTime) -> Option<DateTime<Utc>> {
+        match self {
+            Zone::Fixed(o) => o.from_local_datetime(&wall).earliest().map(|t| t.to_utc()),
+            Zone::Local => Local
+                .from_local_datetime(&wall)
+                .earliest()
+                .map(|t| t.to_utc()),
+        }
+    }
+}
+
+/// `+2`, `-05`, `+05:30`, `+0530` as an offset from UTC.
+fn offset(s: &str) -> Option<FixedOffset> {
+    let sign = match s.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let digits: String = s[1..].chars().filter(|c| *c != ':').collect();
+    if digits.is_empty() || digits.len() > 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m) = match digits.len() {
+        1 | 2 => (digits.parse::<i32>().ok()?, 0),
+        n => (digits[..n - 2].parse().ok()?, digits[n - 2..].parse().ok()?),
+    };
+    FixedOffset::east_opt(sign * (h * 3600 + m * 60))
+}
+
+#[cfg(test)]
+mod tests;
+
+/// A reset time as a person reads it, in the machine's local time: `17:00` within a day of
+/// `now`, else `Nov 30 09:00`.
+pub fn clock(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let local = at.with_timezone(&Local);
+    if (at - now).num_hours().abs() < 24 {
+        local.format("%H:%M").to_string()
+    } else {
+        local.format("%b %-d %H:%M").to_string()
+    }
+}
