@@ -38,6 +38,7 @@ fn spec(project_path: &Path) -> Spec {
         session: Default::default(),
         permissions: Default::default(),
         isolation: None,
+        claude_dirs: Default::default(),
     }
 }
 

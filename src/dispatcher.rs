@@ -16,6 +16,7 @@ use chrono::Utc;
 
 use crate::config::Config;
 use crate::jobs::Job;
+use crate::jobs::run::claude::servers::ClaudeDirs;
 use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
 use crate::jobs::run::queue::{self, Priority, Queued, Slots, Unrecorded};
 use crate::jobs::run::slots;
@@ -120,6 +121,7 @@ impl<'a> Dispatcher<'a> {
         let mut spec = self.unconfigured_spec(req, &project.path);
         spec.user = project.user.clone();
         spec.isolation = project.isolation;
+        spec.claude_dirs = self.claude_dirs(&req.project, spec.user.as_deref());
         Ok(spec)
     }
 
@@ -139,6 +141,27 @@ impl<'a> Dispatcher<'a> {
             session: Default::default(),
             permissions: self.cfg.permissions(&req.project),
             isolation: None,
+            claude_dirs: self.claude_dirs(&req.project, None),
+        }
+    }
+
+    /// Where the Claude Code of a job of `project` run as `user` keeps its own configuration:
+    /// the HOME and `CLAUDE_CONFIG_DIR` its environment will have (`account::agent_env`): the
+    /// config's `env` first, then the user's HOME (when luzia runs as root and switches to
+    /// it), then luzia's own, which a Claude Code agent always receives.
+    pub fn claude_dirs(&self, project: &str, user: Option<&str>) -> ClaudeDirs {
+        let env = self.cfg.agent_env(project);
+        let set = |name: &str| env.set.get(name).map(PathBuf::from);
+        let switched = user
+            .filter(|u| !u.is_empty() && rustix::process::geteuid().is_root())
+            .and_then(crate::jobs::run::account::Account::lookup)
+            .map(|a| a.home);
+        let own = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        ClaudeDirs {
+            home: set("HOME").or(switched).or_else(|| own("HOME")),
+            config_dir: set("CLAUDE_CONFIG_DIR")
+                .or_else(|| own("CLAUDE_CONFIG_DIR"))
+                .filter(|d| !d.as_os_str().is_empty()),
         }
     }
 
@@ -169,16 +192,21 @@ impl<'a> Dispatcher<'a> {
                     Some(_) => None,
                     None => req.path.as_deref(),
                 };
-                queue::enqueue_at(
-                    &self.cfg.queue_dir,
-                    &req.project,
-                    path,
-                    &req.task,
-                    req.priority,
-                    &by,
-                )
-                .map(Dispatched::Queued)
-                .map_err(anyhow::Error::from)
+                // Refused now rather than when a slot frees, when nobody may be there to read why.
+                dispatch::check_servers(&spec)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|()| {
+                        queue::enqueue_at(
+                            &self.cfg.queue_dir,
+                            &req.project,
+                            path,
+                            &req.task,
+                            req.priority,
+                            &by,
+                        )
+                        .map_err(anyhow::Error::from)
+                    })
+                    .map(Dispatched::Queued)
             } else {
                 self.start(&spec, &slots).map(Dispatched::Started)
             };

@@ -282,6 +282,17 @@ fn a_run_that_answers_again_after_its_background_task_adds_up_its_results() {
         assert!((cost - last_total).abs() < 1e-9, "{cost} {last_total}");
         assert_eq!(usage["outcome"], "success");
         assert_eq!(meta["exit_code"], 0);
+        // Each result in the job's timeline too, with its own figures, before its end.
+        let detail = common::stdout_of(&w.luzia(&["jobs", &id]));
+        let at = |s: &str| detail.find(s);
+        let (one, two) = (
+            at("result    result 1 of 2: success · 2 turns · "),
+            at("result    result 2 of 2: success · 1 turn · "),
+        );
+        assert!(
+            one.is_some() && two > one && at("finished: completed") > two,
+            "{detail}"
+        );
     }
 }
 

@@ -55,6 +55,11 @@ impl Drop for World {
 
 impl World {
     fn new(claude: &Path, as_user: bool) -> World {
+        World::with_script(claude, as_user, vec![Reply::text(ANSWER)])
+    }
+
+    /// The same, the model answering with `script`.
+    fn with_script(claude: &Path, as_user: bool, script: Vec<Reply>) -> World {
         let tmp = tempfile::Builder::new()
             .prefix("luzia-first-use-")
             .tempdir()
@@ -76,7 +81,7 @@ impl World {
         if luzia.parent() != Some(bin.as_path()) {
             std::os::unix::fs::symlink(&luzia, bin.join("luzia")).unwrap();
         }
-        let api = FakeApi::start(vec![Reply::text(ANSWER)]);
+        let api = FakeApi::start(script);
         let world = World {
             base,
             home,
@@ -308,4 +313,172 @@ fn root_runs_a_first_job_with_nothing_but_the_credentials() {
         "root_runs_a_first_job_with_nothing_but_the_credentials",
         false,
     );
+}
+
+// ----------------------------------------------------------------------------------------------
+// The acceptance run: a whole Claude Code session driven from the CLI, as root, from nothing.
+
+/// What the denial says; the model must receive it word for word.
+const REASON: &str = "not now: the release build is still being copied";
+/// What the model says after the question, and in the reply job.
+const AFTER: &str = "Migrating staging; the build stays.";
+const REPLIED: &str = "Still the same session: staging is migrated.";
+
+fn acceptance_script() -> Vec<Reply> {
+    let questions = serde_json::json!({"questions": [
+        {"question": "Which database should the migration run on?", "header": "Database",
+         "multiSelect": false, "options": [
+            {"label": "staging", "description": "The copy refreshed every night"},
+            {"label": "production", "description": "Live customer data"}]}]});
+    vec![
+        Reply::tool(
+            "Bash",
+            serde_json::json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+        ),
+        Reply::tool("AskUserQuestion", questions),
+        Reply::text(AFTER),
+        Reply::text(REPLIED),
+    ]
+}
+
+impl World {
+    fn job_log(&self, id: &str) -> String {
+        let dir = self.home.join(".local/state/luzia/jobs").join(id);
+        fs::read_to_string(dir.join("output.log")).unwrap_or_default()
+    }
+
+    fn job_json(&self, id: &str) -> Value {
+        serde_json::from_slice(&self.luzia(&["jobs", id, "--json"]).stdout).unwrap_or_default()
+    }
+
+    /// `luzia ARGS`, which must succeed: its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.luzia(args);
+        assert!(
+            out.status.success(),
+            "`luzia {}`: {}{}",
+            args.join(" "),
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    /// Waits until job `id` has a pending request that satisfies `want`.
+    fn pending(&self, id: &str, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        let luzia = |args: &[&str]| self.luzia(args);
+        common::claude::wait_pending(luzia, || self.job_log(id), id, what, WAIT, want)
+    }
+}
+
+/// Live readable output, a permission request denied and a question answered from the CLI,
+/// the session's id and cost, and `luzia reply` continuing the session.
+fn whole_session(world: &World, at: &str) {
+    fs::create_dir_all(world.repo.join("build")).unwrap();
+    fs::write(world.repo.join("build/out.o"), "x").unwrap();
+    let run = world.ok(&["run", "Clean the build, then migrate the database."]);
+    let id = run.trim().to_owned();
+
+    // Waiting at the gate, the job already reads as prose: the session, then the call.
+    let gate = world.pending(&id, "permission gate", |q| {
+        q.get("approval").is_some_and(|a| !a.is_null())
+    });
+    assert_eq!(
+        gate["approval"]["gate"], "Bash: rm -rf build",
+        "{at}: {gate}"
+    );
+    let live = world.ok(&["logs", &id]);
+    assert!(
+        live.contains("── Claude Code session ") && live.contains("▶ Bash  rm -rf build"),
+        "{at}: the output while it waits:\n{live}"
+    );
+    assert!(!live.contains("{\"type\""), "{at}: raw JSON shown:\n{live}");
+    assert_eq!(world.job_json(&id)["status"], "waiting", "{at}");
+    world.ok(&["deny", &id, "--reason", REASON]);
+
+    let question = world.pending(&id, "question", |q| {
+        q["question"]["question"] == "Which database should the migration run on?"
+    });
+    assert_eq!(
+        question["question"]["options"],
+        serde_json::json!(["staging", "production"]),
+        "{at}"
+    );
+    world.ok(&["answer", &id, "staging"]);
+
+    let job = world.settled_job(&id);
+    assert_eq!(
+        job["status"],
+        "completed",
+        "{at}: {job}\n{}",
+        world.job_log(&id)
+    );
+    let told: Vec<(String, bool)> = world
+        .api
+        .requests()
+        .iter()
+        .flat_map(common::claude::tool_results)
+        .collect();
+    assert!(
+        told.iter().any(|(t, err)| *err && t.contains(REASON)),
+        "{at}: the denial's reason reaches the model: {told:?}"
+    );
+    assert!(
+        told.iter().any(|(t, err)| !err && t.contains("staging")),
+        "{at}: the answer reaches the model: {told:?}"
+    );
+    assert!(
+        world.repo.join("build/out.o").exists(),
+        "{at}: denied, kept"
+    );
+    let session = job["session_id"].as_str().unwrap_or_default().to_owned();
+    let cost = job["usage"]["cost_usd"].as_f64().unwrap_or_default();
+    assert!(
+        !session.is_empty() && cost > 0.0,
+        "{at}: session and cost: {job}"
+    );
+    let detail = world.ok(&["jobs", &id]);
+    assert!(
+        detail.contains(&session) && detail.contains("cost"),
+        "{at}: {detail}"
+    );
+    assert!(world.ok(&["logs", &id]).contains(AFTER), "{at}");
+
+    // The reply continues that session, with what was said before.
+    let reply = world.ok(&["reply", &id, "Is the migration done?"]);
+    let next = reply.trim().to_owned();
+    let replied = world.settled_job(&next);
+    assert_eq!(
+        replied["status"],
+        "completed",
+        "{at}: {replied}\n{}",
+        world.job_log(&next)
+    );
+    assert_eq!(replied["session_id"], session.as_str(), "{at}: {replied}");
+    assert_eq!(replied["resumes"], id.as_str(), "{at}: {replied}");
+    let last = world.api.requests().pop().unwrap();
+    let said = common::claude::all_text(&last);
+    assert!(
+        said.contains(AFTER) && said.contains("Is the migration done?"),
+        "{at}: the reply's request carries the session: {said}"
+    );
+    assert!(world.ok(&["logs", &next]).contains(REPLIED), "{at}");
+}
+
+#[test]
+fn root_drives_a_whole_claude_session_from_the_cli_with_nothing_but_the_credentials() {
+    let test = "root_drives_a_whole_claude_session_from_the_cli";
+    if !root_or_skip(test) || !git_or_skip() {
+        return;
+    }
+    for claude in clis_or_skip(test) {
+        let began = std::time::Instant::now();
+        let world = World::with_script(&claude, false, acceptance_script());
+        let version = common::claude::version_of(&claude).unwrap_or_default();
+        whole_session(&world, &format!("with Claude Code {version}"));
+        eprintln!(
+            "{test}: Claude Code {version} took {:.1}s",
+            began.elapsed().as_secs_f64()
+        );
+    }
 }

@@ -131,6 +131,7 @@ impl Dispatcher<'_> {
                 Some(Isolation::Worktree) => None,
                 other => other,
             },
+            claude_dirs: self.claude_dirs(&meta.project, Some(&meta.user)),
             session: SessionPlan {
                 resume: Some(session),
                 interactive: how.interactive,
@@ -200,25 +201,8 @@ impl Dispatcher<'_> {
     /// session's transcript; `None` when it cannot be told.
     fn transcript_saved(&self, job: &Job, session_id: &str) -> Option<bool> {
         let meta = job.meta.as_ref()?;
-        let env = self.cfg.agent_env(&meta.project);
-        let from_env = |name: &str| {
-            env.set.get(name).map(PathBuf::from).or_else(|| {
-                env.pass
-                    .iter()
-                    .any(|p| p == name)
-                    .then(|| std::env::var_os(name).map(PathBuf::from))
-                    .flatten()
-            })
-        };
-        let switched = (!meta.user.is_empty() && rustix::process::geteuid().is_root())
-            .then(|| crate::jobs::run::account::Account::lookup(&meta.user))
-            .flatten()
-            .map(|a| a.home);
-        let home = from_env("HOME")
-            .or(switched)
-            .or_else(|| std::env::var_os("HOME").map(PathBuf::from))?;
-        let config_dir = from_env("CLAUDE_CONFIG_DIR");
-        resume::transcript_saved(&home, config_dir.as_deref(), session_id)
+        let dirs = self.claude_dirs(&meta.project, Some(&meta.user));
+        resume::transcript_saved(&dirs.home?, dirs.config_dir.as_deref(), session_id)
     }
 
     /// Starts the supervisor of a job just created, with its entry in `.running/` (which it

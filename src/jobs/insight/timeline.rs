@@ -17,6 +17,7 @@ use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::Job;
 use crate::jobs::model::status::Status;
 use crate::jobs::model::time::parse_timestamp;
+use crate::jobs::run::stream::render::figures::described;
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -29,6 +30,8 @@ pub enum EventKind {
     Alarm,
     /// Someone asked for the agent to be stopped (`luzia kill`, the cockpit's kill).
     Stop,
+    /// A result of a Claude Code run, with its own figures (a run may give several).
+    Result,
     Finished,
     /// A line of the notifications log about a job not (or no longer) on disk.
     Notification,
@@ -44,6 +47,7 @@ impl EventKind {
             EventKind::Issue => "issue",
             EventKind::Alarm => "alarm",
             EventKind::Stop => "stop",
+            EventKind::Result => "result",
             EventKind::Finished => "finished",
             EventKind::Notification => "notice",
         }
@@ -266,6 +270,7 @@ pub fn job_timeline(
             format!("{}: {}", a.kind, a.detail),
         ));
     }
+    results(job, &mut out);
     if let Some(stop) = &job.stop {
         out.push(event(
             stop.at(),
@@ -287,6 +292,30 @@ pub fn job_timeline(
     }
     sort(&mut out);
     out
+}
+
+/// Each result of the job's run (meta.json `results`), with its own figures: `result:
+/// success · 3 turns · ...`, or `result 2 of 2: ...` when the run gave several.
+fn results(job: &Job, out: &mut Vec<TimelineEvent>) {
+    let Some(meta) = job.meta.as_ref() else {
+        return;
+    };
+    let n = meta.results.len();
+    for (i, r) in meta.results.iter().enumerate() {
+        let which = if n > 1 {
+            format!("result {} of {n}", i + 1)
+        } else {
+            "result".to_owned()
+        };
+        // The index is said here, not by the words, which would say it again.
+        let words = plain_text(&described(&r.usage, None, 1));
+        out.push(TimelineEvent {
+            at: r.at.or(job.finished),
+            job: Some(job.id.clone()),
+            kind: EventKind::Result,
+            text: format!("{which}: {}", ellipsize(&words, 200)),
+        });
+    }
 }
 
 /// Lines read from the end of the notifications log.

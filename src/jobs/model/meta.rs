@@ -7,7 +7,7 @@ use compact_str::CompactString;
 use serde_json::{Map, Value};
 
 use crate::jobs::model::review::Review;
-use crate::jobs::model::session::Usage;
+use crate::jobs::model::session::{RunResult, Usage};
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::parse_timestamp;
 
@@ -74,6 +74,8 @@ pub struct MetaMore {
     pub resumes: CompactString,
     /// The figures of the run, as the supervisor recorded them from the agent's stream.
     pub usage: Option<Box<Usage>>,
+    /// Each result of the run, with its own figures (`usage` adds them up).
+    pub results: Vec<RunResult>,
     /// The jobs that continued this one's session (`luzia reply`, a resuming retry, `attach`),
     /// oldest first.
     pub resumed_by: Vec<String>,
@@ -97,6 +99,7 @@ static NO_MORE: MetaMore = MetaMore {
     session_id: CompactString::const_new(""),
     resumes: CompactString::const_new(""),
     usage: None,
+    results: Vec::new(),
     resumed_by: Vec::new(),
     foreground: false,
     review: None,
@@ -190,6 +193,7 @@ impl Meta {
             session_id: text(&raw, "session_id"),
             resumes: text(&raw, "resumes"),
             usage: Usage::from_meta(raw.get("usage")).map(Box::new),
+            results: RunResult::list_from_meta(raw.get("results")),
             resumed_by: raw
                 .get("resumed_by")
                 .and_then(Value::as_array)
@@ -373,6 +377,25 @@ mod tests {
         assert!(m.foreground);
         let odd = Meta::parse(br#"{"resumed_by": "j3"}"#).unwrap();
         assert!(odd.resumed_by.is_empty() && !odd.foreground);
+    }
+
+    #[test]
+    fn the_results_of_a_run_are_read_leniently_and_survive_the_index_record() {
+        let m = Meta::parse(
+            br#"{"results": [{"at": "2026-11-21T09:05:00Z", "usage": {"turns": 3, "cost_usd": 0.03}},
+                 {"usage": {"turns": "x"}}, 7, {"at": "2026-11-21T09:06:00Z"}]}"#,
+        )
+        .unwrap();
+        let turns: Vec<Option<u64>> = m.results.iter().map(|r| r.usage.turns).collect();
+        assert_eq!(turns, [Some(3), None]);
+        assert!(m.results[0].at.is_some() && m.results[1].at.is_none());
+        assert_eq!(Meta::from_record(&m.record().unwrap()).unwrap(), m);
+        assert!(
+            Meta::parse(br#"{"results": {"turns": 1}}"#)
+                .unwrap()
+                .results
+                .is_empty()
+        );
     }
 
     #[test]

@@ -74,6 +74,43 @@ impl Usage {
     }
 }
 
+/// One result of a run, with its own figures (not the run's so far) and when it came. Claude
+/// Code may answer several times in one run (`-p` waits for the background tasks the model
+/// started, and answers again when they end); meta.json's `results` keeps each, the first
+/// [`RESULTS_KEPT`] of them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunResult {
+    pub at: Option<DateTime<Utc>>,
+    pub usage: Usage,
+}
+
+/// The results meta.json keeps of one run: a few in practice, a bounded number whatever an
+/// agent prints.
+pub const RESULTS_KEPT: usize = 32;
+
+impl RunResult {
+    /// meta.json's `results`, if it is an array; elements that are not objects with a `usage`
+    /// object are skipped.
+    pub fn list_from_meta(value: Option<&Value>) -> Vec<RunResult> {
+        value
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|r| {
+                Some(RunResult {
+                    at: r
+                        .get("at")
+                        .and_then(Value::as_str)
+                        .and_then(parse_timestamp),
+                    usage: Usage::from_meta(r.get("usage"))?,
+                })
+            })
+            .take(RESULTS_KEPT)
+            .collect()
+    }
+}
+
 /// A cost as a person reads it: `$0.42`, `$12.34`, `$1234`; under a cent, `<$0.01`.
 pub fn format_cost(usd: f64) -> String {
     if usd >= 1000.0 {

@@ -4,6 +4,8 @@
 //! AskUserQuestion reach the operator, and the project's permission settings (mode, allowed
 //! and disallowed tools). Any other agent's command line is left as it is.
 
+pub mod servers;
+
 use std::path::Path;
 
 use serde_json::json;
@@ -77,14 +79,14 @@ pub fn prepare(mut argv: Vec<String>, dir: &Path, exe: &Path, p: &Permissions) -
         added.extend(["--permission-prompt-tool".into(), PROMPT_TOOL.into()]);
     }
     argv.extend(added);
-    let servers = json!({"mcpServers": {"luzia": {
+    let ours = json!({"mcpServers": {(servers::SERVER): {
         "type": "stdio",
         "command": exe.display().to_string(),
         "args": ["mcp", "--job-dir", dir.display().to_string()],
     }}});
     Prepared {
         argv,
-        mcp_config: serde_json::to_vec_pretty(&servers).ok(),
+        mcp_config: serde_json::to_vec_pretty(&ours).ok(),
     }
 }
 

@@ -18,6 +18,7 @@ use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
 use crate::jobs::model::review::Isolation;
 use crate::jobs::review::record;
+use crate::jobs::run::claude::servers::{self, ClaudeDirs};
 use crate::jobs::run::claude::{self, Permissions};
 use crate::jobs::run::finish;
 use crate::jobs::run::session::{self, SessionPlan};
@@ -48,6 +49,8 @@ pub struct Spec {
     pub permissions: Permissions,
     /// The project's `isolation`; `None` when not configured (a snapshot in a git repository).
     pub isolation: Option<Isolation>,
+    /// Where the agent's Claude Code keeps its user configuration (its MCP servers).
+    pub claude_dirs: ClaudeDirs,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +88,8 @@ pub enum DispatchError {
     },
     #[error("cannot start the supervisor: {0}; the job {1} was removed again")]
     Spawn(std::io::Error, PathBuf),
+    #[error(transparent)]
+    ServerClash(#[from] servers::Clash),
 }
 
 /// A job that exists on disk.
@@ -178,7 +183,25 @@ fn check(spec: &Spec) -> Result<(), DispatchError> {
     if let Some(what) = not_a_directory(&spec.project_path) {
         return Err(DispatchError::NoProjectDir(spec.project_path.clone(), what));
     }
-    Ok(())
+    check_servers(spec)
+}
+
+/// For a Claude Code job (not a session a person runs, which gets no server of luzia's): no MCP
+/// server of the person's may carry the name of luzia's, which would take its place unseen.
+/// The command line is read as the job will run it, but for the job's id and directory, which
+/// do not exist yet.
+pub fn check_servers(spec: &Spec) -> Result<(), DispatchError> {
+    if spec.session.interactive || !claude::is_claude(&spec.command) {
+        return Ok(());
+    }
+    let path = spec.project_path.display().to_string();
+    let values = [("project", spec.project.as_str()), ("project_path", &path)];
+    let argv: Vec<String> = spec.command.iter().map(|a| fill(a, &values)).collect();
+    Ok(servers::clash(
+        &argv,
+        &spec.project_path,
+        &spec.claude_dirs,
+    )?)
 }
 
 enum Built {

@@ -134,6 +134,14 @@ fn everything() -> Job {
                 outcome: "error_max_turns".into(),
                 error: "API error".into(),
             })),
+            results: vec![crate::jobs::model::session::RunResult {
+                at: Some(t),
+                usage: Usage {
+                    turns: Some(3),
+                    cost_usd: Some(0.25),
+                    ..Usage::default()
+                },
+            }],
             resumed_by: vec!["130000-b".into()],
             foreground: true,
             review: Some(Box::new(Review {

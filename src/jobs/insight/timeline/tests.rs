@@ -200,3 +200,65 @@ fn a_requested_stop_is_an_event_before_the_killed_end() {
     );
     assert_eq!(events[events.len() - 2].at, Some(t0() + Ch::minutes(19)));
 }
+
+#[test]
+fn each_result_of_a_run_is_in_the_timeline_with_its_own_figures() {
+    use crate::jobs::model::session::{RunResult, Usage};
+    let result = |min: i64, turns: u64, cost: f64| RunResult {
+        at: Some(t0() + Ch::minutes(min)),
+        usage: Usage {
+            turns: Some(turns),
+            input_tokens: Some(1200),
+            output_tokens: Some(40),
+            cost_usd: Some(cost),
+            outcome: "success".into(),
+            ..Usage::default()
+        },
+    };
+    let mut job = finished_job();
+    let meta = job.meta.as_mut().unwrap();
+    meta.results = vec![result(5, 3, 0.0302), result(19, 1, 0.0044)];
+    let events = job_timeline(&job, &[], None, &AlarmRules::default(), t0() + Ch::hours(1));
+    let shown: Vec<(EventKind, &str)> = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Result | EventKind::Finished))
+        .map(|e| (e.kind, e.text.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                EventKind::Result,
+                "result 1 of 2: success · 3 turns · 1,200 in / 40 out tokens · $0.0302"
+            ),
+            (
+                EventKind::Result,
+                "result 2 of 2: success · 1 turn · 1,200 in / 40 out tokens · $0.0044"
+            ),
+            (EventKind::Finished, "finished: failed (exit 1)"),
+        ]
+    );
+    assert_eq!(
+        events
+            .iter()
+            .find(|e| e.kind == EventKind::Result)
+            .unwrap()
+            .at,
+        Some(t0() + Ch::minutes(5))
+    );
+
+    // One result is just the result; one recorded without its time is placed at the end.
+    let meta = job.meta.as_mut().unwrap();
+    meta.results = vec![RunResult {
+        at: None,
+        ..result(0, 2, 0.01)
+    }];
+    let events = job_timeline(&job, &[], None, &AlarmRules::default(), t0() + Ch::hours(1));
+    let one = events.iter().find(|e| e.kind == EventKind::Result).unwrap();
+    assert_eq!(one.at, job.finished);
+    assert!(
+        one.text.starts_with("result: success · 2 turns"),
+        "{}",
+        one.text
+    );
+}

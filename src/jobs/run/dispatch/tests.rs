@@ -35,6 +35,7 @@ fn spec(root: &Path) -> Spec {
         session: SessionPlan::default(),
         permissions: Permissions::default(),
         isolation: None,
+        claude_dirs: Default::default(),
     }
 }
 

@@ -13,13 +13,13 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use serde_json::Value;
 
 use crate::jobs::fs::files::open_append;
 use crate::jobs::fs::names::{ACTIVITY_FILE, STREAM_FILE};
 use crate::jobs::fs::publish::write_atomic;
-use crate::jobs::model::session::{Activity, Usage};
+use crate::jobs::model::session::{Activity, RESULTS_KEPT, RunResult, Usage};
 use reader::Sink;
 use render::Event;
 
@@ -63,7 +63,7 @@ impl InFlight {
                 let since = self.background.as_ref().and_then(|a| a.since).or(Some(now));
                 self.background = Some(Activity { what, since });
             }
-            Event::Session { .. } => {}
+            Event::Session { .. } | Event::Result(_) => {}
         }
     }
 
@@ -90,6 +90,8 @@ pub struct JobSink {
     in_flight: InFlight,
     /// What activity.json holds now.
     shown: Option<Activity>,
+    /// The run's results so far, each with its own figures, for meta.json's `results`.
+    results: Vec<RunResult>,
 }
 
 impl JobSink {
@@ -101,6 +103,7 @@ impl JobSink {
             stream: None,
             in_flight: InFlight::default(),
             shown: None,
+            results: Vec::new(),
         }
     }
 
@@ -145,8 +148,16 @@ impl Sink for JobSink {
                     m.insert("session_id".into(), new.clone()).as_ref() != Some(&new)
                 });
             }
+            Event::Result(own) if self.results.len() < RESULTS_KEPT => {
+                self.results.push(RunResult {
+                    // To the second, as meta.json's `finished` is: a last result then shares its
+                    // second with the end rather than seeming to come after it.
+                    at: Some(Utc::now().trunc_subsecs(0)),
+                    usage: *own,
+                });
+            }
             Event::Finished(usage) => {
-                let _ = record_usage(&self.dir, &usage);
+                let _ = record_usage(&self.dir, &usage, &self.results);
             }
             _ => {}
         }
@@ -161,11 +172,14 @@ impl Sink for JobSink {
     }
 }
 
-/// meta.json's `usage` (and the session's id, which the result line repeats).
-pub fn record_usage(dir: &Path, usage: &Usage) -> io::Result<()> {
+/// meta.json's `usage` (the run's figures so far) and `results` (each result's own), in one
+/// write.
+pub fn record_usage(dir: &Path, usage: &Usage, results: &[RunResult]) -> io::Result<()> {
     let value = serde_json::to_value(usage).map_err(io::Error::other)?;
+    let results = serde_json::to_value(results).map_err(io::Error::other)?;
     update_meta(dir, |m| {
         m.insert("usage".into(), value);
+        m.insert("results".into(), results);
         true
     })
 }

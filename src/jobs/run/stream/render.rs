@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::jobs::model::session::Usage;
 use crate::jobs::text::sanitize::ellipsize;
 
-mod figures;
+pub mod figures;
 mod system;
 
 use figures::summary;
@@ -49,6 +49,9 @@ pub enum Event {
     /// The model began (`true`) or finished (`false`) writing a message; only with
     /// `--include-partial-messages`.
     Writing(bool),
+    /// A result, with its own figures (since the previous result), just before the
+    /// [`Event::Finished`] of the same line.
+    Result(Box<Usage>),
     /// A result: the run's figures so far (its results added up, see [`RunFigures`]).
     Finished(Box<Usage>),
     /// The background tasks the session waits for now (`system/background_tasks_changed`):
@@ -241,6 +244,7 @@ impl Renderer {
         }
         out.text
             .push_str(&summary(&usage, v["api_error_status"].as_u64(), index));
+        out.events.push(Event::Result(Box::new(usage)));
         out.events.push(Event::Finished(Box::new(run)));
     }
 }

@@ -272,3 +272,42 @@ fn stream_jsonl_planted_as_a_link_is_not_followed() {
     f.end();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "secret\n");
 }
+
+#[test]
+fn each_result_of_a_run_is_recorded_with_its_own_figures_and_the_run_adds_them_up() {
+    let d = job_dir();
+    let log = File::create(d.path().join("output.log")).unwrap();
+    let mut f = Feed::new(JobSink::new(d.path(), log));
+    let result = |index: u64, turns: u64, total: f64| {
+        format!(
+            "{{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"num_turns\":{turns},\
+             \"duration_ms\":1000,\"total_cost_usd\":{total},\"result_index\":{index},\
+             \"usage\":{{\"input_tokens\":100,\"output_tokens\":10}},\"session_id\":\"s-1\"}}\n"
+        )
+    };
+    f.feed(format!("{INIT}\n").as_bytes());
+    f.feed(result(0, 3, 0.25).as_bytes());
+    let first = RunResult::list_from_meta(meta(d.path()).get("results"));
+    assert_eq!(first.len(), 1, "recorded as it comes");
+    f.feed(format!("{INIT}\n").as_bytes());
+    f.feed(result(1, 1, 0.375).as_bytes());
+    f.end();
+    let m = meta(d.path());
+    let results = RunResult::list_from_meta(m.get("results"));
+    let own: Vec<(Option<u64>, Option<f64>)> = results
+        .iter()
+        .map(|r| (r.usage.turns, r.usage.cost_usd))
+        .collect();
+    assert_eq!(own, [(Some(3), Some(0.25)), (Some(1), Some(0.125))]);
+    assert!(
+        results
+            .iter()
+            .all(|r| r.at.is_some_and(|at| at.timestamp_subsec_nanos() == 0)),
+        "recorded to the second, as `finished` is: {m}"
+    );
+    let run = Usage::from_meta(m.get("usage")).unwrap();
+    assert_eq!(
+        (run.turns, run.input_tokens, run.cost_usd),
+        (Some(4), Some(200), Some(0.375))
+    );
+}

@@ -18,6 +18,7 @@ fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
         session: Default::default(),
         permissions: Default::default(),
         isolation: None,
+        claude_dirs: Default::default(),
     };
     let c = create(root.path(), &spec, Utc::now()).unwrap();
     (root, c.dir)

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::is_false;
 use crate::jobs::model::meta::{Meta, MetaMore};
 use crate::jobs::model::review::Review;
-use crate::jobs::model::session::Usage;
+use crate::jobs::model::session::{RunResult, Usage};
 use crate::jobs::model::stop::StopRequest;
 
 /// meta.json as read (`type` is meta.json's name for `kind`); the fields [`MetaMore`] holds
@@ -136,6 +136,8 @@ mirror! {
         resumes: CompactString,
         #[serde(skip_serializing_if = "Option::is_none")]
         usage: Option<Box<Usage>>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        results: Vec<RunResult>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         resumed_by: Vec<String>,
         #[serde(skip_serializing_if = "is_false")]

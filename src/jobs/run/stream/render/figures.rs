@@ -160,7 +160,12 @@ fn error_text(v: &Value) -> String {
 /// A run's later result (Claude Code 2.1.3xx waits for background tasks and answers again)
 /// says which it is: `── success · result 2 · 1 turn · ...`.
 pub fn summary(u: &Usage, api_status: Option<u64>, index: u64) -> String {
-    let mut line = String::from("── ");
+    format!("── {}\n", described(u, api_status, index))
+}
+
+/// [`summary`]'s words, without its rule and newline (a job's timeline shows each result so).
+pub fn described(u: &Usage, api_status: Option<u64>, index: u64) -> String {
+    let mut line = String::new();
     if u.error.is_empty() {
         line.push_str(if u.outcome.is_empty() {
             "ended"
@@ -203,7 +208,6 @@ pub fn summary(u: &Usage, api_status: Option<u64>, index: u64) -> String {
     if let Some(c) = u.cost_usd {
         let _ = write!(line, " · ${c:.4}");
     }
-    line.push('\n');
     line
 }
 

@@ -125,9 +125,13 @@ fn a_real_session_reads_as_prose() {
         end.text,
         "── success · 4 turns · 0.3s · 4,800 in / 160 out / 1,200 cache read / 0 cache write tokens · $0.0286\n"
     );
-    let Some(Event::Finished(usage)) = end.events.first() else {
+    let [Event::Result(own), Event::Finished(usage)] = end.events.as_slice() else {
         panic!("{:?}", end.events)
     };
+    assert_eq!(
+        own, usage,
+        "a run of one result: its own figures are the run's"
+    );
     assert_eq!(
         **usage,
         Usage {
@@ -179,7 +183,7 @@ fn a_failed_run_ends_with_the_error_and_the_figures() {
     for (line, text, error) in cases {
         let got = Renderer::new().line(line.as_bytes());
         assert_eq!(got.text, *text);
-        let Some(Event::Finished(usage)) = got.events.first() else {
+        let Some(Event::Finished(usage)) = got.events.last() else {
             panic!("{:?}", got.events)
         };
         assert_eq!(usage.error, *error);
@@ -187,7 +191,7 @@ fn a_failed_run_ends_with_the_error_and_the_figures() {
     }
     // Without an init line, the model is the one billed.
     let got = Renderer::new().line(MAX_TURNS_RESULT.as_bytes());
-    let Some(Event::Finished(usage)) = got.events.first() else {
+    let Some(Event::Finished(usage)) = got.events.last() else {
         panic!()
     };
     assert_eq!(usage.model, "claude-opus-4-8[1m]");
