@@ -166,8 +166,8 @@ impl World {
         }
     }
 
-    /// Waits until the job is `status` and its supervisor, which records a limit after the
-    /// exit line, has ended.
+    /// Waits until the job is `status` and its supervisor, which starts the queue's tasks after
+    /// the exit line, has ended.
     fn wait_status(&self, id: &str, status: &str) -> Value {
         self.wait_for(&format!("{id} to be {status}"), || {
             self.meta(id).get("exit_code").is_some() && self.job(id)["status"] == status
