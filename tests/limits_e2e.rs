@@ -319,6 +319,11 @@ fn a_kill_before_the_reset_cancels_the_resume() {
     // A task held meanwhile starts at the reset: the starter has looked after the reset.
     let held = w.ok(&["run", "p", "PLAIN second task"]);
     assert!(held.contains("held: claude limit"), "{held}");
+    let listed = w.ok(&["queue"]);
+    assert!(
+        listed.contains("PLAIN second task") && listed.contains("held: claude limit until "),
+        "{listed}"
+    );
     let _watcher = w.watcher();
     w.wait_for("the held task to start", || w.all().len() == 2);
     let second = w

@@ -206,6 +206,17 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
         None => {
             let listing = queue::listing(&cfg.queue_dir)?;
             list_pending(&listing.queued, out)?;
+            let now = Utc::now();
+            if !listing.queued.is_empty()
+                && let Some(hold) = Dispatcher::new(cfg)?.hold(now)
+            {
+                writeln!(
+                    out,
+                    "{}: nothing of {} starts before the reset; then they start in order",
+                    hold.why(now),
+                    hold.agent
+                )?;
+            }
             list_failed(&listing.failed, out)?;
         }
     }
