@@ -166,8 +166,8 @@ impl World {
         }
     }
 
-    /// Waits until the job is `status` and its supervisor, which records a limit after the
-    /// exit line, has ended.
+    /// Waits until the job is `status` and its supervisor, which starts the queue's tasks after
+    /// the exit line, has ended.
     fn wait_status(&self, id: &str, status: &str) -> Value {
         self.wait_for(&format!("{id} to be {status}"), || {
             self.meta(id).get("exit_code").is_some() && self.job(id)["status"] == status
@@ -268,6 +268,43 @@ fn a_limited_job_holds_the_queue_and_is_resumed_once_at_the_reset() {
             .count(),
         1
     );
+
+    // The watchers told the stop once, with its reset, and the resume once.
+    let events = || -> Vec<Value> {
+        fs::read_to_string(w.base.join("events.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    w.wait_for("the resumed event", || {
+        events().iter().any(|e| e["kind"] == "resumed")
+    });
+    let told: Vec<(String, String)> = events()
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap().to_owned(),
+                e["job_id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let of = |kind: &str| told.iter().filter(|(k, _)| k == kind).count();
+    assert_eq!((of("limited"), of("resumed")), (1, 1), "{told:?}");
+    let limited = events()
+        .into_iter()
+        .find(|e| e["kind"] == "limited")
+        .unwrap();
+    assert_eq!(limited["job_id"], first.as_str());
+    assert_eq!(limited["resets_at"], want.as_str(), "{limited}");
+    let resumed = events()
+        .into_iter()
+        .find(|e| e["kind"] == "resumed")
+        .unwrap();
+    assert!(
+        resumed["title"].as_str().unwrap().contains(next.as_str()),
+        "{resumed}"
+    );
 }
 
 #[test]
@@ -282,6 +319,11 @@ fn a_kill_before_the_reset_cancels_the_resume() {
     // A task held meanwhile starts at the reset: the starter has looked after the reset.
     let held = w.ok(&["run", "p", "PLAIN second task"]);
     assert!(held.contains("held: claude limit"), "{held}");
+    let listed = w.ok(&["queue"]);
+    assert!(
+        listed.contains("PLAIN second task") && listed.contains("held: claude limit until "),
+        "{listed}"
+    );
     let _watcher = w.watcher();
     w.wait_for("the held task to start", || w.all().len() == 2);
     let second = w

@@ -206,6 +206,17 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
         None => {
             let listing = queue::listing(&cfg.queue_dir)?;
             list_pending(&listing.queued, out)?;
+            let now = Utc::now();
+            if !listing.queued.is_empty()
+                && let Some(hold) = Dispatcher::new(cfg)?.hold(now)
+            {
+                writeln!(
+                    out,
+                    "{}: nothing of {} starts before the reset; then they start in order",
+                    hold.why(now),
+                    hold.agent
+                )?;
+            }
             list_failed(&listing.failed, out)?;
         }
     }
@@ -325,26 +336,36 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     let slot = args
         .slot_fd
         .and_then(|fd| slots::Entry::inherited(fd, &cfg.queue_dir, &args.job_dir));
-    let code = supervise::supervise_with(&args.job_dir, Some(&cfg.notifications_log), &|p| {
-        cfg.agent_env(p)
-    });
+    let d = Dispatcher::new(cfg).ok();
+    // The hold is on disk before the exit line: a task dispatched the moment the job reads
+    // `limited` is held, not started.
+    let ending = |code: i32| {
+        if let Some(d) = &d {
+            record_limit(d, &args.job_dir, code);
+        }
+    };
+    let code = supervise::supervise_with(
+        &args.job_dir,
+        Some(&cfg.notifications_log),
+        &|p| cfg.agent_env(p),
+        &ending,
+    );
     if let Some(slot) = slot {
         slot.remove();
     }
     // A slot is free now, whatever became of this job's bookkeeping (a full disk may have
     // refused it): queued tasks may start, or be recorded as unable to.
-    if let Ok(d) = Dispatcher::new(cfg) {
-        record_limit(&d, &args.job_dir);
-        if let Err(e) = d.start_queued() {
-            crate::say!("luzia: cannot start queued tasks: {}", super::describe(&e));
-        }
+    if let Some(d) = &d
+        && let Err(e) = d.start_queued()
+    {
+        crate::say!("luzia: cannot start queued tasks: {}", super::describe(&e));
     }
     Ok(u8::try_from(code?).unwrap_or(1))
 }
 
 /// A job the account's usage limit stopped holds its agent's queue until the reset, and is
 /// continued then ([`limits`](crate::dispatcher::limits)).
-fn record_limit(d: &Dispatcher, job_dir: &std::path::Path) {
+fn record_limit(d: &Dispatcher, job_dir: &std::path::Path, code: i32) {
     let Some(id) = job_dir
         .file_name()
         .and_then(|n| crate::jobs::JobId::parse(&n.to_string_lossy()).ok())
@@ -353,7 +374,7 @@ fn record_limit(d: &Dispatcher, job_dir: &std::path::Path) {
     };
     let root = job_dir.parent().unwrap_or(job_dir);
     if let Some(job) = crate::jobs::model::job::read_job(root, &id, Utc::now())
-        && let Err(e) = d.record_limit(&job)
+        && let Err(e) = d.record_limit(&job, code)
     {
         crate::say!(
             "luzia: cannot record that the usage limit stopped job {id}: {}",

@@ -3,7 +3,8 @@
 //! queue root's `limits/`, so they outlive every process (a reboot too):
 //!
 //! - `limits/<agent>.json`, `{"resets_at", "job"}`: the hold, written by the supervisor of the
-//!   job the limit stopped (the latest reset wins); it lapses by itself at its time.
+//!   job the limit stopped, before its exit line (the latest reset wins); it lapses by itself
+//!   at its time.
 //! - `limits/resume/<job id>`: a resume to do at the reset, written beside it.
 //!
 //! Whichever luzia looks first after the reset (the queue's starter, a cockpit, `luzia notify
@@ -25,6 +26,7 @@ use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::read_job;
 use crate::jobs::model::lifecycle::find_retries;
 use crate::jobs::model::limit::clock;
+use crate::jobs::model::status::ended_limited;
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::session::is_claude;
 use crate::jobs::{Job, Status};
@@ -141,10 +143,12 @@ impl Dispatcher<'_> {
             .is_ok_and(|mut d| d.next().is_some())
     }
 
-    /// Called when a job has ended: a job the limit stopped holds its agent's tasks until the
-    /// reset and, where its project allows, is to be continued then.
-    pub fn record_limit(&self, job: &Job) -> Result<()> {
-        if job.status != Status::Limited {
+    /// Called as a job ends with `code`, before its exit line is written (so `job` may still
+    /// read as running): a job the limit stopped holds its agent's tasks until the reset and,
+    /// where its project allows, is to be continued then.
+    pub fn record_limit(&self, job: &Job, code: i32) -> Result<()> {
+        let limit_stands = job.limit_resets_at().is_some();
+        if ended_limited(code, job.stop.is_some(), limit_stands) != Status::Limited {
             return Ok(());
         }
         let (Some(resets_at), Some(meta)) = (job.limit_resets_at(), job.meta.as_ref()) else {

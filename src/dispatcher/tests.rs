@@ -1,7 +1,7 @@
 //! What a retry takes from the job it retries.
 
 use super::*;
-use crate::jobs::{JobId, Meta};
+use crate::jobs::{JobId, Meta, Status};
 
 fn job(meta: &str) -> Job {
     let id = JobId::parse("142315-a1b2").unwrap();
@@ -82,4 +82,50 @@ fn a_queued_task_of_an_unconfigured_project_keeps_its_directory() {
     assert_eq!(queued("shop", None).project_path, Some(repo.clone()));
     assert_eq!(queued("elsewhere", Some(&repo)).project_path, Some(repo));
     assert_eq!(queued("musica", Some(&other)).project_path, None);
+}
+
+/// The hold is recorded as the job ends, before its exit line: the job still reads as running
+/// then, and a task dispatched the moment it reads `limited` must find the hold on disk.
+#[test]
+fn a_job_ending_on_the_limit_holds_the_queue_before_its_exit_line() {
+    let d = tempfile::tempdir().unwrap();
+    let (root, queue) = (d.path().join("jobs"), d.path().join("queue"));
+    std::fs::create_dir_all(&root).unwrap();
+    let file = d.path().join("c.toml");
+    let body = format!(
+        "jobs_dir = {root:?}\nqueue_dir = {queue:?}\n[agent]\ncommand = [\"claude\", \"-p\"]\n\
+         [projects.p]\npath = {:?}\n",
+        d.path()
+    );
+    std::fs::write(&file, body).unwrap();
+    let ov = crate::config::Overrides {
+        config: Some(file),
+        jobs_dir: None,
+    };
+    let cfg = Config::load_with(&ov, &|_| None).unwrap();
+    let dispatcher = Dispatcher::new(&cfg).unwrap();
+    let now = Utc::now();
+    let reset = now.timestamp() + 3600;
+    let mut ending = job(&format!(
+        r#"{{"project": "p", "task": "t", "agent": "claude", "session_id": "s1",
+            "usage": {{"error": "Claude AI usage limit reached|{reset}"}}}}"#
+    ));
+    ending.status = Status::Running;
+    ending.log_mtime = Some(now);
+    assert!(ending.exit_code.is_none());
+
+    // A success, or a kill asked for, holds nothing.
+    dispatcher.record_limit(&ending, 0).unwrap();
+    assert_eq!(dispatcher.hold(now), None);
+
+    dispatcher.record_limit(&ending, 1).unwrap();
+    let hold = dispatcher.hold(now).expect("held before the exit line");
+    assert_eq!(hold.agent, "claude");
+    assert_eq!(hold.job, "142315-a1b2");
+    assert!(hold.resets_at > now);
+    assert!(dispatcher.resumes_pending());
+    match dispatcher.dispatch(&Request::new("p", "later")).unwrap() {
+        Dispatched::Queued(_) => {}
+        Dispatched::Started(c) => panic!("started {c:?} while the limit stands"),
+    }
 }

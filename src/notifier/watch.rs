@@ -184,8 +184,16 @@ struct Watch<'a> {
     last_error: Option<String>,
 }
 
-/// A job worth watching: one whose files can still change what it gives.
-fn can_change(job: &Job) -> bool {
+/// A job worth watching: one whose files can still change what it gives. A job the usage
+/// limit stopped is, until something continues it (its `resumed` event): no file of a job
+/// settled otherwise would announce that, and a tick reads it again.
+fn can_change(job: &Job, now: chrono::DateTime<Utc>) -> bool {
+    if job.status == Status::Limited {
+        return job.continued_by().is_none()
+            && job
+                .limit_resets_at()
+                .is_some_and(|at| now - at <= crate::jobs::insight::notify::FAILED_HORIZON);
+    }
     !job.is_settled() && job.status != Status::Died
 }
 
@@ -196,7 +204,7 @@ impl Watch<'_> {
             Ok(jobs) => {
                 let live: HashSet<JobId> = jobs
                     .iter()
-                    .filter(|j| can_change(j))
+                    .filter(|j| can_change(j, now))
                     .map(|j| j.id.clone())
                     .collect();
                 for gone in self.active.difference(&live).cloned().collect::<Vec<_>>() {
@@ -219,7 +227,7 @@ impl Watch<'_> {
         for id in ids {
             match read_job(self.n.root(), &id, now) {
                 Some(job) => {
-                    let live = can_change(&job);
+                    let live = can_change(&job, now);
                     self.watcher.set_watched(&id, live);
                     if live {
                         self.active.insert(id);

@@ -43,7 +43,9 @@ pub fn run(
          terminal, not to this log\n"
     );
     let _ = finish::append(dir, &log, &note);
-    run_recorded(dir, &log, notifications, &plan, |private| {
+    // A job in the operator's terminal is watched: the usage limit's hold is the detached
+    // supervisor's business.
+    run_recorded(dir, &log, notifications, &plan, &|_| {}, |private| {
         rt.block_on(run_agent((dir, private), &plan, &log, signals, rules))
     })
 }

@@ -110,14 +110,17 @@ pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
 /// Runs the job's agent to the end with no more environment than the allowlist. Returns the
 /// exit code written to the exit line.
 pub fn supervise(dir: &Path, notifications: Option<&Path>) -> Result<i32, SuperviseError> {
-    supervise_with(dir, notifications, &|_| AgentEnv::default())
+    supervise_with(dir, notifications, &|_| AgentEnv::default(), &|_| {})
 }
 
-/// [`supervise`], with what the config adds to the environment of an agent of each project.
+/// [`supervise`], with what the config adds to the environment of an agent of each project,
+/// and `ending`, called with the agent's exit code just before the exit line is written: what
+/// must be on disk by the time anyone sees the job end (the hold of a usage limit).
 pub fn supervise_with(
     dir: &Path,
     notifications: Option<&Path>,
     env: &dyn Fn(&str) -> AgentEnv,
+    ending: &dyn Fn(i32),
 ) -> Result<i32, SuperviseError> {
     let plan = plan(dir)?;
     let io = |path: PathBuf| move |source| SuperviseError::Io { path, source };
@@ -131,7 +134,7 @@ pub fn supervise_with(
     let signals = Signals::new().ok();
     let log_path = dir.join(LOG_FILE);
     let log = open_append(&log_path).map_err(io(log_path.clone()))?;
-    run_recorded(dir, &log, notifications, &plan, |private| {
+    run_recorded(dir, &log, notifications, &plan, ending, |private| {
         run_agent(
             &rt,
             (dir, private),
@@ -152,6 +155,7 @@ pub(super) fn run_recorded(
     log: &File,
     notifications: Option<&Path>,
     plan: &Plan,
+    ending: &dyn Fn(i32),
     run: impl FnOnce(&Private) -> i32,
 ) -> Result<i32, SuperviseError> {
     let id = plan.id.as_str();
@@ -182,6 +186,7 @@ pub(super) fn run_recorded(
             127
         }
     };
+    ending(code);
     finish::exit_line(dir, log, code).map_err(|source| SuperviseError::Io {
         path: dir.join(LOG_FILE),
         source,

@@ -22,7 +22,7 @@ use crate::jobs::model::status::Status;
 use crate::jobs::model::time::format_duration;
 use crate::jobs::text::sanitize::{ellipsize, plain_text, sanitize_line};
 
-/// What an event is about. The first five are what `[notify] events` filters on; `more` sums up
+/// What an event is about. The first seven are what `[notify] events` filters on; `more` sums up
 /// what the rate limit held back, `test` is `luzia notify --test`'s sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -32,18 +32,22 @@ pub enum Kind {
     Failed,
     Stalled,
     Budget,
+    Limited,
+    Resumed,
     More,
     Test,
 }
 
 impl Kind {
     /// The kinds a person can ask for in `[notify] events`.
-    pub const FILTERABLE: [Kind; 5] = [
+    pub const FILTERABLE: [Kind; 7] = [
         Kind::Question,
         Kind::Gate,
         Kind::Failed,
         Kind::Stalled,
         Kind::Budget,
+        Kind::Limited,
+        Kind::Resumed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +57,8 @@ impl Kind {
             Kind::Failed => "failed",
             Kind::Stalled => "stalled",
             Kind::Budget => "budget",
+            Kind::Limited => "limited",
+            Kind::Resumed => "resumed",
             Kind::More => "more",
             Kind::Test => "test",
         }
@@ -99,6 +105,9 @@ pub struct Event {
     pub instance_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// When the usage limit resets (RFC 3339, UTC), for `limited` and `resumed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<String>,
     pub job_dir: String,
     pub host: String,
     /// When it happened (RFC 3339, UTC): asked, ended, stalled, over budget.
@@ -168,6 +177,7 @@ pub fn events_of(job: &Job, rules: &AlarmRules, now: DateTime<Utc>, host: &str) 
         events.extend(gate_event(job, now, host));
     }
     events.extend(failure_event(job, now, host));
+    events.extend(limit_events(job, now, host));
     for alarm in job_alarms(job, rules, now) {
         let kind = match alarm.kind {
             AlarmKind::Stalled => Kind::Stalled,
@@ -205,6 +215,7 @@ fn blank(job: &Job, kind: Kind, at: DateTime<Utc>, host: &str) -> Event {
         options: Vec::new(),
         instance_id: None,
         exit_code: job.exit_code,
+        resets_at: None,
         job_dir: job.dir().display().to_string(),
         host: if meta_host.is_empty() {
             host.to_owned()
@@ -283,6 +294,58 @@ fn failure_event(job: &Job, now: DateTime<Utc>, host: &str) -> Option<Event> {
     Some(e)
 }
 
+/// A job the usage limit stopped: `limited` once for the stop (a resume is another job, so
+/// another stop is another key), and `resumed` once something continued it. Both within
+/// [`FAILED_HORIZON`] of what they tell (the stop, the reset), so a first look at an old root
+/// tells no history.
+fn limit_events(job: &Job, now: DateTime<Utc>, host: &str) -> Vec<Event> {
+    let mut events = Vec::new();
+    if job.status != Status::Limited {
+        return events;
+    }
+    let Some(resets) = job.limit_resets_at() else {
+        return events;
+    };
+    let ended = job.finished.unwrap_or(now);
+    let when = crate::jobs::model::limit::clock(resets, ended);
+    if now - ended <= FAILED_HORIZON {
+        let mut e = blank(job, Kind::Limited, ended, host);
+        e.key = format!("{}:limited", job.id);
+        e.title = format!("{} stopped by the usage limit · resets {when}", job.id);
+        let then = if job.continued_by().is_some() {
+            "It has been continued already."
+        } else {
+            "It continues by itself after the reset where its project allows              (`resume_after_limit`); `luzia kill` cancels that."
+        };
+        e.body = format!(
+            "{}
+The account's usage limit stopped it; it resets at {}.
+{then}",
+            e.task,
+            rfc3339(resets)
+        );
+        e.resets_at = Some(rfc3339(resets));
+        events.push(e);
+    }
+    if let Some(by) = job.continued_by()
+        && now - resets <= FAILED_HORIZON
+    {
+        // Told at the first look that sees it: the continuation's start is not on this job.
+        let mut e = blank(job, Kind::Resumed, now.max(resets), host);
+        e.key = format!("{}:resumed", job.id);
+        e.title = format!("{} resumed after the usage limit as {by}", job.id);
+        e.body = format!(
+            "{}
+The usage limit reset at {when}; {by} continues its session.
+             See `luzia jobs {by}`.",
+            e.task
+        );
+        e.resets_at = Some(rfc3339(resets));
+        events.push(e);
+    }
+    events
+}
+
 /// The last `n` lines of the job's output, as plain text, for a failure's body: read only for
 /// the events actually sent.
 pub fn last_output(job_dir: &std::path::Path, n: usize) -> Vec<String> {
@@ -326,6 +389,7 @@ pub fn summary(briefs: Vec<Brief>, extra: usize, now: DateTime<Utc>, host: &str)
         options: Vec::new(),
         instance_id: None,
         exit_code: None,
+        resets_at: None,
         job_dir: String::new(),
         host: host.to_owned(),
         at: rfc3339(now),
@@ -362,6 +426,7 @@ impl Event {
             options: vec!["production".into(), "staging".into()],
             instance_id: Some("q1".into()),
             exit_code: None,
+            resets_at: None,
             job_dir: String::new(),
             host: host.to_owned(),
             at: rfc3339(now),

@@ -441,3 +441,74 @@ fn a_failure_ends_with_its_last_lines_of_output_made_plain() {
     assert_eq!(last_output(dir.path(), 2), ["Traceback", "ValueError: x"]);
     assert!(last_output(&dir.path().join("gone"), 5).is_empty());
 }
+
+/// A job the limit stopped at t0 + 3m, its reset at 10:00 UTC (Unix 1795255200).
+fn limited() -> Job {
+    let mut j = ended(Status::Limited, 1, false);
+    if let Some(m) = j.meta.as_mut() {
+        m.usage = Some(Box::new(crate::jobs::model::session::Usage {
+            error: "Claude AI usage limit reached|1795255200".into(),
+            ..Default::default()
+        }));
+    }
+    j
+}
+
+#[test]
+fn a_limit_stop_is_told_once_with_its_reset_and_its_resume_once() {
+    let rules = AlarmRules::default();
+    let reset = Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0).unwrap();
+    let stopped = limited();
+    let soon = t0() + Ch::minutes(4);
+    let events = events_of(&stopped, &rules, soon, "here");
+    assert_eq!(events.len(), 1, "{events:?}");
+    let e = &events[0];
+    assert_eq!(
+        (e.kind, e.key.as_str()),
+        (Kind::Limited, "090000-ab12:limited")
+    );
+    assert_eq!(e.resets_at.as_deref(), Some("2026-11-21T10:00:00Z"));
+    assert_eq!(e.at, "2026-11-21T09:03:00Z");
+    assert!(
+        e.title.contains("stopped by the usage limit · resets "),
+        "{}",
+        e.title
+    );
+    assert!(
+        e.body.contains("resets at 2026-11-21T10:00:00Z"),
+        "{}",
+        e.body
+    );
+    // The same at every look: one key for the stop.
+    assert_eq!(
+        keys(&stopped, &rules, reset - Ch::minutes(1)),
+        ["090000-ab12:limited"]
+    );
+
+    let mut resumed = limited();
+    if let Some(m) = resumed.meta.as_mut() {
+        m.resumed_by = vec!["100001-cd34".into()];
+    }
+    let after = reset + Ch::minutes(1);
+    let events = events_of(&resumed, &rules, after, "here");
+    let kinds: Vec<_> = events.iter().map(|e| (e.kind, e.key.clone())).collect();
+    assert_eq!(
+        kinds,
+        [
+            (Kind::Limited, "090000-ab12:limited".to_string()),
+            (Kind::Resumed, "090000-ab12:resumed".to_string()),
+        ]
+    );
+    assert!(
+        events[1]
+            .title
+            .contains("resumed after the usage limit as 100001-cd34")
+    );
+    assert_eq!(events[1].resets_at.as_deref(), Some("2026-11-21T10:00:00Z"));
+
+    // Long after: history, not news.
+    assert!(keys(&resumed, &rules, reset + FAILED_HORIZON + Ch::seconds(1)).is_empty());
+    // Not a failure, and no limit without a reset to tell.
+    assert!(keys(&ended(Status::Limited, 1, false), &rules, soon).is_empty());
+    assert!(Kind::filterable("limited").is_some() && Kind::filterable("resumed").is_some());
+}
