@@ -31,6 +31,27 @@ fn wait_log(sb: &Sandbox, what: &str) -> String {
     }
 }
 
+/// Waits until the jobs read once more after their watches were added have been read (their
+/// ends watched): a process ended before that is noticed by that read, not by its pidfd.
+fn wait_watched(sb: &Sandbox) {
+    let path = sb.state.join("luzia/cockpit.log");
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let log = fs::read_to_string(&path).unwrap_or_default();
+        if let Some(at) = log.find(WATCHED)
+            && log[at..].contains(READ_AGAIN)
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the cockpit never logged {WATCHED:?} then {READ_AGAIN:?}:\n{log}"
+        );
+        std::thread::sleep(POLL);
+    }
+}
+
+const READ_AGAIN: &str = "jobs read again, their ends watched";
 const BY_EVENT: &str = "processes ended, noticed by event";
 const BY_POLLING: &str = "processes ended, noticed by polling";
 const REFUSED: &str = "no pidfd left under the limit of open files";
@@ -47,7 +68,7 @@ fn a_killed_agent_is_noticed_by_its_pidfd() {
     let pid = sb.running_job(id, "musica", "Be killed", Some(&now_rfc3339()));
     let ck = Cockpit::start(&sb, Opts::default().env("LUZIA_LOG", "debug"));
     ck.wait_row(id, "running", |r| r.contains("running"));
-    wait_log(&sb, WATCHED);
+    wait_watched(&sb);
     sb.kill_child(pid); // SIGKILL, and reaped
     ck.wait_row(id, "died", |r| r.contains("died"));
     let log = wait_log(&sb, BY_EVENT);
@@ -76,7 +97,7 @@ fn another_users_agent_is_noticed_by_its_pidfd() {
     sb.write(id, "pid", format!("{}\n", child.id()));
     let ck = Cockpit::start(&sb, Opts::default().env("LUZIA_LOG", "debug"));
     ck.wait_row(id, "running", |r| r.contains("running"));
-    wait_log(&sb, WATCHED);
+    wait_watched(&sb);
     child.kill().unwrap();
     child.wait().unwrap();
     ck.wait_row(id, "died", |r| r.contains("died"));
@@ -103,7 +124,7 @@ fn past_the_open_files_limit_the_rest_are_polled_and_seen_to_die_too() {
         ck.wait_row(id, "running", |r| r.contains("running"));
     }
     wait_log(&sb, REFUSED);
-    wait_log(&sb, WATCHED);
+    wait_watched(&sb);
     for pid in pids {
         sb.kill_child(pid);
     }

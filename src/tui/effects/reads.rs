@@ -173,8 +173,12 @@ impl Reads {
             })
             .collect();
         let live = live_processes(read.iter().map(|(id, j)| (id, j.as_ref())));
+        let count = read.len();
         self.send(Event::JobsRead(read));
         self.watch_exits(live);
+        // The point from which a live job's end can only be noticed by its pidfd or a poll
+        // (what the exit tests wait for before they end a process).
+        tracing::debug!(jobs = count, "jobs read again, their ends watched");
     }
 
     /// Watches the ends of the live jobs just read (after the screen has them), and forgets the
