@@ -221,22 +221,26 @@ fn an_approved_permission_request_runs_the_command() {
     }
 }
 
+/// AskUserQuestion's input: one single-choice question, then one of several choices.
+fn migration_questions() -> Value {
+    json!({"questions": [
+        {"question": "Which database should the migration run on?", "header": "Database",
+         "multiSelect": false, "options": [
+            {"label": "staging", "description": "The copy refreshed every night"},
+            {"label": "production", "description": "Live customer data"}]},
+        {"question": "Which checks should run after it?", "header": "Checks",
+         "multiSelect": true, "options": [
+            {"label": "unit tests", "description": "Fast, no database"},
+            {"label": "smoke tests", "description": "Against the migrated database"},
+            {"label": "load tests", "description": "Slow"}]}
+    ]})
+}
+
 #[test]
 fn ask_user_question_is_asked_in_turn_and_the_model_receives_the_answers() {
     for claude in clis_or_skip("ask_user_question_is_asked_in_turn") {
-        let questions = json!({"questions": [
-            {"question": "Which database should the migration run on?", "header": "Database",
-             "multiSelect": false, "options": [
-                {"label": "staging", "description": "The copy refreshed every night"},
-                {"label": "production", "description": "Live customer data"}]},
-            {"question": "Which checks should run after it?", "header": "Checks",
-             "multiSelect": true, "options": [
-                {"label": "unit tests", "description": "Fast, no database"},
-                {"label": "smoke tests", "description": "Against the migrated database"},
-                {"label": "load tests", "description": "Slow"}]}
-        ]});
         let api = FakeApi::start(vec![
-            Reply::tool("AskUserQuestion", questions),
+            Reply::tool("AskUserQuestion", migration_questions()),
             Reply::text("Migrating staging."),
         ]);
         let w = World::new(&claude, &api);
@@ -424,19 +428,8 @@ fn a_permission_request_approved_in_the_cockpit_runs_the_command() {
 fn ask_user_question_answered_in_the_cockpit_inbox_reaches_the_model() {
     require_tmux!();
     for claude in clis_or_skip("ask_user_question_answered_in_the_cockpit") {
-        let questions = json!({"questions": [
-            {"question": "Which database should the migration run on?", "header": "Database",
-             "multiSelect": false, "options": [
-                {"label": "staging", "description": "The copy refreshed every night"},
-                {"label": "production", "description": "Live customer data"}]},
-            {"question": "Which checks should run after it?", "header": "Checks",
-             "multiSelect": true, "options": [
-                {"label": "unit tests", "description": "Fast, no database"},
-                {"label": "smoke tests", "description": "Against the migrated database"},
-                {"label": "load tests", "description": "Slow"}]}
-        ]});
         let api = FakeApi::start(vec![
-            Reply::tool("AskUserQuestion", questions),
+            Reply::tool("AskUserQuestion", migration_questions()),
             Reply::text("Migrating staging."),
         ]);
         let (sb, w) = cockpit_world(&claude, &api);

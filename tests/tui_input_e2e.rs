@@ -163,20 +163,27 @@ fn dispatched_task(ctl: &Path) -> String {
     }
 }
 
-#[test]
-fn a_paste_goes_into_the_input_bar_with_its_lines() {
-    require_tmux!();
-    let sb = Sandbox::new();
-    let config = dispatch_config(&sb);
-    let _reaper = Reaper(sb.tmp.path().to_owned());
+/// A cockpit that dispatches through [`dispatch_config`], its input bar open; the reaper
+/// (dropped after the cockpit) ends what the test dispatched.
+fn cockpit_with_the_bar_open(sb: &Sandbox) -> (Cockpit<'_>, Reaper) {
+    let config = dispatch_config(sb);
+    let reaper = Reaper(sb.tmp.path().to_owned());
     let opts = Opts::default()
         .global_arg("--config")
         .global_arg(config.to_str().unwrap())
         .env("USER", "tester");
-    let ck = Cockpit::start(&sb, opts);
+    let ck = Cockpit::start(sb, opts);
     ck.wait_ready();
     ck.key("n");
     ck.wait_text("new task for");
+    (ck, reaper)
+}
+
+#[test]
+fn a_paste_goes_into_the_input_bar_with_its_lines() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let (ck, _reaper) = cockpit_with_the_bar_open(&sb);
     ck.type_text("Task: ");
     // Keys the bar binds (Enter dispatches, Tab changes the project, Esc hides it) arrive as
     // text inside a paste.
@@ -204,16 +211,7 @@ fn a_paste_goes_into_the_input_bar_with_its_lines() {
 fn a_burst_of_typing_of_any_size_is_delivered_without_another_key() {
     require_tmux!();
     let sb = Sandbox::new();
-    let config = dispatch_config(&sb);
-    let _reaper = Reaper(sb.tmp.path().to_owned());
-    let opts = Opts::default()
-        .global_arg("--config")
-        .global_arg(config.to_str().unwrap())
-        .env("USER", "tester");
-    let ck = Cockpit::start(&sb, opts);
-    ck.wait_ready();
-    ck.key("n");
-    ck.wait_text("new task for");
+    let (ck, _reaper) = cockpit_with_the_bar_open(&sb);
     // Numbered words, so a character lost anywhere shows in the task.
     let burst: String = (0..300).map(|i| format!("w{i:04}. ")).collect::<String>() + "THE-END";
     assert!(burst.len() >= 2100);
