@@ -51,7 +51,12 @@ fn quit_within_deadline(ck: &Cockpit) -> i32 {
 /// Selects job `id` with `g` (the first row) and then `j`, waiting for each move to show in the
 /// output pane's title: every key is a redraw the loop has to make. `known` are the ids listed.
 fn select(ck: &Cockpit, known: &[&str], id: &str) -> Screen {
-    let order = ck.screen().job_ids(known);
+    // A screen caught between two frames may show the table half drawn: wait for all of it.
+    let order = ck
+        .wait_for("every job listed", |s| {
+            s.job_ids(known).len() == known.len()
+        })
+        .job_ids(known);
     let at = order
         .iter()
         .position(|x| x == id)
