@@ -27,6 +27,7 @@ use crate::jobs::model::job::read_job;
 use crate::jobs::model::lifecycle::find_retries;
 use crate::jobs::model::limit::clock;
 use crate::jobs::model::status::ended_limited;
+use crate::jobs::run::agents::Kind;
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::session::is_claude;
 use crate::jobs::{Job, Status};
@@ -62,10 +63,12 @@ impl Hold {
     }
 }
 
-/// The account an agent command line uses, named by its kind: `claude`, else the program.
+/// The account an agent command line uses, named by its kind: `claude`, `codex`, ..., else the
+/// program.
 pub fn agent_kind(program: &str) -> String {
-    if is_claude(program) {
-        return "claude".into();
+    let kind = Kind::of_program(program);
+    if kind != Kind::Command {
+        return kind.short().into();
     }
     Path::new(program)
         .file_name()

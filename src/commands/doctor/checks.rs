@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::probe::{self, VERSION_TIMEOUT};
 use super::{Check, Level};
 use crate::config::Config;
-use crate::jobs::run::agents::{Kind, Needs, claude};
+use crate::jobs::run::agents::{Kind, Needs};
 
 /// Below these, inotify may run out (`sysctl fs.inotify.max_user_watches` and
 /// `max_user_instances`): every program of the user shares them.
@@ -103,13 +103,7 @@ fn agent(cfg: &Config, facts: &Facts) -> Vec<Check> {
         None => Check::problem(
             "agent",
             format!("`{program}` ([agent] command) is not on PATH, so no job can start"),
-            match kind {
-                Kind::ClaudeCode => {
-                    "install Claude Code (npm install -g @anthropic-ai/claude-code) where the \
-                     user agents run as can run it, or name its full path in [agent] command"
-                }
-                Kind::Command => "install it, or name its full path in [agent] command",
-            },
+            kind.profile().install,
         ),
         Some(path) => match probe::version(&path, facts.version_timeout) {
             Ok(v) => Check::ok(
@@ -165,7 +159,7 @@ fn credentials(cfg: &Config, facts: &Facts, kind: Kind) -> Vec<Check> {
         login(
             kind,
             &needs.credentials_set(&is_set),
-            claude::login_file(&|n| facts.var(n)),
+            (kind.profile().login_file)(&|n| facts.var(n)),
             &also,
         ),
     ]
@@ -191,10 +185,7 @@ fn login(kind: Kind, set: &[&str], login_file: Option<PathBuf>, also: &str) -> C
                  able to log in{also}",
                 kind.needs().credentials.join(", "),
             ),
-            "export ANTHROPIC_API_KEY=<your key> in the shell that starts luzia (with \
-             ANTHROPIC_BASE_URL for a gateway; or CLAUDE_CODE_USE_BEDROCK=1, _VERTEX or _FOUNDRY \
-             with that cloud's credentials), or run `claude /login` once as the user agents run \
-             as; then `luzia doctor` again",
+            kind.profile().login_help,
         ),
     }
 }
@@ -203,7 +194,7 @@ fn login(kind: Kind, set: &[&str], login_file: Option<PathBuf>, also: &str) -> C
 /// AWS_*; ...`: the names, grouped by their condition in the order declared.
 fn declared(needs: &Needs) -> String {
     let mut groups: Vec<(Option<String>, Vec<&str>)> = Vec::new();
-    for v in needs.passed {
+    for v in needs.declared() {
         let condition = v.condition();
         match groups.iter_mut().find(|(c, _)| *c == condition) {
             Some((_, names)) => names.push(v.pattern),

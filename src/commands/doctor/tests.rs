@@ -253,9 +253,9 @@ fn a_program_that_hangs_cannot_hang_doctor() {
 
 #[test]
 fn a_plain_command_needs_no_credential() {
-    let m = Machine::new(&[("aider", "echo aider 0.86")]);
+    let m = Machine::new(&[("my-agent", "echo my-agent 0.86")]);
     let checks = gather(
-        Ok(&m.config("[agent]\ncommand = [\"aider\"]\n")),
+        Ok(&m.config("[agent]\ncommand = [\"my-agent\"]\n")),
         &m.facts(&[]),
     );
     assert!(problems(&checks).is_empty(), "{checks:#?}");
@@ -264,7 +264,21 @@ fn a_plain_command_needs_no_credential() {
             .says
             .contains("a plain command")
     );
-    assert!(topic(&checks, "agent").says.contains("aider 0.86"));
+    assert!(topic(&checks, "agent").says.contains("my-agent 0.86"));
+}
+
+#[test]
+fn another_known_agent_is_checked_for_its_own_credentials() {
+    let m = Machine::new(&[("aider", "echo aider 0.86")]);
+    let config = m.config("[agent]\ncommand = [\"aider\"]\n");
+    let without = gather(Ok(&config), &m.facts(&[]));
+    let problem = topic(&without, "credentials");
+    assert_eq!(problem.level, Level::Problem);
+    assert!(problem.says.contains("OPENAI_API_KEY"), "{}", problem.says);
+    assert!(topic(&without, "agent").says.contains("(Aider)"));
+    let with = gather(Ok(&config), &m.facts(&[("OPENAI_API_KEY", "k")]));
+    assert!(problems(&with).is_empty(), "{with:#?}");
+    assert!(topic(&with, "credentials").says.contains("OPENAI_API_KEY"));
 }
 
 #[test]

@@ -1,12 +1,12 @@
 //! Claude Code: which programs are Claude Code, and the variables of luzia's environment it
 //! receives. They are the names its documentation gives for logging in and reaching the API:
-//! its own (`ANTHROPIC_*`, `CLAUDE_CODE_*`, `CLAUDE_CONFIG_DIR`), a proxy and a private CA,
-//! `IS_SANDBOX` for an agent that runs as root, and a cloud's credentials (Amazon Bedrock,
+//! its own (`ANTHROPIC_*`, `CLAUDE_CODE_*`, `CLAUDE_CONFIG_DIR`), the network's (a proxy and a
+//! private CA), `IS_SANDBOX` for an agent that runs as root, and a cloud's credentials (Amazon Bedrock,
 //! Google Vertex AI, Microsoft Foundry) only when the variable that selects that cloud is set.
 
 use std::path::{Path, PathBuf};
 
-use super::{Needs, Var, When};
+use super::{Needs, Profile, Var, When};
 
 /// Whether `program` (argv\[0\], a name or a path) is Claude Code: its file name is `claude`.
 pub fn is_claude(program: &str) -> bool {
@@ -19,22 +19,28 @@ const BEDROCK: &str = "CLAUDE_CODE_USE_BEDROCK";
 const VERTEX: &str = "CLAUDE_CODE_USE_VERTEX";
 const FOUNDRY: &str = "CLAUDE_CODE_USE_FOUNDRY";
 
-pub const NEEDS: Needs = Needs {
+pub const PROFILE: Profile = Profile {
+    short: "claude",
+    name: "Claude Code",
+    programs: &["claude"],
+    needs: NEEDS,
+    install: "install Claude Code (npm install -g @anthropic-ai/claude-code) where the user agents \
+              run as can run it, or name its full path in [agent] command",
+    login_help: "export ANTHROPIC_API_KEY=<your key> in the shell that starts luzia (with \
+                 ANTHROPIC_BASE_URL for a gateway; or CLAUDE_CODE_USE_BEDROCK=1, _VERTEX or \
+                 _FOUNDRY with that cloud's credentials), or run `claude /login` once as the user \
+                 agents run as; then `luzia doctor` again",
+    login_file,
+};
+
+const NEEDS: Needs = Needs {
+    network: true,
     passed: &[
         // Its API key or token, its endpoint and models, and its own settings (which include
         // CLAUDE_CODE_OAUTH_TOKEN and the switches to Bedrock, Vertex AI and Foundry).
         Var::always("ANTHROPIC_*"),
         Var::always("CLAUDE_CODE_*"),
         Var::always("CLAUDE_CONFIG_DIR"),
-        // A proxy and a private certificate authority: a server's way out.
-        Var::always("HTTP_PROXY"),
-        Var::always("HTTPS_PROXY"),
-        Var::always("NO_PROXY"),
-        Var::always("http_proxy"),
-        Var::always("https_proxy"),
-        Var::always("no_proxy"),
-        Var::always("SSL_CERT_FILE"),
-        Var::always("NODE_EXTRA_CA_CERTS"),
         // What lets it run as root at all on a disposable machine.
         Var {
             pattern: "IS_SANDBOX",
@@ -68,10 +74,10 @@ pub const NEEDS: Needs = Needs {
 /// `~/.claude`), when it exists: a login of its own, which needs no variable. `var` reads the
 /// environment the agent will have.
 pub fn login_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let dir = match var("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(var("HOME").filter(|h| !h.is_empty())?).join(".claude"),
-    };
-    let file = dir.join(".credentials.json");
-    file.is_file().then_some(file)
+    super::home_file(
+        var,
+        Some("CLAUDE_CONFIG_DIR"),
+        ".claude",
+        ".credentials.json",
+    )
 }

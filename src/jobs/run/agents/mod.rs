@@ -4,51 +4,150 @@
 //! variables it declares here, when they are set, and nothing else. `luzia doctor` shows the
 //! same declarations, by name only.
 
+pub mod aider;
 pub mod claude;
+pub mod codex;
 pub mod command;
+pub mod gemini;
+pub mod opencode;
+pub mod qwen;
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 /// What kind of agent a command line runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     /// Claude Code: the program's file name is `claude`.
     ClaudeCode,
+    /// OpenAI's Codex CLI (`codex`, or Zed's ACP adapter for it, `codex-acp`).
+    Codex,
+    /// Google's Gemini CLI (`gemini`).
+    Gemini,
+    /// opencode (`opencode`).
+    Opencode,
+    /// Qwen Code (`qwen`).
+    Qwen,
+    /// Aider (`aider`).
+    Aider,
     /// Anything else, run as it is: it declares no variables (the config's `env_pass` and
     /// `env` give it what it needs).
     Command,
 }
 
+/// What one kind of agent is, in one place: each kind's module gives its own.
+#[derive(Debug)]
+pub struct Profile {
+    /// Its name in the table, the config and on the command line: `claude`, `codex`.
+    pub short: &'static str,
+    /// What a person calls it.
+    pub name: &'static str,
+    /// The file names of the programs that are this agent.
+    pub programs: &'static [&'static str],
+    /// The variables it needs from luzia's environment.
+    pub needs: Needs,
+    /// How to install it, for `luzia doctor` when it is not found.
+    pub install: &'static str,
+    /// What to do when it cannot log in, for `luzia doctor`.
+    pub login_help: &'static str,
+    /// The file its own login leaves, when there is one (`var` reads the agent's environment).
+    pub login_file: fn(&dyn Fn(&str) -> Option<String>) -> Option<PathBuf>,
+}
+
 impl Kind {
+    /// Every kind, the known agents first.
+    pub const ALL: [Kind; 7] = [
+        Kind::ClaudeCode,
+        Kind::Codex,
+        Kind::Gemini,
+        Kind::Opencode,
+        Kind::Qwen,
+        Kind::Aider,
+        Kind::Command,
+    ];
+
     /// The kind of the command line `argv`, from its program (argv\[0\], a name or a path).
     pub fn of(argv: &[String]) -> Kind {
         argv.first().map_or(Kind::Command, |p| Kind::of_program(p))
     }
 
     pub fn of_program(program: &str) -> Kind {
-        if claude::is_claude(program) {
-            Kind::ClaudeCode
-        } else {
-            Kind::Command
+        let Some(file) = Path::new(program).file_name() else {
+            return Kind::Command;
+        };
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.profile().programs.iter().any(|p| file == *p))
+            .unwrap_or(Kind::Command)
+    }
+
+    /// The kind a person names (`claude`, `codex`, ...), as in `[projects.X] agent`.
+    pub fn named(short: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.short() == short)
+    }
+
+    pub fn profile(self) -> &'static Profile {
+        match self {
+            Kind::ClaudeCode => &claude::PROFILE,
+            Kind::Codex => &codex::PROFILE,
+            Kind::Gemini => &gemini::PROFILE,
+            Kind::Opencode => &opencode::PROFILE,
+            Kind::Qwen => &qwen::PROFILE,
+            Kind::Aider => &aider::PROFILE,
+            Kind::Command => &command::PROFILE,
         }
+    }
+
+    /// Its name in the table, the config and on the command line.
+    pub fn short(self) -> &'static str {
+        self.profile().short
     }
 
     /// What a person calls it.
     pub fn name(self) -> &'static str {
-        match self {
-            Kind::ClaudeCode => "Claude Code",
-            Kind::Command => "a plain command",
-        }
+        self.profile().name
     }
 
     /// The variables this kind needs from luzia's environment.
     pub fn needs(self) -> &'static Needs {
-        match self {
-            Kind::ClaudeCode => &claude::NEEDS,
-            Kind::Command => &command::NEEDS,
-        }
+        &self.profile().needs
     }
+}
+
+/// What every agent that reaches an API over the network receives when set: a proxy and a
+/// private certificate authority, a server's way out (Node's, Python's and OpenSSL's names).
+pub const NETWORK: &[Var] = &[
+    Var::always("HTTP_PROXY"),
+    Var::always("HTTPS_PROXY"),
+    Var::always("NO_PROXY"),
+    Var::always("http_proxy"),
+    Var::always("https_proxy"),
+    Var::always("no_proxy"),
+    Var::always("SSL_CERT_FILE"),
+    Var::always("SSL_CERT_DIR"),
+    Var::always("NODE_EXTRA_CA_CERTS"),
+    Var::always("REQUESTS_CA_BUNDLE"),
+];
+
+/// `$VAR` when it is set and not empty, else `$HOME/default`, joined with `file`, when that
+/// file exists: where most agents keep their own login.
+pub fn home_file(
+    var: &dyn Fn(&str) -> Option<String>,
+    dir_var: Option<&str>,
+    default: &str,
+    file: &str,
+) -> Option<PathBuf> {
+    let dir = match dir_var.and_then(var).filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(var("HOME").filter(|h| !h.is_empty())?).join(default),
+    };
+    let file = dir.join(file);
+    file.is_file().then_some(file)
+}
+
+pub fn no_login_file(_: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    None
 }
 
 /// When a declared variable passes (always only when it is set in luzia's environment).
@@ -108,6 +207,8 @@ impl Var {
 pub struct Needs {
     /// Every variable it receives when set, with its condition.
     pub passed: &'static [Var],
+    /// Whether it also receives [`NETWORK`]'s variables.
+    pub network: bool,
     /// Of those, the ones that let it log in: with none set (and no login of its own, see
     /// [`claude::login_file`]), it cannot.
     pub credentials: &'static [&'static str],
@@ -119,7 +220,7 @@ impl Needs {
     /// environment or by the config); `as_root`, whether the agent runs as root.
     pub fn passes(&self, name: &OsStr, is_set: &dyn Fn(&str) -> bool, as_root: bool) -> bool {
         let name = name.as_bytes();
-        self.passed.iter().any(|v| {
+        self.declared().any(|v| {
             v.names(name)
                 && match v.when {
                     When::Always => true,
@@ -127,6 +228,12 @@ impl Needs {
                     When::With(switch) => is_set(switch),
                 }
         })
+    }
+
+    /// Every variable it receives when set: its own, then the network's.
+    pub fn declared(&self) -> impl Iterator<Item = &'static Var> + '_ {
+        let network = if self.network { NETWORK } else { &[] };
+        self.passed.iter().chain(network)
     }
 
     /// The declared credentials set, by name (`is_set` as for [`Needs::passes`]).

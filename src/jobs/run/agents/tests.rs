@@ -12,7 +12,14 @@ fn the_kind_of_a_command_line_is_found_from_its_program() {
         ),
         (&["claude-wrapper"], Kind::Command),
         (&["sh", "-c", "claude -p"], Kind::Command),
-        (&["/usr/bin/aider"], Kind::Command),
+        (&["/usr/bin/aider"], Kind::Aider),
+        (&["codex", "exec"], Kind::Codex),
+        (&["/opt/node_modules/.bin/codex-acp"], Kind::Codex),
+        (&["gemini", "--acp"], Kind::Gemini),
+        (&["opencode", "acp"], Kind::Opencode),
+        (&["qwen"], Kind::Qwen),
+        (&["qwen-code"], Kind::Command),
+        (&["/"], Kind::Command),
         (&[], Kind::Command),
     ];
     for (argv, kind) in cases {
@@ -166,8 +173,7 @@ fn a_login_of_claude_codes_own_is_its_credentials_file() {
 fn conditions_read_as_words() {
     let needs = Kind::ClaudeCode.needs();
     let shown: Vec<String> = needs
-        .passed
-        .iter()
+        .declared()
         .filter_map(|v| v.condition().map(|c| format!("{}: {c}", v.pattern)))
         .collect();
     assert!(
@@ -179,4 +185,73 @@ fn conditions_read_as_words() {
         "{shown:?}"
     );
     assert_eq!(Var::always("X").condition(), None);
+}
+
+#[test]
+fn every_kind_has_its_own_name_and_is_found_by_it() {
+    let mut seen = std::collections::BTreeSet::new();
+    for kind in Kind::ALL {
+        let short = kind.short();
+        assert!(seen.insert(short), "{short} twice");
+        assert_eq!(Kind::named(short), Some(kind));
+        for program in kind.profile().programs {
+            assert_eq!(Kind::of_program(program), kind, "{program}");
+        }
+    }
+    assert_eq!(Kind::named("Claude Code"), None);
+}
+
+/// A known agent receives the network's variables beside its own; a plain command neither.
+#[test]
+fn agents_receive_their_own_variables_and_the_networks() {
+    let cases: &[(Kind, &str, bool)] = &[
+        (Kind::Codex, "OPENAI_API_KEY", true),
+        (Kind::Codex, "CODEX_HOME", true),
+        (Kind::Codex, "ANTHROPIC_API_KEY", false),
+        (Kind::Gemini, "GEMINI_API_KEY", true),
+        (Kind::Gemini, "GOOGLE_GEMINI_BASE_URL", true),
+        (Kind::Gemini, "OPENAI_API_KEY", false),
+        (Kind::Opencode, "OPENCODE_CONFIG", true),
+        (Kind::Qwen, "OPENAI_BASE_URL", true),
+        (Kind::Qwen, "GEMINI_API_KEY", false),
+        (Kind::Aider, "OPENAI_API_BASE", true),
+        (Kind::Aider, "HTTPS_PROXY", true),
+        (Kind::Gemini, "NODE_EXTRA_CA_CERTS", true),
+        (Kind::Command, "HTTPS_PROXY", false),
+        (Kind::Command, "OPENAI_API_KEY", false),
+    ];
+    for (kind, name, passes) in cases {
+        assert_eq!(
+            kind.needs().passes(OsStr::new(name), &|_| false, false),
+            *passes,
+            "{name} to {kind:?}"
+        );
+    }
+    // Vertex AI's credentials reach Gemini CLI only with its switch.
+    let gemini = Kind::Gemini.needs();
+    let name = OsStr::new("GOOGLE_APPLICATION_CREDENTIALS");
+    assert!(!gemini.passes(name, &|_| false, false));
+    assert!(gemini.passes(name, &|n| n == "GOOGLE_GENAI_USE_VERTEXAI", false));
+}
+
+#[test]
+fn each_agents_own_login_is_found_where_it_leaves_it() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_string_lossy().into_owned();
+    let env = move |n: &str| (n == "HOME").then(|| h.clone());
+    let cases = [
+        (Kind::Codex, ".codex/auth.json"),
+        (Kind::Gemini, ".gemini/oauth_creds.json"),
+        (Kind::Opencode, ".local/share/opencode/auth.json"),
+        (Kind::Qwen, ".qwen/oauth_creds.json"),
+    ];
+    for (kind, rel) in cases {
+        let login = kind.profile().login_file;
+        assert_eq!(login(&env), None, "{kind:?}");
+        let file = home.path().join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "{}").unwrap();
+        assert_eq!(login(&env), Some(file), "{kind:?}");
+    }
+    assert_eq!((Kind::Aider.profile().login_file)(&env), None);
 }

@@ -1,0 +1,33 @@
+//! OpenAI's Codex CLI, and Zed's ACP adapter for it (`codex-acp`, which embeds Codex). It reads
+//! its key from `OPENAI_API_KEY` or `CODEX_API_KEY` (a `model_providers` entry of its
+//! config.toml may name another variable, which `[agent] env_pass` passes), its endpoint from
+//! `OPENAI_BASE_URL`, its config and login from `CODEX_HOME` (default `~/.codex`).
+
+use std::path::PathBuf;
+
+use super::{Needs, Profile, Var};
+
+pub const PROFILE: Profile = Profile {
+    short: "codex",
+    name: "Codex",
+    programs: &["codex", "codex-acp"],
+    needs: Needs {
+        network: true,
+        passed: &[
+            Var::always("OPENAI_API_KEY"),
+            Var::always("OPENAI_BASE_URL"),
+            Var::always("OPENAI_ORG_ID"),
+            Var::always("OPENAI_PROJECT_ID"),
+            Var::always("CODEX_*"),
+        ],
+        credentials: &["OPENAI_API_KEY", "CODEX_API_KEY"],
+    },
+    install: "install Codex (npm install -g @openai/codex, and @zed-industries/codex-acp for its ACP adapter), or name its full path in [agent] command",
+    login_help: "export OPENAI_API_KEY=<your key> (with OPENAI_BASE_URL for a gateway) in the shell that starts luzia, or run `codex login` once as the user agents run as; then `luzia doctor` again",
+    login_file,
+};
+
+/// `auth.json` in `CODEX_HOME` (else `~/.codex`), which `codex login` leaves.
+fn login_file(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    super::home_file(var, Some("CODEX_HOME"), ".codex", "auth.json")
+}
