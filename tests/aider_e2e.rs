@@ -128,7 +128,9 @@ fn an_aider_job_completes_and_its_tokens_and_cost_are_recorded_and_shown() {
     let usage = &job["usage"];
     assert_eq!(usage["input_tokens"], fake_chat::INPUT_TOKENS, "{job}");
     assert_eq!(usage["output_tokens"], fake_chat::OUTPUT_TOKENS, "{job}");
-    let cost = usage["cost_usd"].as_f64().unwrap_or_else(|| panic!("no cost: {job}"));
+    let cost = usage["cost_usd"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no cost: {job}"));
     let priced = fake_chat::INPUT_TOKENS as f64 * INPUT_PRICE
         + fake_chat::OUTPUT_TOKENS as f64 * OUTPUT_PRICE;
     assert!((cost - priced).abs() < 0.000_05, "{cost} is not {priced}");

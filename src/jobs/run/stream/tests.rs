@@ -322,7 +322,11 @@ fn an_aiders_figures_are_read_from_its_log_into_meta_json_and_nobody_elses() {
     std::fs::write(d.path().join("output.log"), &log).unwrap();
 
     text::record_usage(d.path(), crate::jobs::run::agents::Kind::Command);
-    assert_eq!(meta(d.path())["usage"], Value::Null, "not an agent that prints them");
+    assert_eq!(
+        meta(d.path())["usage"],
+        Value::Null,
+        "not an agent that prints them"
+    );
 
     text::record_usage(d.path(), crate::jobs::run::agents::Kind::Aider);
     let m = meta(d.path());

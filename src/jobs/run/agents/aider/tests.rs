@@ -73,9 +73,10 @@ fn a_cost_on_its_own_line_and_a_report_cut_at_the_terminals_width_are_read_whole
 
 #[test]
 fn colours_and_padding_do_not_hide_a_report_and_other_lines_are_not_one() {
-    let usage =
-        read("\x1b[32mTokens: 900 sent, 40 received.\x1b[0m   \nsome Tokens: 1 sent, 1 received.\n")
-            .unwrap();
+    let usage = read(
+        "\x1b[32mTokens: 900 sent, 40 received.\x1b[0m   \nsome Tokens: 1 sent, 1 received.\n",
+    )
+    .unwrap();
     assert_eq!(usage.input_tokens, Some(900));
     assert_eq!(usage.turns, Some(1));
     assert_eq!(read("Tokens: lots sent\nno report here\n"), None);
