@@ -90,7 +90,7 @@ impl Reports {
         if let Some((open, _)) = self.open.take() {
             self.read(&open);
         }
-        (self.reports > 0).then(|| Usage {
+        (self.reports > 0).then_some(Usage {
             turns: Some(self.reports),
             ..self.usage
         })
