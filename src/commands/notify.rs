@@ -41,7 +41,13 @@ pub fn run(cfg: &Config, args: &NotifyArgs) -> Result<u8> {
         }
         return Ok(code);
     }
-    let root = super::jobs_root(cfg)?;
+    // A watcher may well start before the first job: the per-user root is made then, as the
+    // first job would make it. A root named by the config, the environment or a flag must exist.
+    let root = if args.watch && cfg.jobs_dir_source == crate::config::Source::User {
+        super::ensure_jobs_root(cfg)?
+    } else {
+        super::jobs_root(cfg)?
+    };
     let n = Notifier::new(cfg, settings, root, &state);
     if args.watch {
         let bridge = match telegram {

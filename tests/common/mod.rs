@@ -606,4 +606,5 @@ pub const LUZIA_VARS: [&str; 6] = [
 
 pub mod claude;
 pub mod sshd;
+pub mod telegram;
 pub mod user;

@@ -26,6 +26,14 @@ use crate::jobs::{Job, JobId, Status};
 /// The source every answer from Telegram is recorded with.
 pub const SOURCE: &str = "telegram";
 
+/// A post's job key: the job's own id, and its host (`None`: this machine).
+pub fn job_key(key: &str) -> Option<(JobId, Option<&str>)> {
+    match key.split_once('@') {
+        Some((id, host)) => Some((JobId::parse(id).ok()?, Some(host))),
+        None => Some((JobId::parse(key).ok()?, None)),
+    }
+}
+
 /// What came of an answer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Applied {
@@ -54,13 +62,13 @@ pub struct Target {
 
 impl Target {
     pub fn apply(&self, posted: &Posted, act: Act<'_>, user: &User) -> Applied {
-        let Ok(key) = JobId::parse(&posted.job) else {
+        let Some((id, host)) = job_key(&posted.job) else {
             return Applied::Failed(format!("'{}' names no job", plain_text(&posted.job)));
         };
-        match key.host() {
-            None => self.apply_here(&key, posted, act, user),
+        match host {
+            None => self.apply_here(&id, posted, act, user),
             Some(host) => match self.hosts.get(host) {
-                Some(config) => apply_there(host, config, &key.local_id(), posted, act, user),
+                Some(config) => apply_there(host, config, &id, posted, act, user),
                 None => Applied::Failed(format!(
                     "host {host} is no longer in the config ([hosts.{host}])"
                 )),
@@ -113,7 +121,7 @@ impl Target {
 
     /// What became of `posted`'s instance, on this machine: `job` as just read, if it was.
     pub fn fate(&self, posted: &Posted, job: Option<&Job>) -> String {
-        let Ok(id) = JobId::parse(&posted.job) else {
+        let Some((id, None)) = job_key(&posted.job) else {
             return "no longer pending".into();
         };
         let dir = job.map_or_else(|| self.root.join(id.as_str()), Job::dir);

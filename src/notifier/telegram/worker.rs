@@ -15,7 +15,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::answer::Target;
+use super::answer::{Target, job_key};
 use super::api::Api;
 use super::format::{closed_text, gate_keyboard, gate_text, question_keyboard, question_text};
 use super::state::{Closed, Posted, State, Store, What};
@@ -162,7 +162,7 @@ impl Worker {
             .filter(|(k, p)| {
                 p.closed.is_none()
                     && !standing.contains_key(*k)
-                    && JobId::parse(&p.job).is_ok_and(|id| id.host() == host)
+                    && job_key(&p.job).is_some_and(|(_, h)| h == host)
                     && (full || read.contains(p.job.as_str()))
             })
             .map(|(k, p)| {
@@ -170,7 +170,7 @@ impl Worker {
                     None => self.target.fate(p, by_id.get(p.job.as_str()).copied()),
                     Some(h) => format!(
                         "settled on {h} (`luzia jobs {}` there says how)",
-                        JobId::parse(&p.job).map_or(String::new(), |id| id.local_id().to_string())
+                        job_key(&p.job).map_or(String::new(), |(id, _)| id.to_string())
                     ),
                 };
                 (k.clone(), outcome)
