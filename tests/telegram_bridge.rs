@@ -462,7 +462,7 @@ fn a_bridge_killed_and_started_again_posts_nothing_twice_and_applies_nothing_twi
     state["posted"][&key]["closed"] = Value::Null;
     fs::write(w.state_path(), state.to_string()).unwrap();
     let presses_before = w.bot.calls_of("answerCallbackQuery").len();
-    let _third = w.bridge();
+    let mut third = w.bridge();
     wait("the update handled again", || {
         (w.bot.calls_of("answerCallbackQuery").len() > presses_before).then_some(())
     });
@@ -486,6 +486,30 @@ fn a_bridge_killed_and_started_again_posts_nothing_twice_and_applies_nothing_twi
         1,
         "nothing else was posted"
     );
+
+    // Killed between recording a post and hearing from Telegram: the post is sent again at the
+    // next start, saying it may be a second copy.
+    let other = "160001-cccc";
+    let other_key = format!("{other}:question:q1");
+    let _asker = w.agent(
+        other,
+        &["ask", "Which region?", "--option", "eu", "--option", "us"],
+    );
+    w.bot.wait_message("Which region?");
+    wait("the post recorded", || {
+        w.state()["posted"][&other_key]["message_id"].as_i64()
+    });
+    third.sigkill();
+    let mut state = w.state();
+    state["posted"][&other_key]["message_id"] = Value::Null;
+    fs::write(w.state_path(), state.to_string()).unwrap();
+    let _fourth = w.bridge();
+    let again = w.bot.wait_message("Posted again");
+    assert!(again.text.contains("Which region?"), "{}", again.text);
+    wait("the second copy recorded", || {
+        (w.state()["posted"][&other_key]["message_id"] == again.id).then_some(())
+    });
+    assert_eq!(w.bot.calls_of("sendMessage").len(), 3);
 }
 
 #[test]

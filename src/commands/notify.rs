@@ -17,16 +17,16 @@ pub fn run(cfg: &Config, args: &NotifyArgs) -> Result<u8> {
     // The bridge runs only with --watch (and says hello with --test); --once is the command's.
     if settings.is_none() && (telegram.is_none() || args.once) {
         let file = cfg.file_to_edit();
-        let what = if telegram.is_some() {
-            "[telegram] runs only with `luzia notify --watch`; for --once, add a [notify] table"
+        let why = if telegram.is_some() {
+            " ([telegram] runs only with --watch)"
         } else {
-            "there is no [notify] or [telegram] table"
+            ""
         };
         return Err(anyhow!(
-            "{what} in {file}: add one with the command to run, such as\n\n  \
-             [notify]\n  command = [\"notify-send\", \"{{title}}\", \"{{body}}\"]\n\n\
-             then check it with `luzia notify --test` (`luzia help notify` says more; \
-             docs/notifications.md sets up the Telegram bridge)"
+            "there is no [notify] table in {file}{why}: add one with the command to run, such \
+             as\n\n  [notify]\n  command = [\"notify-send\", \"{{title}}\", \"{{body}}\"]\n\n\
+             then check it with `luzia notify --test` (`luzia help notify` says more), or a \
+             [telegram] table to answer from your phone (docs/notifications.md)"
         ));
     }
     let state = state_dir()?;

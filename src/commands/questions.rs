@@ -380,6 +380,27 @@ mod tests {
         assert_eq!(format!("{text}\n"), GOLDEN);
     }
 
+    /// A relayed answer is recorded as its author and source; anything else is this user at
+    /// the CLI, and a source that is no word is refused.
+    #[test]
+    fn a_relayed_answer_names_its_author() {
+        let relay = |by: Option<&str>, source: Option<&str>| Relay {
+            by: by.map(str::to_owned),
+            source: source.map(str::to_owned),
+        };
+        let (source, by) = author(&relay(Some("telegram:@bruno (111)"), Some("telegram"))).unwrap();
+        assert_eq!(
+            (source.as_str(), by.as_str()),
+            ("telegram", "telegram:@bruno (111)")
+        );
+        assert_eq!(author(&relay(None, None)).unwrap().0, "cli");
+        let err = author(&relay(Some("x"), Some("Tele gram")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a source"), "{err}");
+        assert!(author(&relay(Some("a\nb"), Some("telegram"))).is_err());
+    }
+
     /// An item read here and the same item read from `questions --json` make the same row: one
     /// list for every host.
     #[test]
