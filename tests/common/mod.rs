@@ -610,4 +610,5 @@ pub mod fake_chat;
 pub mod fake_responses;
 pub mod http;
 pub mod sshd;
+pub mod telegram;
 pub mod user;
