@@ -19,6 +19,7 @@ use chrono::{
     DateTime, Datelike, Duration, FixedOffset, Local, NaiveDate, NaiveTime, Offset, TimeZone, Utc,
 };
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
 /// Words that say the account's limit stopped the work (and not a warning such as "You're close
 /// to your session limit").
@@ -186,5 +187,28 @@ pub fn clock(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
         local.format("%H:%M").to_string()
     } else {
         local.format("%b %-d %H:%M").to_string()
+    }
+}
+
+/// An agent's account at its limit: nothing of that agent starts before `resets_at`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    /// The kind of agent (`claude`): the account is the agent's.
+    #[serde(default)]
+    pub agent: String,
+    pub resets_at: DateTime<Utc>,
+    /// The job whose stop told it.
+    #[serde(default)]
+    pub job: String,
+}
+
+impl Hold {
+    /// `held: claude limit until 17:00`
+    pub fn why(&self, now: DateTime<Utc>) -> String {
+        format!(
+            "held: {} limit until {}",
+            self.agent,
+            clock(self.resets_at, now)
+        )
     }
 }

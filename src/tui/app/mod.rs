@@ -172,6 +172,9 @@ pub struct App {
     pub changes: u64,
     /// The queued rows as the queue last listed them, in its order.
     queue_listed: Vec<JobId>,
+    /// The account's usage limit that holds the queue, as the queue's last listing found it:
+    /// the header says it, and the queued rows wait on it.
+    pub hold: Option<crate::jobs::model::limit::Hold>,
     /// The remote hosts shown (`Options::hosts`, in order), and how each stands.
     pub hosts: Vec<fleet::Host>,
 }
@@ -183,6 +186,7 @@ impl App {
             id: APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             changes: 0,
             queue_listed: Vec::new(),
+            hold: None,
             table: Table::new(opts.projects.clone()),
             message: None,
             said: messages::Said::default(),
@@ -319,7 +323,7 @@ impl App {
                 | Event::LogLoaded { .. }
                 | Event::OutputGrew(_)
                 | Event::FirstFrameDrawn
-                | Event::QueueListed(_)
+                | Event::QueueListed(..)
                 | Event::Host {
                     news: HostNews::Heartbeat,
                     ..
@@ -408,7 +412,7 @@ impl App {
             Event::Synced(s) => self.on_synced(s),
             Event::Host { host, news } => self.on_host(host, news),
             Event::JobsRead(read) => self.on_jobs_read(read),
-            Event::QueueListed(queued) => self.on_queue_listed(queued),
+            Event::QueueListed(queued, hold) => self.on_queue_listed(queued, hold),
             Event::LogLoaded { id, lines, error } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.loaded(lines, error);
@@ -559,6 +563,8 @@ mod keys_tests;
 mod layout_tests;
 #[cfg(test)]
 mod lifecycle_tests;
+#[cfg(test)]
+mod limit_tests;
 #[cfg(test)]
 mod paste_tests;
 #[cfg(test)]
