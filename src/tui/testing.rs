@@ -131,6 +131,7 @@ pub fn claude_usage(usd: f64, turns: u64) -> Usage {
         cost_usd: Some(usd),
         outcome: "success".into(),
         error: String::new(),
+        resets_at: None,
     }
 }
 

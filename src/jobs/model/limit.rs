@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 /// to your session limit").
 static STOPPED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)usage limit reached|You've (?:hit|reached) your (?:[A-Za-z0-9']+ ){0,4}limit\b|\blimit: rejected until\b",
+        r"(?i)usage limit reached|You've (?:hit|reached) your (?:[A-Za-z0-9'-]+ ){0,4}limit\b|\blimit: rejected until\b",
     )
     .ok()
 });
@@ -54,6 +54,12 @@ pub const RESUME_MARGIN: Duration = Duration::seconds(5);
 /// A date without a year, or a time without a date, is looked for from this long before the
 /// job ended: the clock of the agent and the one of the file system may differ a little.
 const SLACK: Duration = Duration::minutes(5);
+
+/// Whether `text` says the account's limit stopped the work (when it resets may be said
+/// elsewhere: the stream's `resetsAt`).
+pub fn stopped(text: &str) -> bool {
+    STOPPED.as_ref().is_some_and(|r| r.is_match(text))
+}
 
 /// When the limit that stopped the work resets, if `text` says the work was stopped by one and
 /// when it resets. `ended` is when the job ended: the reference for a time given without a

@@ -236,6 +236,7 @@ fn the_job_directory_records_the_call_in_flight_the_session_and_the_figures() {
             cost_usd: Some(0.5),
             outcome: "success".into(),
             error: String::new(),
+            resets_at: None,
         }
     );
     let raw = std::fs::read_to_string(d.path().join(STREAM_FILE)).unwrap();
