@@ -61,7 +61,7 @@ pub fn standing_hold(cfg: &Config, now: DateTime<Utc>) -> Option<Hold> {
     let path = limits_dir(&cfg.queue_dir).join(format!("{kind}.json"));
     let bytes = crate::jobs::fs::files::read_small(&path).ok()??;
     let hold: Hold = serde_json::from_slice(&bytes).ok()?;
-    (hold.resets_at > now).then_some(hold)
+    hold.stands(now).then_some(hold)
 }
 
 /// What one look at the pending resumes did.
@@ -113,7 +113,7 @@ impl Dispatcher<'_> {
                 .ok()
                 .flatten()
                 .and_then(|b| serde_json::from_slice::<Hold>(&b).ok())
-                .is_some_and(|h| h.resets_at <= now);
+                .is_some_and(|h| !h.stands(now));
             if lapsed {
                 let _ = std::fs::remove_file(e.path());
             }

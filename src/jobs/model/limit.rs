@@ -209,6 +209,12 @@ pub struct Hold {
 }
 
 impl Hold {
+    /// Whether it still holds the queue at `now`: until the reset and the margin the job it
+    /// stopped is continued after, so that the job goes on before the tasks queued since.
+    pub fn stands(&self, now: DateTime<Utc>) -> bool {
+        now < self.resets_at + RESUME_MARGIN
+    }
+
     /// `held: claude limit until 17:00`
     pub fn why(&self, now: DateTime<Utc>) -> String {
         format!(

@@ -140,7 +140,7 @@ impl App {
     /// The usage limit that holds the queue now, and how many of its tasks wait on it (the
     /// queue's rows, not every job: the header asks at each frame).
     pub fn held(&self) -> Option<(&Hold, usize)> {
-        let hold = self.hold.as_ref().filter(|h| h.resets_at > self.now)?;
+        let hold = self.hold.as_ref().filter(|h| h.stands(self.now))?;
         let waiting = self
             .queue_listed
             .iter()

@@ -68,7 +68,7 @@ fn the_same_listing_and_hold_change_nothing_and_a_new_hold_is_drawn() {
 }
 
 #[test]
-fn at_the_reset_the_hold_lapses_and_the_queue_is_listed_again() {
+fn after_the_reset_the_hold_lapses_and_the_queue_is_listed_again() {
     let mut app = app(160, 45);
     let rows = queued_rows(&["Write the changelog"]);
     let first = rows[0].id.clone();
@@ -83,7 +83,8 @@ fn at_the_reset_the_hold_lapses_and_the_queue_is_listed_again() {
     assert!(before.contains(&Effect::SyncQueue));
 
     app.dirty = false;
-    let at = app.update(Event::Tick, claude_hold().resets_at);
+    let margin = crate::jobs::model::limit::RESUME_MARGIN;
+    let at = app.update(Event::Tick, claude_hold().resets_at + margin);
     assert_eq!(app.held(), None);
     assert_eq!(app.hold, None, "lapsed, not only hidden");
     assert!(
@@ -100,10 +101,8 @@ fn a_lapsing_hold_with_no_task_queued_still_lists_the_queue_and_draws() {
     listed(&mut app, Vec::new(), Some(claude_hold()));
     assert_eq!(app.held(), Some((&claude_hold(), 0)));
     app.dirty = false;
-    let at = app.update(
-        Event::Tick,
-        claude_hold().resets_at + chrono::Duration::seconds(1),
-    );
+    let margin = crate::jobs::model::limit::RESUME_MARGIN;
+    let at = app.update(Event::Tick, claude_hold().resets_at + margin);
     assert_eq!(app.hold, None);
     assert!(at.contains(&Effect::SyncQueue), "{at:?}");
     assert!(app.dirty);
@@ -130,4 +129,63 @@ fn a_limited_job_says_its_reset_and_another_hosts_queued_rows_are_not_held() {
     let remote = remote("gpu2", queued_rows(&["Train the model"]).remove(0));
     assert_eq!(remote.status, Status::Queued);
     assert_eq!(app.row_note(&remote).stage, None, "gpu2's queue is its own");
+}
+
+/// Nothing runs and nothing is queued: the cockpit still ticks while a job waits for its
+/// limit's reset, and at the reset (and its margin) asks the queue's starter to continue it.
+#[test]
+fn a_cockpit_with_only_a_limited_job_ticks_and_continues_it_at_the_reset() {
+    let mut app = App::new(options(false), now());
+    app.update(Event::Resize(160, 45), now());
+    let limited = limited_job();
+    let read = vec![limited.clone()];
+    let present = vec![limited.id.clone()];
+    app.update(
+        Event::Synced(crate::tui::event::Synced {
+            present,
+            read,
+            error: None,
+        }),
+        now(),
+    );
+    assert!(app.wants_tick(), "nothing else would wake it at the reset");
+    let reset = claude_hold().resets_at;
+    let early = app.update(Event::Tick, reset);
+    assert!(
+        !early.contains(&Effect::SyncQueue),
+        "the margin first: {early:?}"
+    );
+    let due = app.update(
+        Event::Tick,
+        reset + crate::jobs::model::limit::RESUME_MARGIN,
+    );
+    assert!(due.contains(&Effect::SyncQueue), "{due:?}");
+
+    // Continued: nothing more to wait for.
+    let mut continued = limited;
+    continued.meta.as_mut().unwrap().resumed_by = vec!["170005-next".into()];
+    let key = continued.id.clone();
+    app.update(Event::JobsRead(vec![(key, Some(continued))]), now());
+    assert!(!app.wants_tick());
+}
+
+/// The hold stands through the margin too: the job it stopped goes on before the tasks
+/// queued since.
+#[test]
+fn the_hold_stands_until_the_job_it_stopped_is_continued() {
+    let mut app = App::new(options(false), now());
+    listed(
+        &mut app,
+        queued_rows(&["Write the changelog"]),
+        Some(claude_hold()),
+    );
+    assert!(app.wants_tick());
+    let reset = claude_hold().resets_at;
+    app.update(Event::Tick, reset);
+    assert!(app.held().is_some(), "at the reset, within the margin");
+    app.update(
+        Event::Tick,
+        reset + crate::jobs::model::limit::RESUME_MARGIN,
+    );
+    assert_eq!(app.held(), None);
 }

@@ -37,7 +37,7 @@ use chrono::{DateTime, Utc};
 use crossterm::event::KeyEventKind;
 use ratatui::layout::Rect;
 
-use crate::jobs::{Job, JobId};
+use crate::jobs::{Job, JobId, Status};
 use crate::watch::WatchMode;
 
 use super::action::KeyMap;
@@ -296,7 +296,15 @@ impl App {
     /// wall display rotates; with nothing live, nothing wakes the cockpit.
     pub fn wants_tick(&self) -> bool {
         self.opts.cycle_secs.is_some()
-            || self.jobs.values().any(|j| j.status.is_active())
+            // A hold lapses, and a job the usage limit stopped is continued, at a time of their
+            // own, which no file or process announces.
+            || self.hold.is_some()
+            || self.jobs.values().any(|j| {
+                j.status.is_active()
+                    || (j.status == Status::Limited
+                        && j.continued_by().is_none()
+                        && j.id.host().is_none())
+            })
             || self.hosts_aging()
     }
 

@@ -40,7 +40,7 @@ impl App {
         }
         // The usage limit's hold lapses at its reset, whoever removes its file: the queue is
         // listed again (its tasks start now) and the header and the rows stop saying it.
-        let lapsed = self.hold.as_ref().is_some_and(|h| h.resets_at <= self.now);
+        let lapsed = self.hold.as_ref().is_some_and(|h| !h.stands(self.now));
         if lapsed {
             self.hold = None;
             self.changes += 1;

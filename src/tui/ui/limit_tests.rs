@@ -64,3 +64,25 @@ fn a_limited_job_and_the_tasks_its_limit_holds() {
         assert!(screen.contains("held"), "{screen}");
     }
 }
+
+/// With nothing else live, the limited row still has room to say when its limit resets.
+#[test]
+fn a_limited_job_alone_says_its_reset_whole() {
+    for (w, h, want) in [(160, 45, "limit · resets 17:00"), (80, 24, "limit 17:00")] {
+        let mut app = App::new(options(false), now());
+        app.update(Event::Resize(w, h), now());
+        let read = vec![limited_job()];
+        let present = read.iter().map(|j| j.id.clone()).collect();
+        app.update(
+            Event::Synced(Synced {
+                present,
+                read,
+                error: None,
+            }),
+            now(),
+        );
+        let screen = draw(&app);
+        let row = screen.lines().find(|l| l.contains("155000")).unwrap();
+        assert!(row.contains(want), "{w}x{h}: {row}");
+    }
+}

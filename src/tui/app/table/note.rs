@@ -49,7 +49,7 @@ impl App {
         let hold = self
             .hold
             .as_ref()
-            .filter(|h| h.resets_at > self.now && job.id.host().is_none());
+            .filter(|h| h.stands(self.now) && job.id.host().is_none());
         match hold {
             Some(h) => {
                 let clock = crate::jobs::model::limit::clock(h.resets_at, self.now);

@@ -105,10 +105,12 @@ impl Content {
                 .entry(job.project())
                 .or_insert_with(|| cols(&plain_text(job.project())));
             c.project = c.project.max(project);
-            // A lifecycle note (answered, retried, a retry's link) is worth a readable column.
+            // A lifecycle note (answered, retried, a retry's link, a usage limit's reset) is
+            // worth a readable column.
             c.busy |= job.status.is_active()
                 || job.progress.is_some()
                 || job.stage().is_some()
+                || job.status == Status::Limited
                 || job.retry_of().is_some();
             if let Some(usd) = cost_of(job) {
                 c.cost = c.cost.max(cols(&format_cost(usd)));
