@@ -102,6 +102,10 @@ pub enum Reply {
         kind: String,
         message: String,
     },
+    /// The subscription's five-hour limit refuses the request until `resets_at` (Unix
+    /// seconds): a 429 with the headers Anthropic's API sends a subscriber
+    /// (`anthropic-ratelimit-unified-status: rejected`, `-reset`, `-representative-claim`, ...).
+    Limit { resets_at: i64 },
 }
 
 impl Reply {
@@ -115,6 +119,10 @@ impl Reply {
             name: name.to_owned(),
             input,
         }
+    }
+
+    pub fn limit(resets_at: i64) -> Reply {
+        Reply::Limit { resets_at }
     }
 
     pub fn error(status: u16, kind: &str, message: &str) -> Reply {
@@ -372,7 +380,7 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
     } else {
         Reply::text("ok")
     };
-    if !matches!(reply, Reply::Error { .. }) {
+    if !matches!(reply, Reply::Error { .. } | Reply::Limit { .. }) {
         s.served.push(Served {
             model: request["model"].as_str().unwrap_or_default().to_owned(),
             input_tokens: INPUT_TOKENS,
@@ -390,6 +398,34 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
         } => {
             let body = json!({"type": "error", "error": {"type": kind, "message": message}});
             http(status, "application/json", body.to_string().as_bytes())
+        }
+        Reply::Limit { resets_at } => {
+            let body = json!({"type": "error", "error": {"type": "rate_limit_error",
+                "message": "This request would exceed your account's rate limit. Please try again later."}});
+            let reset = resets_at.to_string();
+            let headers = [
+                ("anthropic-ratelimit-unified-status", "rejected"),
+                ("anthropic-ratelimit-unified-reset", reset.as_str()),
+                (
+                    "anthropic-ratelimit-unified-representative-claim",
+                    "five_hour",
+                ),
+                ("anthropic-ratelimit-unified-5h-status", "rejected"),
+                ("anthropic-ratelimit-unified-5h-reset", reset.as_str()),
+                ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
+                ("anthropic-ratelimit-unified-fallback", "unavailable"),
+                ("anthropic-ratelimit-unified-overage-status", "rejected"),
+                (
+                    "anthropic-ratelimit-unified-overage-disabled-reason",
+                    "org_level_disabled",
+                ),
+            ];
+            http_with(
+                429,
+                "application/json",
+                &headers,
+                body.to_string().as_bytes(),
+            )
         }
         Reply::Text(text) => message(&[block_text(&text)], "end_turn", streaming),
         Reply::Tool { text, name, input } => {
@@ -475,9 +511,17 @@ fn message(blocks: &[Value], stop_reason: &str, streaming: bool) -> Vec<u8> {
 }
 
 fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+    http_with(status, content_type, &[], body)
+}
+
+fn http_with(status: u16, content_type: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     let mut out = format!(
         "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
-         request-id: req_fake\r\nconnection: close\r\n\r\n",
+         request-id: req_fake\r\n{extra}connection: close\r\n\r\n",
         if status == 200 { "OK" } else { "Error" },
         body.len()
     )

@@ -312,3 +312,25 @@ fn each_result_of_a_run_is_recorded_with_its_own_figures_and_the_run_adds_them_u
         (Some(4), Some(200), Some(0.375))
     );
 }
+
+/// Logged in to a subscription, Claude Code 2.1.197 run by luzia says how its quota stands
+/// before anything else: its stream begins with a `rate_limit_event`, which is stream-json too.
+#[test]
+fn a_subscribers_stream_beginning_with_its_quota_is_recognised() {
+    let quota = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","isUsingOverage":false},"uuid":"9b5aac0d-677f-496b-8f48-c8e642f6859b","session_id":"a76d99f4-88d5-4192-9667-8db769290202"}"#;
+    assert!(is_stream_json(quota.as_bytes()));
+    let refused = include_str!("../../../../tests/golden/claude/usage-limit-2.1.197.jsonl");
+    let m = feed(format!("{quota}\n{refused}").as_bytes(), 4096);
+    let log = String::from_utf8(m.log).unwrap();
+    assert!(log.starts_with("── Claude Code session "), "{log}");
+    let Some(Event::Finished(usage)) = m.events.last() else {
+        panic!("{:?}", m.events)
+    };
+    assert_eq!(
+        (usage.error.as_str(), usage.resets_at),
+        (
+            "You've hit your session limit · resets 3:37pm (UTC)",
+            chrono::DateTime::from_timestamp(1_796_398_632, 0)
+        )
+    );
+}
