@@ -1290,6 +1290,18 @@ and the repository exists.
         from: "luzia's rendering of claude -p stream-json (2.1.197, subscription, five-hour limit)",
         text: "── failed (API error 429): You've hit your session limit · resets 5pm (UTC) · 1 turn · 0.1s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
     },
+    // Claude Code 2.1.332, the same stand-in (-reset: 1796398632): it calls the five-hour
+    // window by its length
+    Case {
+        pattern: "claude-usage-limit",
+        from: "claude -p (2.1.332, subscription, five-hour limit)",
+        text: "You've hit your 5-hour limit · resets 3:37pm (UTC)\n",
+    },
+    Case {
+        pattern: "claude-usage-limit",
+        from: "luzia's rendering of claude -p stream-json (2.1.332, subscription, five-hour limit)",
+        text: "── failed (API error 429): You've hit your 5-hour limit · resets 3:37pm (UTC) · 1 turn · 0.2s · 0 in / 0 out / 0 cache read / 0 cache write tokens · $0.0000\n",
+    },
     // Claude Code 2.1.197's message for a weekly limit (its template, not reproduced here)
     Case {
         pattern: "claude-usage-limit",

@@ -235,6 +235,7 @@ impl<W: Write, D: FnMut(&GateSpec) -> Result<Option<String>>> Stream<W, D> {
             cost_usd: Some(self.tokens.cost()),
             outcome: "success".into(),
             error: String::new(),
+            resets_at: None,
         }
     }
 

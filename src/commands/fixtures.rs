@@ -92,6 +92,7 @@ pub fn jobs() -> Vec<Job> {
             cost_usd: Some(0.4213),
             outcome: "success".into(),
             error: String::new(),
+            resets_at: None,
         }));
     }
     done.finished = Some(now() - Duration::minutes(30));

@@ -17,15 +17,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::{Continuation, Dispatcher};
+use crate::config::Config;
 use crate::jobs::fs::names::LIMIT_RESUME_FILE;
 use crate::jobs::fs::publish::{Published, publish_once, write_atomic};
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::read_job;
 use crate::jobs::model::lifecycle::find_retries;
-use crate::jobs::model::limit::clock;
+use crate::jobs::model::limit::Hold;
 use crate::jobs::model::status::ended_limited;
 use crate::jobs::run::agents::Kind;
 use crate::jobs::run::queue::Slots;
@@ -39,29 +39,6 @@ const RESUME_DIR: &str = "resume";
 /// The prompt of a job continued after the limit: the task is in its transcript already.
 pub const LIMIT_PROMPT: &str = "The usage limit that stopped you has reset. Continue the task \
      from where you stopped: check what is already done before doing anything again.";
-
-/// An agent's account at its limit: nothing of that agent starts before `resets_at`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hold {
-    /// The kind of agent (`claude`): the account is the agent's.
-    #[serde(default)]
-    pub agent: String,
-    pub resets_at: DateTime<Utc>,
-    /// The job whose stop told it.
-    #[serde(default)]
-    pub job: String,
-}
-
-impl Hold {
-    /// `held: claude limit until 17:00`
-    pub fn why(&self, now: DateTime<Utc>) -> String {
-        format!(
-            "held: {} limit until {}",
-            self.agent,
-            clock(self.resets_at, now)
-        )
-    }
-}
 
 /// The account an agent command line uses, named by its kind: `claude`, `codex`, ..., else the
 /// program.
@@ -80,6 +57,16 @@ fn limits_dir(queue: &Path) -> PathBuf {
     queue.join(LIMITS_DIR)
 }
 
+/// The standing limit of the agent `cfg` runs, if any: what holds its queue. A read of one
+/// small file, for whoever lists the queue (`luzia queue`, the cockpit's listing).
+pub fn standing_hold(cfg: &Config, now: DateTime<Utc>) -> Option<Hold> {
+    let kind = agent_kind(cfg.agent.command.first()?);
+    let path = limits_dir(&cfg.queue_dir).join(format!("{kind}.json"));
+    let bytes = crate::jobs::fs::files::read_small(&path).ok()??;
+    let hold: Hold = serde_json::from_slice(&bytes).ok()?;
+    hold.stands(now).then_some(hold)
+}
+
 /// What one look at the pending resumes did.
 #[derive(Debug, Default)]
 pub struct Resumed {
@@ -92,11 +79,7 @@ pub struct Resumed {
 impl Dispatcher<'_> {
     /// The standing limit of the agent this config runs, if any.
     pub fn hold(&self, now: DateTime<Utc>) -> Option<Hold> {
-        let kind = agent_kind(self.cfg.agent.command.first()?);
-        let path = limits_dir(&self.cfg.queue_dir).join(format!("{kind}.json"));
-        let bytes = crate::jobs::fs::files::read_small(&path).ok()??;
-        let hold: Hold = serde_json::from_slice(&bytes).ok()?;
-        (hold.resets_at > now).then_some(hold)
+        standing_hold(self.cfg, now)
     }
 
     /// Whether the queue's starter has something to do for the limit now: a job to continue, or
@@ -133,7 +116,7 @@ impl Dispatcher<'_> {
                 .ok()
                 .flatten()
                 .and_then(|b| serde_json::from_slice::<Hold>(&b).ok())
-                .is_some_and(|h| h.resets_at <= now);
+                .is_some_and(|h| !h.stands(now));
             if lapsed {
                 let _ = std::fs::remove_file(e.path());
             }

@@ -131,7 +131,56 @@ pub fn claude_usage(usd: f64, turns: u64) -> Usage {
         cost_usd: Some(usd),
         outcome: "success".into(),
         error: String::new(),
+        resets_at: None,
     }
+}
+
+/// A Claude Code job the session limit stopped ten minutes ago, in Claude Code's words: it
+/// resets at 17:00 UTC, an hour after [`now`].
+pub fn limited_job() -> Job {
+    live("142315-a1b2", "155000-limt", 40, |j| {
+        j.status = Status::Limited;
+        j.exit_code = Some(1);
+        j.pid = None;
+        j.progress = None;
+        j.finished = Some(now() - chrono::Duration::minutes(10));
+        if let Some(m) = j.meta.as_mut() {
+            m.task = "Port the billing module to the new API".into();
+            m.usage = Some(Box::new(Usage {
+                outcome: "success".into(),
+                error: "You've hit your session limit · resets 5pm (UTC)".into(),
+                ..claude_usage(0.0, 1)
+            }));
+        }
+    })
+}
+
+/// The account's limit that stopped [`limited_job`], holding the queue until its reset.
+pub fn claude_hold() -> crate::jobs::model::limit::Hold {
+    crate::jobs::model::limit::Hold {
+        agent: "claude".into(),
+        resets_at: Utc.with_ymd_and_hms(2026, 1, 9, 17, 0, 0).unwrap(),
+        job: "155000-limt".into(),
+    }
+}
+
+/// The queue's rows for `tasks` of project musica, in order.
+pub fn queued_rows(tasks: &[&str]) -> Vec<Job> {
+    let entries: Vec<crate::jobs::run::queue::Queued> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, task)| crate::jobs::run::queue::Queued {
+            id: format!("q{:07}", i + 1),
+            project: "musica".into(),
+            priority: crate::jobs::run::queue::Priority::Normal,
+            task: (*task).into(),
+            enqueued_at: "2026-01-09T15:55:00Z".into(),
+            enqueued_by: "ana".into(),
+            project_path: None,
+            path: PathBuf::from("/q").join(format!("q{:07}", i + 1)),
+        })
+        .collect();
+    crate::jobs::run::queue::rows(&entries)
 }
 
 /// A live job waiting for a free-text answer (for the inbox tests).

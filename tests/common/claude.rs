@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::http::{response as http, serve, sse};
+use super::http::{response as http, response_with as http_with, serve, sse};
 
 /// The model name the fake API reports.
 pub const MODEL: &str = "claude-sonnet-4-5-20250929";
@@ -102,6 +102,10 @@ pub enum Reply {
         kind: String,
         message: String,
     },
+    /// The subscription's five-hour limit refuses the request until `resets_at` (Unix
+    /// seconds): a 429 with the headers Anthropic's API sends a subscriber
+    /// (`anthropic-ratelimit-unified-status: rejected`, `-reset`, `-representative-claim`, ...).
+    Limit { resets_at: i64 },
 }
 
 impl Reply {
@@ -115,6 +119,10 @@ impl Reply {
             name: name.to_owned(),
             input,
         }
+    }
+
+    pub fn limit(resets_at: i64) -> Reply {
+        Reply::Limit { resets_at }
     }
 
     pub fn error(status: u16, kind: &str, message: &str) -> Reply {
@@ -324,7 +332,7 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
     } else {
         Reply::text("ok")
     };
-    if !matches!(reply, Reply::Error { .. }) {
+    if !matches!(reply, Reply::Error { .. } | Reply::Limit { .. }) {
         s.served.push(Served {
             model: request["model"].as_str().unwrap_or_default().to_owned(),
             input_tokens: INPUT_TOKENS,
@@ -342,6 +350,34 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
         } => {
             let body = json!({"type": "error", "error": {"type": kind, "message": message}});
             http(status, "application/json", body.to_string().as_bytes())
+        }
+        Reply::Limit { resets_at } => {
+            let body = json!({"type": "error", "error": {"type": "rate_limit_error",
+                "message": "This request would exceed your account's rate limit. Please try again later."}});
+            let reset = resets_at.to_string();
+            let headers = [
+                ("anthropic-ratelimit-unified-status", "rejected"),
+                ("anthropic-ratelimit-unified-reset", reset.as_str()),
+                (
+                    "anthropic-ratelimit-unified-representative-claim",
+                    "five_hour",
+                ),
+                ("anthropic-ratelimit-unified-5h-status", "rejected"),
+                ("anthropic-ratelimit-unified-5h-reset", reset.as_str()),
+                ("anthropic-ratelimit-unified-5h-utilization", "1.0"),
+                ("anthropic-ratelimit-unified-fallback", "unavailable"),
+                ("anthropic-ratelimit-unified-overage-status", "rejected"),
+                (
+                    "anthropic-ratelimit-unified-overage-disabled-reason",
+                    "org_level_disabled",
+                ),
+            ];
+            http_with(
+                429,
+                "application/json",
+                &headers,
+                body.to_string().as_bytes(),
+            )
         }
         Reply::Text(text) => message(&[block_text(&text)], "end_turn", streaming),
         Reply::Tool { text, name, input } => {

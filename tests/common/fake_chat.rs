@@ -128,6 +128,7 @@ fn answer(line: &str, body: &[u8], turns: &Turns, every: bool) -> Vec<u8> {
             let body = json!({"error": {"type": kind, "code": kind, "message": message}});
             response(status, "application/json", body.to_string().as_bytes())
         }
+        Reply::Limit { resets_at } => usage_limit(resets_at),
         Reply::Text(text) => completion(&text, None, streaming),
         Reply::Tool { text, name, input } => {
             let call = json!({"id": format!("call_{n}"), "type": "function",
@@ -135,6 +136,14 @@ fn answer(line: &str, body: &[u8], turns: &Turns, every: bool) -> Vec<u8> {
             completion(&text, Some(call), streaming)
         }
     }
+}
+
+/// An OpenAI-style refusal for the account's usage limit, with its reset (Unix seconds), in
+/// the shape Codex reads (`usage_limit_reached`, `resets_at`).
+pub fn usage_limit(resets_at: i64) -> Vec<u8> {
+    let body = json!({"error": {"type": "usage_limit_reached", "code": "usage_limit_reached",
+        "message": "The usage limit has been reached", "resets_at": resets_at}});
+    response(429, "application/json", body.to_string().as_bytes())
 }
 
 fn usage() -> Value {

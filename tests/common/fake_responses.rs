@@ -118,6 +118,7 @@ fn answer(line: &str, body: &[u8], turns: &Turns) -> Vec<u8> {
             let body = json!({"error": {"type": kind, "code": kind, "message": message}});
             response(status, "application/json", body.to_string().as_bytes())
         }
+        Reply::Limit { resets_at } => super::fake_chat::usage_limit(resets_at),
         Reply::Text(text) => streamed(n, &[message_item(n, &text)]),
         Reply::Tool { text, name, input } => {
             let mut items = Vec::new();

@@ -70,9 +70,23 @@ pub fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8
 
 /// A whole response with its body, closing the connection.
 pub fn response(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+    response_with(status, content_type, &[], body)
+}
+
+/// A whole response with more headers (a refusal's rate-limit headers, say).
+pub fn response_with(
+    status: u16,
+    content_type: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Vec<u8> {
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     let mut out = format!(
         "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
-         request-id: req_fake\r\nconnection: close\r\n\r\n",
+         request-id: req_fake\r\n{extra}connection: close\r\n\r\n",
         if status == 200 { "OK" } else { "Error" },
         body.len()
     )

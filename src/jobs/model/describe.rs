@@ -450,6 +450,7 @@ mod tests {
             cost_usd: Some(0.4213),
             outcome: "error_max_turns".into(),
             error: "API Error: 529 \x1b[31moverloaded".into(),
+            resets_at: None,
         }));
         let f = facts(&job, now);
         assert_eq!(value(&f, "session"), "5f0c6a1e-9d7b-4c1a-8f3e-2b6d0a9c7e41");

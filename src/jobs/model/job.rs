@@ -195,12 +195,19 @@ impl Job {
     /// Finished for good: nothing on disk will change what is shown of it (a job that stopped
     /// for input is not: it is answered and retried).
     /// When the usage limit that ended this job resets, if its last words (Claude Code's
-    /// result, kept in meta.json's `usage.error`) say one did. Worked out when asked, from the
-    /// boxed meta: a field of its own would grow every job of a root.
+    /// result, kept in meta.json's `usage.error`) say one did: to the second where the stream
+    /// gave the reset (`usage.resets_at`), else as the words give it. Worked out when asked,
+    /// from the boxed meta: a field of its own would grow every job of a root.
     pub fn limit_resets_at(&self) -> Option<DateTime<Utc>> {
-        let error = &self.meta.as_ref()?.usage.as_ref()?.error;
+        let usage = self.meta.as_ref()?.usage.as_ref()?;
+        if !crate::jobs::model::limit::stopped(&usage.error) {
+            return None;
+        }
+        if let Some(at) = usage.resets_at {
+            return Some(at);
+        }
         let ended = self.finished.or(self.log_mtime)?;
-        crate::jobs::model::limit::resets_at(error, ended)
+        crate::jobs::model::limit::resets_at(&usage.error, ended)
     }
 
     /// The job that continued this one after it ended: the last to resume its session
@@ -477,6 +484,33 @@ mod tests {
                 .contains("stop.json is not a JSON object"),
             "{:?}",
             torn.problems
+        );
+    }
+
+    /// The stream's reset, to the second, wins over the words' minute; words that say no limit
+    /// stopped the run make no limit of it, whatever else meta.json says.
+    #[test]
+    fn a_limit_resets_when_the_stream_said_else_when_the_words_say() {
+        let words = r#""error": "You've hit your session limit · resets 3:37pm (UTC)""#;
+        let (_r, both) = ended(
+            &format!(r#", "usage": {{{words}, "resets_at": "2026-12-04T15:37:12Z"}}"#),
+            1,
+            None,
+        );
+        assert_eq!(both.status, Status::Limited);
+        let exact = DateTime::parse_from_rfc3339("2026-12-04T15:37:12Z").unwrap();
+        assert_eq!(both.limit_resets_at(), Some(exact.to_utc()));
+        let (_r, words_only) = ended(&format!(r#", "usage": {{{words}}}"#), 1, None);
+        let minute = words_only.limit_resets_at().unwrap();
+        assert_eq!(minute.format("%H:%M:%S").to_string(), "15:37:00");
+        let (_r, other) = ended(
+            r#", "usage": {"error": "API Error: 500", "resets_at": "2026-12-04T15:37:12Z"}"#,
+            1,
+            None,
+        );
+        assert_eq!(
+            (other.status, other.limit_resets_at()),
+            (Status::Failed, None)
         );
     }
 }

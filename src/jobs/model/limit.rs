@@ -19,12 +19,13 @@ use chrono::{
     DateTime, Datelike, Duration, FixedOffset, Local, NaiveDate, NaiveTime, Offset, TimeZone, Utc,
 };
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
 /// Words that say the account's limit stopped the work (and not a warning such as "You're close
 /// to your session limit").
 static STOPPED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)usage limit reached|You've (?:hit|reached) your (?:[A-Za-z0-9']+ ){0,4}limit\b|\blimit: rejected until\b",
+        r"(?i)usage limit reached|You've (?:hit|reached) your (?:[A-Za-z0-9'-]+ ){0,4}limit\b|\blimit: rejected until\b",
     )
     .ok()
 });
@@ -53,6 +54,12 @@ pub const RESUME_MARGIN: Duration = Duration::seconds(5);
 /// A date without a year, or a time without a date, is looked for from this long before the
 /// job ended: the clock of the agent and the one of the file system may differ a little.
 const SLACK: Duration = Duration::minutes(5);
+
+/// Whether `text` says the account's limit stopped the work (when it resets may be said
+/// elsewhere: the stream's `resetsAt`).
+pub fn stopped(text: &str) -> bool {
+    STOPPED.as_ref().is_some_and(|r| r.is_match(text))
+}
 
 /// When the limit that stopped the work resets, if `text` says the work was stopped by one and
 /// when it resets. `ended` is when the job ended: the reference for a time given without a
@@ -186,5 +193,34 @@ pub fn clock(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
         local.format("%H:%M").to_string()
     } else {
         local.format("%b %-d %H:%M").to_string()
+    }
+}
+
+/// An agent's account at its limit: nothing of that agent starts before `resets_at`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hold {
+    /// The kind of agent (`claude`): the account is the agent's.
+    #[serde(default)]
+    pub agent: String,
+    pub resets_at: DateTime<Utc>,
+    /// The job whose stop told it.
+    #[serde(default)]
+    pub job: String,
+}
+
+impl Hold {
+    /// Whether it still holds the queue at `now`: until the reset and the margin the job it
+    /// stopped is continued after, so that the job goes on before the tasks queued since.
+    pub fn stands(&self, now: DateTime<Utc>) -> bool {
+        now < self.resets_at + RESUME_MARGIN
+    }
+
+    /// `held: claude limit until 17:00`
+    pub fn why(&self, now: DateTime<Utc>) -> String {
+        format!(
+            "held: {} limit until {}",
+            self.agent,
+            clock(self.resets_at, now)
+        )
     }
 }

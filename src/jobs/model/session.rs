@@ -30,6 +30,11 @@ pub struct Usage {
     /// Why the run failed, in Claude Code's words (an API error, a refused flag), if it did.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub error: String,
+    /// When the usage limit that refused the run resets, to the second, where the stream says
+    /// it (a `rate_limit_event`, the refused request's `rate_limit_info`, the 1.x `|<epoch>`):
+    /// the words of `error` give it to the minute at best.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<DateTime<Utc>>,
 }
 
 impl Usage {
@@ -57,6 +62,10 @@ impl Usage {
                 .filter(|c| c.is_finite() && *c >= 0.0),
             outcome: text("outcome"),
             error: text("error"),
+            resets_at: map
+                .get("resets_at")
+                .and_then(Value::as_str)
+                .and_then(parse_timestamp),
         })
     }
 

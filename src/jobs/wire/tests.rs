@@ -133,6 +133,7 @@ fn everything() -> Job {
                 cost_usd: Some(1.0 / 3.0),
                 outcome: "error_max_turns".into(),
                 error: "API error".into(),
+                resets_at: Some(chrono::DateTime::from_timestamp(1_795_453_212, 0).unwrap()),
             })),
             results: vec![crate::jobs::model::session::RunResult {
                 at: Some(t),

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 
 use super::App;
+use crate::jobs::model::limit::Hold;
 use crate::jobs::{Job, JobId, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::Synced;
@@ -107,12 +108,14 @@ impl App {
         self.after_read(newly_waiting, Some(&ids), &ids)
     }
 
-    /// The queue as listed: its rows replace the queued rows there were. The same queue as
-    /// before changes nothing (it is listed once a second while jobs are live).
-    pub(super) fn on_queue_listed(&mut self, queued: Vec<Job>) -> Vec<Effect> {
+    /// The queue as listed, and the usage limit that holds it: its rows replace the queued
+    /// rows there were. The same queue and hold as before change nothing (it is listed once a
+    /// second while jobs are live).
+    pub(super) fn on_queue_listed(&mut self, queued: Vec<Job>, hold: Option<Hold>) -> Vec<Effect> {
         // Compared with the last listing, whose rows are the only queued ones (they are put
         // nowhere else), not with every job: this comes every second.
-        let same = self.queue_listed.len() == queued.len()
+        let same = self.hold == hold
+            && self.queue_listed.len() == queued.len()
             && self.queue_listed.iter().zip(&queued).all(|(id, b)| {
                 self.jobs.get(id).is_some_and(|a| {
                     a.id == b.id && a.queue_position == b.queue_position && same_on_screen(a, b)
@@ -122,7 +125,9 @@ impl App {
             self.dirty = false;
             return vec![];
         }
+        // The held rows say so: what the table shows changed.
         self.changes += 1;
+        self.hold = hold;
         self.queue_listed = queued.iter().map(|j| j.id.clone()).collect();
         self.jobs
             .retain(|id, _| !id.is_queued() || id.host().is_some());
@@ -130,6 +135,22 @@ impl App {
             self.jobs.insert(job.id.clone(), Box::new(job));
         }
         self.refresh_view()
+    }
+
+    /// The usage limit that holds the queue now, and how many of its tasks wait on it (the
+    /// queue's rows, not every job: the header asks at each frame).
+    pub fn held(&self) -> Option<(&Hold, usize)> {
+        let hold = self.hold.as_ref().filter(|h| h.stands(self.now))?;
+        let waiting = self
+            .queue_listed
+            .iter()
+            .filter(|id| {
+                self.jobs
+                    .get(*id)
+                    .is_some_and(|j| j.status == Status::Queued)
+            })
+            .count();
+        Some((hold, waiting))
     }
 
     /// Fills in every job's retries from the others' `retry_of` (a job read alone cannot know

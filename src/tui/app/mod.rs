@@ -37,7 +37,7 @@ use chrono::{DateTime, Utc};
 use crossterm::event::KeyEventKind;
 use ratatui::layout::Rect;
 
-use crate::jobs::{Job, JobId};
+use crate::jobs::{Job, JobId, Status};
 use crate::watch::WatchMode;
 
 use super::action::KeyMap;
@@ -172,6 +172,9 @@ pub struct App {
     pub changes: u64,
     /// The queued rows as the queue last listed them, in its order.
     queue_listed: Vec<JobId>,
+    /// The account's usage limit that holds the queue, as the queue's last listing found it:
+    /// the header says it, and the queued rows wait on it.
+    pub hold: Option<crate::jobs::model::limit::Hold>,
     /// The remote hosts shown (`Options::hosts`, in order), and how each stands.
     pub hosts: Vec<fleet::Host>,
 }
@@ -183,6 +186,7 @@ impl App {
             id: APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             changes: 0,
             queue_listed: Vec::new(),
+            hold: None,
             table: Table::new(opts.projects.clone()),
             message: None,
             said: messages::Said::default(),
@@ -292,7 +296,15 @@ impl App {
     /// wall display rotates; with nothing live, nothing wakes the cockpit.
     pub fn wants_tick(&self) -> bool {
         self.opts.cycle_secs.is_some()
-            || self.jobs.values().any(|j| j.status.is_active())
+            // A hold lapses, and a job the usage limit stopped is continued, at a time of their
+            // own, which no file or process announces.
+            || self.hold.is_some()
+            || self.jobs.values().any(|j| {
+                j.status.is_active()
+                    || (j.status == Status::Limited
+                        && j.continued_by().is_none()
+                        && j.id.host().is_none())
+            })
             || self.hosts_aging()
     }
 
@@ -319,7 +331,7 @@ impl App {
                 | Event::LogLoaded { .. }
                 | Event::OutputGrew(_)
                 | Event::FirstFrameDrawn
-                | Event::QueueListed(_)
+                | Event::QueueListed(..)
                 | Event::Host {
                     news: HostNews::Heartbeat,
                     ..
@@ -408,7 +420,7 @@ impl App {
             Event::Synced(s) => self.on_synced(s),
             Event::Host { host, news } => self.on_host(host, news),
             Event::JobsRead(read) => self.on_jobs_read(read),
-            Event::QueueListed(queued) => self.on_queue_listed(queued),
+            Event::QueueListed(queued, hold) => self.on_queue_listed(queued, hold),
             Event::LogLoaded { id, lines, error } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.loaded(lines, error);
@@ -559,6 +571,8 @@ mod keys_tests;
 mod layout_tests;
 #[cfg(test)]
 mod lifecycle_tests;
+#[cfg(test)]
+mod limit_tests;
 #[cfg(test)]
 mod paste_tests;
 #[cfg(test)]

@@ -38,6 +38,16 @@ impl App {
         {
             effects.push(Effect::SyncQueue);
         }
+        // The usage limit's hold lapses at its reset, whoever removes its file: the queue is
+        // listed again (its tasks start now) and the header and the rows stop saying it.
+        let lapsed = self.hold.as_ref().is_some_and(|h| !h.stands(self.now));
+        if lapsed {
+            self.hold = None;
+            self.changes += 1;
+            if !effects.contains(&Effect::SyncQueue) {
+                effects.push(Effect::SyncQueue);
+            }
+        }
         // Only moving elapsed times, an alarm raised or cleared, or a rotation need a frame.
         let (alarms_changed, bell) = self.refresh_alarms(self.now, Some(&[]));
         effects.extend(bell);
@@ -46,7 +56,7 @@ impl App {
             self.changes += 1;
         }
         // A host down, or jobs stale: how long for is on screen.
-        self.dirty = self.view_has_active() || alarms_changed || self.hosts_aging();
+        self.dirty = self.view_has_active() || alarms_changed || lapsed || self.hosts_aging();
         effects.extend(self.cycle());
         effects
     }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
+use crate::dispatcher::limits::standing_hold;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, reply as reply_with};
 use crate::jobs::hitl::operator::{self, Answerer, Outcome};
 use crate::jobs::model::stop::StopSource;
@@ -259,7 +260,7 @@ impl Writes {
         {
             self.send(Event::Notice(format!("cannot start queued tasks: {e:#}")));
         }
-        send_listing(&self.tx, &self.listing, &cfg.queue_dir);
+        send_listing(&self.tx, &self.listing, cfg);
     }
 
     /// Lists the queue whenever it changes, from the watcher's thread. Tried again at every
@@ -274,22 +275,29 @@ impl Writes {
                 let _ = std::fs::create_dir_all(&cfg.queue_dir);
             }
             let (tx, listing) = (self.tx.clone(), self.listing.clone());
-            let dir = cfg.queue_dir.clone();
+            let Some(shared) = self.config.clone() else {
+                return;
+            };
+            // The hold (`limits/` in the queue root) is watched with the queue: a job stopped
+            // by the limit writes it, and the listing says it at once.
             *watcher = QueueWatcher::start(&cfg.queue_dir, move || {
-                send_listing(&tx, &listing, &dir);
+                send_listing(&tx, &listing, &shared);
             });
         }
     }
 }
 
-/// Lists the queue and sends its rows. One listing at a time, from the writes worker and from
-/// the queue watcher's thread alike, so an older listing is never sent after a newer one.
-fn send_listing(tx: &UnboundedSender<Event>, listing: &Mutex<()>, dir: &std::path::Path) {
+/// Lists the queue and sends its rows, with the usage limit that holds it. One listing at a
+/// time, from the writes worker and from the queue watcher's thread alike, so an older listing
+/// is never sent after a newer one.
+fn send_listing(tx: &UnboundedSender<Event>, listing: &Mutex<()>, cfg: &Config) {
     let Ok(_one_at_a_time) = listing.lock() else {
         return;
     };
+    let rows = queue::listed_rows(&cfg.queue_dir);
+    let hold = standing_hold(cfg, chrono::Utc::now());
     // The loop has gone: the cockpit is shutting down, nothing to report to.
-    let _ = tx.send(Event::QueueListed(queue::listed_rows(dir)));
+    let _ = tx.send(Event::QueueListed(rows, hold));
 }
 
 /// What the message line says of a start: the new job, or the queue; and the note, if any.

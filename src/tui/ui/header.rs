@@ -126,6 +126,7 @@ fn top_line(app: &App, theme: &Theme, narrow: bool, form: Form) -> Vec<Span<'sta
         spans.push(Span::styled("│ all projects ", theme.title()));
     }
     spans.extend(alarms);
+    spans.extend(hold_spans(app, theme, compact));
     spans.push(match &app.watch_mode {
         // Nothing to watch, nor to poll: what is listed is what was there.
         _ if app.root_gone => Span::styled("│ root missing ", theme.warn()),
@@ -180,6 +181,25 @@ fn count_spans(app: &App, theme: &Theme, short_labels: bool, terse: bool) -> Vec
         spans.push(Span::raw(if short_labels { " " } else { "  " }));
     }
     spans
+}
+
+/// The account's usage limit that holds the queue: `│ claude limit · resets 17:00 · 3 held`
+/// (`│ limit 17:00 · 3 held` where room is short).
+fn hold_spans(app: &App, theme: &Theme, compact: bool) -> Vec<Span<'static>> {
+    let Some((hold, waiting)) = app.held() else {
+        return vec![];
+    };
+    let clock = crate::jobs::model::limit::clock(hold.resets_at, app.now);
+    let mut text = if compact {
+        format!("│ limit {clock}")
+    } else {
+        format!("│ {} limit · resets {clock}", plain_text(&hold.agent))
+    };
+    if waiting > 0 {
+        text.push_str(&format!(" · {waiting} held"));
+    }
+    text.push(' ');
+    vec![Span::styled(text, theme.warn())]
 }
 
 /// How many jobs (of the projects shown) stand in each alarm, and the server's alerts.

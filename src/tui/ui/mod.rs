@@ -23,6 +23,8 @@ mod keys_tests;
 #[cfg(test)]
 mod lifecycle_tests;
 #[cfg(test)]
+mod limit_tests;
+#[cfg(test)]
 mod review_tests;
 #[cfg(test)]
 mod tests;

@@ -320,8 +320,9 @@ const DEFS: &[Def] = &[
                       resets)",
         regexes: &[
             // 2.x: "You've hit your session limit · resets 5pm (UTC)", "... weekly limit ...",
-            // "... Opus limit ...", "... org's monthly usage limit ..."
-            r"You've (?:hit|reached) your (?:[A-Za-z0-9']+ ){0,4}limit\b",
+            // "... Opus limit ...", "... org's monthly usage limit ...", 2.1.3xx's
+            // "... 5-hour limit ..."
+            r"You've (?:hit|reached) your (?:[A-Za-z0-9'-]+ ){0,4}limit\b",
             // 1.x, and as luzia renders it with the reset time in words
             r"Claude AI usage limit reached",
         ],

@@ -41,6 +41,11 @@ fn every_form_of_the_real_words() {
             "You've hit your weekly limit · resets Nov 30, 9am (UTC)",
             "2026-11-30T09:00:00Z",
         ),
+        // Claude Code 2.1.332, subscription, five-hour limit
+        (
+            "You've hit your 5-hour limit · resets 3:37pm (UTC)",
+            "2026-11-23T15:37:00Z",
+        ),
         // Claude Code 1.x: the epoch
         (
             "Claude AI usage limit reached|1795453200",

@@ -21,7 +21,16 @@ pub const DRAIN_FOR: Duration = Duration::from_secs(2);
 const DRAIN_QUIET: Duration = Duration::from_millis(200);
 
 /// The `type`s of Claude Code's stream-json lines: a first line of one of these is the sign.
-const STREAM_TYPES: &[&str] = &["system", "assistant", "user", "result", "stream_event"];
+/// Logged in to a subscription, Claude Code may begin with how its quota stands
+/// (`rate_limit_event`), before its `system/init`.
+const STREAM_TYPES: &[&str] = &[
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "stream_event",
+    "rate_limit_event",
+];
 
 /// Where the reader's output goes: output.log, stream.jsonl and what the events mean.
 pub trait Sink {

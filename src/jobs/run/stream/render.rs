@@ -79,6 +79,9 @@ pub struct Renderer {
     tools: VecDeque<(String, String)>,
     /// The run's figures over its results so far.
     figures: RunFigures,
+    /// When the usage limit that refused a request resets, to the second, as the stream said
+    /// it before the result that ends the run on it (which says it to the minute).
+    limit_reset: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Renderer {
@@ -112,7 +115,7 @@ impl Renderer {
             "assistant" => self.assistant(&value, &mut out),
             "user" => self.user(&value, &mut out),
             "result" => self.result(&value, &mut out),
-            "rate_limit_event" => out.text = rate_limit(&value["rate_limit_info"]),
+            "rate_limit_event" => out.text = self.rate_limit(&value["rate_limit_info"]),
             "stream_event" => {
                 out.keep = false;
                 match value["event"]["type"].as_str() {
@@ -154,8 +157,10 @@ impl Renderer {
 
     fn assistant(&mut self, v: &Value, out: &mut Rendered) {
         // Claude Code's own error, dressed as a message of a model called "<synthetic>": the
-        // result line says it again, and it is shown there once.
+        // result line says it again, and it is shown there once. A usage limit's refusal
+        // (2.1.3xx says it here rather than in a `rate_limit_event`) shows its reset.
         if v["message"]["model"] == "<synthetic>" {
+            out.text = self.rate_limit(&v["api_error_params"]["rate_limit_info"]);
             return;
         }
         for block in blocks(&v["message"]["content"]) {
@@ -228,8 +233,24 @@ impl Renderer {
         }
     }
 
+    /// A subscription's limit: shown when it refuses work, its reset kept for the result.
+    fn rate_limit(&mut self, info: &Value) -> String {
+        if info["status"] == "rejected" {
+            let at = info["resetsAt"].as_i64();
+            self.limit_reset = at.and_then(|s| chrono::DateTime::from_timestamp(s, 0));
+        }
+        rate_limit(info)
+    }
+
     fn result(&mut self, v: &Value, out: &mut Rendered) {
-        let (usage, index, run) = self.figures.add(v, &self.model);
+        let (mut usage, index, mut run) = self.figures.add(v, &self.model);
+        // A run the limit ended: its reset to the second, which the words give to the minute.
+        if let Some(at) = self.limit_reset.take()
+            && !usage.error.is_empty()
+        {
+            usage.resets_at = usage.resets_at.or(Some(at));
+            run.resets_at = run.resets_at.or(Some(at));
+        }
         // An error of one line is said by the summary itself; a longer one gets its lines
         // first, and the summary its first line.
         let lines: Vec<&str> = usage
@@ -370,5 +391,7 @@ fn one_line(s: &str) -> String {
     }
 }
 
+#[cfg(test)]
+mod limit_tests;
 #[cfg(test)]
 mod tests;

@@ -236,6 +236,7 @@ fn the_job_directory_records_the_call_in_flight_the_session_and_the_figures() {
             cost_usd: Some(0.5),
             outcome: "success".into(),
             error: String::new(),
+            resets_at: None,
         }
     );
     let raw = std::fs::read_to_string(d.path().join(STREAM_FILE)).unwrap();
@@ -336,4 +337,26 @@ fn an_aiders_figures_are_read_from_its_log_into_meta_json_and_nobody_elses() {
     assert_eq!(m["usage"]["turns"], 2);
     assert_eq!(m["usage"]["model"], "openai/gpt-4o");
     assert_eq!(m["x-kept"], true, "the rest of meta.json is kept");
+}
+
+/// Logged in to a subscription, Claude Code 2.1.197 run by luzia says how its quota stands
+/// before anything else: its stream begins with a `rate_limit_event`, which is stream-json too.
+#[test]
+fn a_subscribers_stream_beginning_with_its_quota_is_recognised() {
+    let quota = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","isUsingOverage":false},"uuid":"9b5aac0d-677f-496b-8f48-c8e642f6859b","session_id":"a76d99f4-88d5-4192-9667-8db769290202"}"#;
+    assert!(is_stream_json(quota.as_bytes()));
+    let refused = include_str!("../../../../tests/golden/claude/usage-limit-2.1.197.jsonl");
+    let m = feed(format!("{quota}\n{refused}").as_bytes(), 4096);
+    let log = String::from_utf8(m.log).unwrap();
+    assert!(log.starts_with("── Claude Code session "), "{log}");
+    let Some(Event::Finished(usage)) = m.events.last() else {
+        panic!("{:?}", m.events)
+    };
+    assert_eq!(
+        (usage.error.as_str(), usage.resets_at),
+        (
+            "You've hit your session limit · resets 3:37pm (UTC)",
+            chrono::DateTime::from_timestamp(1_796_398_632, 0)
+        )
+    );
 }

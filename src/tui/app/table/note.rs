@@ -1,9 +1,10 @@
 //! What a row says of a job's place in the needs-input lifecycle, worked out here so that
 //! drawing only reads it: `answered · r retries` (the retry key as the key map has it),
-//! `retried → <id>`, and on a retry `retry of <id>`.
+//! `retried → <id>`, and on a retry `retry of <id>`; a job the usage limit stopped, when the
+//! limit resets, and a queued task, the limit that holds it (`held: claude limit until 17:00`).
 
-use crate::jobs::Job;
 use crate::jobs::model::lifecycle::Stage;
+use crate::jobs::{Job, Status};
 use crate::tui::action::NormalAction;
 use crate::tui::app::App;
 
@@ -30,6 +31,7 @@ impl App {
             }
             Some(Stage::Retried(id)) => (Some(format!("retried → {id}")), Some(format!("→ {id}"))),
             Some(Stage::Asking) => (None, None),
+            None if job.status == Status::Queued => self.held_note(job),
             None => limit_note(job, self.now),
         };
         RowNote {
@@ -40,9 +42,28 @@ impl App {
     }
 }
 
+impl App {
+    /// A task of this machine's queue while the usage limit holds it: what it waits for (it
+    /// outranks its place in the queue, which it keeps).
+    fn held_note(&self, job: &Job) -> (Option<String>, Option<String>) {
+        let hold = self
+            .hold
+            .as_ref()
+            .filter(|h| h.stands(self.now) && job.id.host().is_none());
+        match hold {
+            Some(h) => {
+                let clock = crate::jobs::model::limit::clock(h.resets_at, self.now);
+                let why = crate::jobs::text::sanitize::plain_text(&h.why(self.now));
+                (Some(why), Some(format!("held {clock}")))
+            }
+            None => (None, None),
+        }
+    }
+}
+
 /// A job the usage limit stopped: when the limit resets, or the job that continued it.
 fn limit_note(job: &Job, now: chrono::DateTime<chrono::Utc>) -> (Option<String>, Option<String>) {
-    if job.status != crate::jobs::Status::Limited {
+    if job.status != Status::Limited {
         return (None, None);
     }
     if let Some(by) = job.continued_by() {
@@ -53,7 +74,7 @@ fn limit_note(job: &Job, now: chrono::DateTime<chrono::Utc>) -> (Option<String>,
             let clock = crate::jobs::model::limit::clock(at, now);
             (
                 Some(format!("limit · resets {clock}")),
-                Some(format!("resets {clock}")),
+                Some(format!("limit {clock}")),
             )
         }
         None => (None, None),

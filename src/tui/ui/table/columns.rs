@@ -119,10 +119,12 @@ impl Content {
                 c.kinds |= 1 << Kind::ALL.iter().position(|a| *a == k).unwrap_or(0);
                 c.agent = c.agent.max(cols(k.short()));
             }
-            // A lifecycle note (answered, retried, a retry's link) is worth a readable column.
+            // A lifecycle note (answered, retried, a retry's link, a usage limit's reset) is
+            // worth a readable column.
             c.busy |= job.status.is_active()
                 || job.progress.is_some()
                 || job.stage().is_some()
+                || job.status == Status::Limited
                 || job.retry_of().is_some();
             if let Some(usd) = cost_of(job) {
                 c.cost = c.cost.max(cols(&format_cost(usd)));
@@ -147,6 +149,18 @@ impl Content {
         c
     }
 }
+
+/// What a queued row held by the usage limit says, whole (`held: claude limit until 17:00`),
+/// where tasks wait on it: one string, whatever the number of rows.
+fn held_words(app: &App) -> u16 {
+    match app.held() {
+        Some((hold, waiting)) if waiting > 0 => cols(&hold.why(app.now)).min(HELD_WIDTH),
+        _ => 0,
+    }
+}
+
+/// The widest the progress column grows to say a hold whole.
+const HELD_WIDTH: u16 = 34;
 
 impl Columns {
     /// The columns for a table `inner` columns wide listing `jobs`.
@@ -202,7 +216,7 @@ impl Columns {
             progress: match (c.busy, wide) {
                 (false, _) => 8,
                 (true, false) => 11,
-                (true, true) => (inner / 5).clamp(16, 26),
+                (true, true) => (inner / 5).clamp(16, 26).max(held_words(app)),
             },
             // As wide as its title: a duration takes at most 7 below 1000 days (`59m59s`,
             // `23h59m`, `999d23h`).

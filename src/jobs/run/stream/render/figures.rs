@@ -85,6 +85,7 @@ fn added(before: Usage, then: &Usage) -> Usage {
         },
         outcome: then.outcome.clone(),
         error: then.error.clone(),
+        resets_at: then.resets_at,
     }
 }
 
@@ -103,10 +104,12 @@ pub fn usage_of(v: &Value, model: &str) -> Usage {
     } else {
         model.to_owned()
     };
-    let error = if v["is_error"].as_bool().unwrap_or(false) || v["subtype"] != "success" {
-        error_text(v)
+    let failed = v["is_error"].as_bool().unwrap_or(false) || v["subtype"] != "success";
+    let (error, resets_at) = if failed {
+        let words = error_words(v);
+        (error_text(&words), epoch_of(&words))
     } else {
-        String::new()
+        (String::new(), None)
     };
     Usage {
         model,
@@ -121,13 +124,24 @@ pub fn usage_of(v: &Value, model: &str) -> Usage {
             .filter(|c| c.is_finite() && *c >= 0.0),
         outcome: text(&v["subtype"]).to_owned(),
         error,
+        resets_at,
     }
 }
 
 /// Why a run failed, in Claude Code's words: its result text, else its `errors`, else nothing
 /// (the outcome says it). A subscription's usage limit given as `...|<epoch>` gets its reset
 /// time in words.
-fn error_text(v: &Value) -> String {
+fn error_text(t: &str) -> String {
+    match (t.rsplit_once('|'), epoch_of(t)) {
+        (Some((words, _)), Some(at)) => {
+            format!("{words} (resets {})", at.format("%Y-%m-%d %H:%M UTC"))
+        }
+        _ => t.to_owned(),
+    }
+}
+
+/// The result's words as Claude Code gave them, cut to what is kept.
+fn error_words(v: &Value) -> String {
     let mut t = text(&v["result"]).trim().to_owned();
     if t.is_empty() {
         t = v["errors"]
@@ -136,20 +150,16 @@ fn error_text(v: &Value) -> String {
             .unwrap_or_default()
             .join("\n");
     }
-    let t = ellipsize(&t, 4 * SHOWN_COLUMNS);
-    match t.rsplit_once('|') {
-        Some((words, epoch)) if epoch.len() >= 9 && epoch.bytes().all(|b| b.is_ascii_digit()) => {
-            match epoch
-                .parse::<i64>()
-                .ok()
-                .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
-            {
-                Some(at) => format!("{words} (resets {})", at.format("%Y-%m-%d %H:%M UTC")),
-                None => t,
-            }
-        }
-        _ => t,
+    ellipsize(&t, 4 * SHOWN_COLUMNS)
+}
+
+/// The reset of the 1.x form, `Claude AI usage limit reached|<Unix seconds>`.
+fn epoch_of(words: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let (_, epoch) = words.rsplit_once('|')?;
+    if epoch.len() < 9 || !epoch.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
+    chrono::DateTime::from_timestamp(epoch.parse().ok()?, 0)
 }
 
 /// `── success · 4 turns · 12.3s · 4,800 in / 160 out / 1,200 cache read / 0 cache write

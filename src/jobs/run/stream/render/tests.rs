@@ -145,6 +145,7 @@ fn a_real_session_reads_as_prose() {
             cost_usd: Some(0.028599999999999997),
             outcome: "success".into(),
             error: String::new(),
+            resets_at: None,
         }
     );
 }
