@@ -56,6 +56,11 @@ pub enum Ending {
 /// A request to cancel the turn; answered once nothing waits in the inbox any more.
 pub type Cancel = oneshot::Sender<()>;
 
+/// How long an agent's replay of a loaded session must be quiet to be over, and the most it
+/// is waited for.
+const REPLAY_QUIET: std::time::Duration = std::time::Duration::from_millis(500);
+const REPLAY_MAX: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Why a gate or question is withdrawn when the job is stopped.
 const STOPPED: &str = "the job was stopped";
 
@@ -178,6 +183,9 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
                     json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
                 )
                 .await;
+            if loaded.is_ok() {
+                self.settle().await;
+            }
             self.loading = false;
             loaded?;
             self.session = id.clone();
@@ -227,6 +235,22 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
                     self.cancel().await;
                     let _ = cancel.send(());
                 }
+            }
+        }
+    }
+
+    /// Reads (and keeps out of output.log) what an agent replays after its answer to
+    /// `session/load` (Gemini CLI sends the history without waiting for it to be written),
+    /// until it has been quiet for [`REPLAY_QUIET`], for at most [`REPLAY_MAX`].
+    async fn settle(&mut self) {
+        let until = tokio::time::Instant::now() + REPLAY_MAX;
+        loop {
+            let by = until.min(tokio::time::Instant::now() + REPLAY_QUIET);
+            match tokio::time::timeout_at(by, self.lines.next()).await {
+                Ok(Some(line)) => {
+                    let _ = self.incoming(&line, 0);
+                }
+                Ok(None) | Err(_) => return,
             }
         }
     }
