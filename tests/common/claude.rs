@@ -79,7 +79,7 @@ fn missing(test: &str, why: &str) {
     eprintln!("SKIPPED {test}: {why}; install it with `npm install -g @anthropic-ai/claude-code`");
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
@@ -328,7 +328,7 @@ fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
     let _ = out.flush();
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
+pub fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let line = line.trim_end().to_owned();
@@ -474,7 +474,7 @@ fn message(blocks: &[Value], stop_reason: &str, streaming: bool) -> Vec<u8> {
     http(200, "text/event-stream", sse.as_bytes())
 }
 
-fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+pub fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
     let mut out = format!(
         "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
          request-id: req_fake\r\nconnection: close\r\n\r\n",

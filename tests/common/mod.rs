@@ -605,5 +605,6 @@ pub const LUZIA_VARS: [&str; 6] = [
 ];
 
 pub mod claude;
+pub mod gemini;
 pub mod sshd;
 pub mod user;
