@@ -284,7 +284,13 @@ fn run_agent(
         record_agent(private, &plan.id, a);
     }
     if speaks_acp(&plan.argv) {
-        return rt.block_on(run_acp(child, (dir, log), plan, agent.as_ref(), signals));
+        return rt.block_on(acp::supervised::run_job(
+            child,
+            (dir, log),
+            plan,
+            agent.as_ref(),
+            signals,
+        ));
     }
     rt.block_on(async {
         let stdout = child.stdout.take();
@@ -306,36 +312,6 @@ fn run_agent(
         }
         code
     })
-}
-
-/// An ACP agent's run: its session on its stdio, the task read from prompt.txt.
-async fn run_acp(
-    child: tokio::process::Child,
-    (dir, log): (&Path, &File),
-    plan: &Plan,
-    agent: Option<&Recorded>,
-    mut signals: Option<Signals>,
-) -> i32 {
-    let prompt = match read_capped(&dir.join(PROMPT_FILE), META_FILE_CAP) {
-        Ok(Some(p)) => String::from_utf8_lossy(&p).into_owned(),
-        _ => {
-            let _ = finish::append(dir, log, "luzia: cannot read prompt.txt\n");
-            String::new()
-        }
-    };
-    let session = acp::client::Plan {
-        name: Kind::of(&plan.argv).name(),
-        cwd: plan.cwd.clone(),
-        prompt,
-        load: plan.load.clone(),
-    };
-    let code = acp::supervised::run_to_end(child, dir, log, session, signals.as_mut()).await;
-    if let Some(a) = agent
-        && let Some(note) = leftovers::wait_out(&a.process(), signals.as_mut()).await
-    {
-        let _ = finish::append(dir, log, &note);
-    }
-    code
 }
 
 /// Why the agent could not be started (written to its log, where a person reads it).

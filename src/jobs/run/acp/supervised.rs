@@ -15,10 +15,15 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::client::{self, Ending, Plan};
-use crate::jobs::run::finish;
+use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
+use crate::jobs::fs::names::PROMPT_FILE;
+use crate::jobs::model::process::Recorded;
+use crate::jobs::run::agents::Kind;
 use crate::jobs::run::stream::JobSink;
 use crate::jobs::run::stream::reader::Sink;
+use crate::jobs::run::supervise;
 use crate::jobs::run::supervise::{KILL_GRACE, Signals, on_stop_signal, status_code};
+use crate::jobs::run::{finish, leftovers};
 
 /// How long an agent has to end once its turn has ended and its stdin is closed.
 pub const LEAVE_GRACE: Duration = Duration::from_secs(5);
@@ -26,6 +31,36 @@ pub const LEAVE_GRACE: Duration = Duration::from_secs(5);
 const WITHDRAW_WAIT: Duration = Duration::from_secs(3);
 /// How long the session may take to read what is left once the agent has ended.
 const DRAIN_FOR: Duration = Duration::from_secs(2);
+
+/// An ACP agent's run: its session on its stdio, the task read from prompt.txt.
+pub(in crate::jobs::run) async fn run_job(
+    child: tokio::process::Child,
+    (dir, log): (&Path, &File),
+    plan: &supervise::Plan,
+    agent: Option<&Recorded>,
+    mut signals: Option<Signals>,
+) -> i32 {
+    let prompt = match read_capped(&dir.join(PROMPT_FILE), META_FILE_CAP) {
+        Ok(Some(p)) => String::from_utf8_lossy(&p).into_owned(),
+        _ => {
+            let _ = finish::append(dir, log, "luzia: cannot read prompt.txt\n");
+            String::new()
+        }
+    };
+    let session = Plan {
+        name: Kind::of(&plan.argv).name(),
+        cwd: plan.cwd.clone(),
+        prompt,
+        load: plan.load.clone(),
+    };
+    let code = run_to_end(child, dir, log, session, signals.as_mut()).await;
+    if let Some(a) = agent
+        && let Some(note) = leftovers::wait_out(&a.process(), signals.as_mut()).await
+    {
+        let _ = finish::append(dir, log, &note);
+    }
+    code
+}
 
 /// Runs the session on `child`'s stdio (both piped) and waits for the child; its exit code.
 pub async fn run_to_end(
