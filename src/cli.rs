@@ -466,6 +466,10 @@ pub struct RunArgs {
     /// Queue it even if a slot is free
     #[arg(long, conflicts_with = "fg")]
     pub queue: bool,
+    /// The agent to run, by name (claude, codex, gemini, opencode, qwen, or an [agents.NAME]
+    /// of the config), over the project's and [agent] kind
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Run the agent here, interactively, in this terminal (Claude Code without print mode, the
     /// task as its first prompt); the job is recorded all the same
     #[arg(long)]

@@ -33,6 +33,8 @@ pub struct Request {
     /// The project's directory when the config does not name the project: the repository the
     /// task was given in, or the one a job of it ran in. Ignored for a configured project.
     pub path: Option<PathBuf>,
+    /// The agent chosen by name (`luzia run --agent`), over the project's and `[agent] kind`.
+    pub agent: Option<String>,
 }
 
 impl Request {
@@ -45,6 +47,7 @@ impl Request {
             retry_of: None,
             addendum: None,
             path: None,
+            agent: None,
         }
     }
 
@@ -98,7 +101,7 @@ impl<'a> Dispatcher<'a> {
     fn spec(&self, req: &Request) -> Result<Spec> {
         let Some(project) = self.cfg.projects.get(&req.project) else {
             if let Some(path) = &req.path {
-                return Ok(self.unconfigured_spec(req, path));
+                return self.unconfigured_spec(req, path);
             }
             let known: Vec<&str> = self.cfg.projects.keys().map(String::as_str).collect();
             let where_ = self.cfg.file_to_edit();
@@ -118,7 +121,7 @@ impl<'a> Dispatcher<'a> {
                 known.join(", ")
             );
         };
-        let mut spec = self.unconfigured_spec(req, &project.path);
+        let mut spec = self.unconfigured_spec(req, &project.path)?;
         spec.user = project.user.clone();
         spec.isolation = project.isolation;
         spec.claude_dirs = self.claude_dirs(&req.project, spec.user.as_deref());
@@ -127,13 +130,13 @@ impl<'a> Dispatcher<'a> {
 
     /// A project the config does not name: its directory, and every setting at its default
     /// (`[agent]`'s permissions; snapshot isolation in a git repository).
-    fn unconfigured_spec(&self, req: &Request, path: &Path) -> Spec {
-        Spec {
+    fn unconfigured_spec(&self, req: &Request, path: &Path) -> Result<Spec> {
+        Ok(Spec {
             project: req.project.clone(),
             project_path: path.to_owned(),
             user: None,
             task: req.task.clone(),
-            command: self.cfg.agent.command.clone(),
+            command: self.cfg.agent_command(&req.project, req.agent.as_deref())?,
             prompt_template: self.cfg.agent.prompt_template.clone(),
             retry_of: req.retry_of.clone(),
             addendum: req.addendum.clone(),
@@ -142,7 +145,7 @@ impl<'a> Dispatcher<'a> {
             permissions: self.cfg.permissions(&req.project),
             isolation: None,
             claude_dirs: self.claude_dirs(&req.project, None),
-        }
+        })
     }
 
     /// Where the Claude Code of a job of `project` run as `user` keeps its own configuration:
@@ -202,7 +205,7 @@ impl<'a> Dispatcher<'a> {
                             path,
                             &req.task,
                             req.priority,
-                            &by,
+                            (&by, req.agent.as_deref()),
                         )
                         .map_err(anyhow::Error::from)
                     })
@@ -289,6 +292,7 @@ impl<'a> Dispatcher<'a> {
     fn start_claimed(&self, q: &Queued, slots: &Slots) -> Result<Created, StartFailure> {
         let req = Request {
             path: q.project_path.clone(),
+            agent: q.agent.clone(),
             ..Request::new(&q.project, &q.task)
         };
         let mut spec = self.spec(&req).map_err(|error| StartFailure {

@@ -1466,3 +1466,41 @@ fn a_one_mib_task_stays_readable() {
     assert_eq!(job["task"].as_str().map(str::len), Some(text.len()));
     w.run(["retry", &id]).ok();
 }
+
+#[test]
+fn an_agent_chosen_by_name_runs_its_command_also_from_the_queue() {
+    let w = World::new();
+    w.configure(&["sh", "-c", HOLD, "sh", s(&w.path("release"))], 1);
+    let mut text = fs::read_to_string(&w.config).unwrap();
+    text.push_str("\n[agents.echoer]\ncommand = [\"sh\", \"-c\", \"echo from-echoer\"]\n");
+    fs::write(&w.config, text).unwrap();
+    let unknown = w.run(["run", "--agent", "nope", "p", "task"]);
+    unknown.refused(
+        1,
+        "no agent named 'nope' (known: claude, codex, gemini, opencode, qwen, echoer)",
+    );
+    assert!(
+        World::job_dirs(&w.jobs).is_empty(),
+        "a refused agent makes no job"
+    );
+    // The one slot is taken: the chosen agent waits in the queue with the task.
+    let first = w.start("hold");
+    let r = w.run(["run", "--agent", "echoer", "p", "named"]);
+    assert!(r.stdout.starts_with("queued "), "{r:?}");
+    w.release();
+    w.wait_done(&first);
+    let second = wait_for("the queued task to start", || {
+        World::job_dirs(&w.jobs).into_iter().find(|id| *id != first)
+    });
+    w.wait_done(&second);
+    assert_eq!(
+        w.meta(&second)["argv"],
+        serde_json::json!(["sh", "-c", "echo from-echoer"])
+    );
+    assert!(w.read_string(&second, "output.log").contains("from-echoer"));
+    assert_eq!(
+        w.meta(&first)["argv"][2],
+        HOLD,
+        "the first ran [agent] command"
+    );
+}

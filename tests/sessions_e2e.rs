@@ -240,8 +240,13 @@ fn reply_is_refused_while_the_job_runs_and_for_a_job_without_a_claude_session() 
     for (id, meta, why) in [
         (
             "100000-aaaa",
-            r#"{"id": "100000-aaaa", "project": "p", "task": "t", "agent": "codex", "session_id": "s"}"#,
-            "is not a Claude Code job (its agent is 'codex')",
+            r#"{"id": "100000-aaaa", "project": "p", "task": "t", "agent": "aider", "session_id": "s"}"#,
+            "ran 'aider', which keeps no session luzia can continue",
+        ),
+        (
+            "100000-cccc",
+            r#"{"id": "100000-cccc", "project": "p", "task": "t", "agent": "codex", "session_id": "s"}"#,
+            "names no ACP command line in its meta.json",
         ),
         (
             "100000-bbbb",

@@ -26,6 +26,7 @@ pub fn run(cfg: &Config, args: &RunArgs, out: &mut dyn Write) -> Result<u8> {
         PriorityArg::Normal => Priority::Normal,
     };
     req.queue = args.queue;
+    req.agent = args.agent.clone();
     if args.fg {
         return super::session::run_foreground(cfg, &req);
     }

@@ -34,6 +34,9 @@ pub(super) struct FileConfig {
     pub(super) known_issues: Option<PathBuf>,
     pub(super) alarms: Option<AlarmsFile>,
     pub(super) agent: Option<AgentConfig>,
+    /// `[agents.NAME]`: how each agent chosen by name is started.
+    #[serde(default)]
+    pub(super) agents: BTreeMap<String, NamedAgent>,
     #[serde(default)]
     pub(super) projects: BTreeMap<String, Project>,
     #[serde(default)]
@@ -51,6 +54,9 @@ pub(super) struct FileConfig {
 pub struct AgentConfig {
     #[serde(default = "default_agent_command")]
     pub command: Vec<String>,
+    /// The agent jobs run unless a project or `luzia run --agent` chooses another, by name
+    /// (`gemini`, or a `[agents.NAME]` of the file). Unset: `command`.
+    pub kind: Option<String>,
     #[serde(default = "default_max_concurrent")]
     pub max_concurrent: usize,
     /// The prompt around a task: `{task}`, `{project}`, `{project_path}`, `{job_id}`, `{job_dir}`.
@@ -76,6 +82,7 @@ impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             command: default_agent_command(),
+            kind: None,
             max_concurrent: default_max_concurrent(),
             prompt_template: default_prompt_template(),
             env_pass: Vec::new(),
@@ -85,6 +92,14 @@ impl Default for AgentConfig {
             disallowed_tools: Vec::new(),
         }
     }
+}
+
+/// `[agents.NAME]`: how the agent of that name is started.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedAgent {
+    /// Its argument vector, with the placeholders of `[agent] command`.
+    pub command: Vec<String>,
 }
 
 fn default_agent_command() -> Vec<String> {
@@ -127,6 +142,8 @@ fn default_prompt_template() -> String {
 #[serde(deny_unknown_fields)]
 pub struct Project {
     pub path: PathBuf,
+    /// The agent this project's jobs run, by name (over `[agent] kind`).
+    pub agent: Option<String>,
     /// When set and luzia runs as root, agents of this project run as this user.
     pub user: Option<String>,
     /// How long a job of this project should take (`45m`), when the job gives no estimate.
@@ -164,6 +181,7 @@ impl Project {
     pub fn at(path: PathBuf) -> Project {
         Project {
             path,
+            agent: None,
             user: None,
             budget: None,
             env_pass: Vec::new(),

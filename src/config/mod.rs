@@ -3,6 +3,7 @@
 //! silently ignored on a server someone else configured. `file` is the file as written,
 //! `alarms` and `keys` turn parts of it into what the program uses.
 
+mod agents;
 mod alarms;
 mod defaults;
 mod file;
@@ -19,12 +20,14 @@ use crate::jobs::insight::alarms::AlarmRules;
 use crate::jobs::run::account::{AgentEnv, is_env_name};
 use crate::jobs::run::claude::{PERMISSION_MODES, Permissions};
 
+pub use agents::UnknownAgent;
 pub use defaults::{
     DEFAULT_JOBS_DIR, DEFAULT_NOTIFICATIONS_LOG, DEFAULT_QUEUE_DIR, ROOT_STATE_DIR, Source,
     user_state,
 };
 pub use file::{
-    AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, Project, Theme,
+    AgentConfig, ColorMode, DEFAULT_AGENT_COMMAND, DEFAULT_PROMPT_TEMPLATE, NamedAgent, Project,
+    Theme,
 };
 pub use hosts::{DEFAULT_REMOTE_LUZIA, HostConfig, LOCAL_HOST};
 pub use keys::{Binding, KeyBindings};
@@ -46,6 +49,8 @@ pub struct Config {
     /// Ring the terminal bell once when a new question or gate arrives in the cockpit.
     pub bell: bool,
     pub agent: AgentConfig,
+    /// `[agents.NAME]`: how each agent chosen by name is started.
+    pub agents: BTreeMap<String, NamedAgent>,
     pub projects: BTreeMap<String, Project>,
     /// `[hosts.NAME]`: other machines reached over ssh (`crate::fleet`).
     pub hosts: BTreeMap<String, HostConfig>,
@@ -213,6 +218,7 @@ impl Config {
             read_only: file.read_only.unwrap_or(false),
             bell: file.bell.unwrap_or(true),
             agent: file.agent.unwrap_or_default(),
+            agents: file.agents,
             projects: file.projects,
             hosts: file.hosts,
             theme: file.theme.unwrap_or_default(),
@@ -241,6 +247,7 @@ impl Config {
             return Err(invalid("[agent] max_concurrent must be at least 1".into()));
         }
         check_env("[agent]", &self.agent.env_pass, &self.agent.env).map_err(invalid)?;
+        self.check_agents().map_err(invalid)?;
         hosts::check_hosts(&self.hosts).map_err(invalid)?;
         check_permissions(
             "[agent]",

@@ -11,6 +11,7 @@ use chrono::Utc;
 
 use super::{Dispatched, Dispatcher, Request, retry_request};
 use crate::jobs::model::review::Isolation;
+use crate::jobs::run::agents::speaks_acp;
 use crate::jobs::run::dispatch::{self, Created, DispatchError, Spec};
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::resume::{self, ResumeError};
@@ -89,6 +90,15 @@ impl Dispatcher<'_> {
 
     fn resume_spec(&self, job: &Job, session: Resume, how: &Continuation) -> Result<Spec> {
         let meta = job.meta.clone().unwrap_or_default();
+        if how.interactive && !crate::jobs::run::session::is_claude(&meta.agent) {
+            bail!(
+                "job {} ran '{}': only a Claude Code session opens in a terminal; `luzia reply {} \
+                 \"...\"` continues it in the background",
+                job.id,
+                meta.agent,
+                job.id
+            );
+        }
         let project = self.cfg.projects.get(meta.project.as_str());
         let project_path = match (meta.cwd.as_str(), project) {
             ("", Some(p)) => p.path.clone(),
@@ -114,7 +124,7 @@ impl Dispatcher<'_> {
             project_path,
             user: Some(meta.user.to_string()).filter(|u| !u.is_empty()),
             task: how.task.clone(),
-            command: self.cfg.agent.command.clone(),
+            command: self.continued_command(job)?,
             prompt_template,
             retry_of: how.retry_of.clone(),
             addendum: how.addendum.clone(),
@@ -137,6 +147,29 @@ impl Dispatcher<'_> {
                 interactive: how.interactive,
                 prompt_arg: how.prompt.clone().filter(|_| how.interactive),
             },
+        })
+    }
+
+    /// The command line that continues `job`'s session: Claude Code's as configured (it is
+    /// given the session by flags), an ACP agent's as the job ran it (its session is loaded by
+    /// the supervisor).
+    fn continued_command(&self, job: &Job) -> Result<Vec<String>> {
+        let agent = job
+            .meta
+            .as_ref()
+            .map(|m| m.agent.to_string())
+            .unwrap_or_default();
+        if crate::jobs::run::session::is_claude(&agent) {
+            return Ok(self.cfg.named_agent_command("claude")?);
+        }
+        let argv = resume::argv(&job.dir()).filter(|a| speaks_acp(a));
+        argv.ok_or_else(|| {
+            anyhow::anyhow!(
+                "job {} names no ACP command line in its meta.json (`argv`): its session cannot \
+                 be continued; `luzia retry {}` starts the task over",
+                job.id,
+                job.id
+            )
         })
     }
 
@@ -201,6 +234,10 @@ impl Dispatcher<'_> {
     /// session's transcript; `None` when it cannot be told.
     fn transcript_saved(&self, job: &Job, session_id: &str) -> Option<bool> {
         let meta = job.meta.as_ref()?;
+        // Only Claude Code's transcripts are known where they are kept.
+        if !crate::jobs::run::session::is_claude(&meta.agent) {
+            return None;
+        }
         let dirs = self.claude_dirs(&meta.project, Some(&meta.user));
         resume::transcript_saved(&dirs.home?, dirs.config_dir.as_deref(), session_id)
     }

@@ -177,6 +177,7 @@ pub fn queued_rows(tasks: &[&str]) -> Vec<Job> {
             enqueued_at: "2026-01-09T15:55:00Z".into(),
             enqueued_by: "ana".into(),
             project_path: None,
+            agent: None,
             path: PathBuf::from("/q").join(format!("q{:07}", i + 1)),
         })
         .collect();

@@ -79,7 +79,7 @@ fn missing(test: &str, why: &str) {
     eprintln!("SKIPPED {test}: {why}; install it with `npm install -g @anthropic-ai/claude-code`");
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(name))
         .find(|p| p.is_file())

@@ -608,6 +608,7 @@ pub mod agents;
 pub mod claude;
 pub mod fake_chat;
 pub mod fake_responses;
+pub mod gemini;
 pub mod http;
 pub mod sshd;
 pub mod telegram;

@@ -18,6 +18,7 @@ use crate::jobs::fs::publish::{sync_dir, write_unsynced};
 use crate::jobs::model::id::{JobId, is_valid};
 use crate::jobs::model::review::Isolation;
 use crate::jobs::review::record;
+use crate::jobs::run::agents::speaks_acp;
 use crate::jobs::run::claude::servers::{self, ClaudeDirs};
 use crate::jobs::run::claude::{self, Permissions};
 use crate::jobs::run::finish;
@@ -290,6 +291,13 @@ fn write_files(
             .map_err(|e| (format!("{MCP_CONFIG_FILE} (luzia's own path)"), e))?
     };
     let (argv, session_id) = session::claude_command(argv, &spec.session);
+    // An ACP agent's session is known at dispatch only when it is one to continue: the
+    // supervisor loads it (`session/load`), and records a new one's id when the agent gives it.
+    let session_id = session_id.or_else(|| {
+        speaks_acp(&argv)
+            .then(|| spec.session.resume.as_ref().map(|r| r.session_id.clone()))
+            .flatten()
+    });
     let mut meta = json!({
         "id": id.as_str(), "project": spec.project, "task": spec.task, "type": "agent",
         "user": spec.user.clone().unwrap_or_default(),

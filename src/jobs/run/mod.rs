@@ -3,6 +3,7 @@
 //! the queue, and kill.
 
 pub mod account;
+pub mod acp;
 pub mod agents;
 pub mod claude;
 pub mod dispatch;

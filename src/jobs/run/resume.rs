@@ -1,6 +1,7 @@
-//! Continuing a finished job's Claude Code session (`luzia reply`, a resuming `luzia retry`,
-//! `luzia attach`): which session, whether it may be continued now, and the link back from the
-//! old job to the new one (meta.json `resumed_by`). A session is continued by one job at a
+//! Continuing a finished job's session (`luzia reply`, a resuming `luzia retry`, `luzia
+//! attach`): a Claude Code session, or an ACP agent's (loaded again with `session/load`, by the
+//! same command line). Which session, whether it may be continued now, and the link back from
+//! the old job to the new one (meta.json `resumed_by`). A session is continued by one job at a
 //! time: two agents resuming the same transcript at once would each write their own version of
 //! it. The caller holds the dispatcher's slots lock across [`check`] and [`link`], so of two
 //! replies at once the second sees the first's job and is refused, saying which.
@@ -13,6 +14,7 @@ use serde_json::Value;
 use crate::jobs::fs::names::META_FILE;
 use crate::jobs::fs::publish::update_meta;
 use crate::jobs::model::job::Job;
+use crate::jobs::run::agents::Kind;
 use crate::jobs::run::session::{Resume, is_claude};
 
 #[derive(Debug, thiserror::Error)]
@@ -23,8 +25,8 @@ pub enum ResumeError {
     )]
     Active { id: String, status: String },
     #[error(
-        "job {id} is not a Claude Code job (its agent is '{agent}'): only a Claude Code session \
-         can be continued; `luzia retry {id}` starts the task over"
+        "job {id} ran '{agent}', which keeps no session luzia can continue (Claude Code's and \
+         those of the agents that speak ACP can be); `luzia retry {id}` starts the task over"
     )]
     NotClaude { id: String, agent: String },
     #[error(
@@ -60,7 +62,10 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
         });
     }
     let meta = job.meta.clone().unwrap_or_default();
-    if !is_claude(&meta.agent) {
+    // A Claude Code job, or one of an ACP kind: a plain run of the same program (`gemini -p`)
+    // has no session id, and is refused below for that.
+    let kind = Kind::of_program(&meta.agent);
+    if !is_claude(&meta.agent) && kind.profile().acp.is_none() {
         return Err(ResumeError::NotClaude {
             id,
             agent: meta.agent.to_string(),
@@ -88,6 +93,22 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
         session_id: meta.session_id.to_string(),
         job: id,
     })
+}
+
+/// The argument vector the job in `dir` ran (meta.json's `argv`), when it names one.
+pub fn argv(dir: &Path) -> Option<Vec<String>> {
+    let bytes = crate::jobs::fs::files::read_capped(
+        &dir.join(META_FILE),
+        crate::jobs::fs::files::META_FILE_CAP,
+    )
+    .ok()??;
+    let meta: Value = serde_json::from_slice(&bytes).ok()?;
+    let argv: Vec<String> = meta["argv"]
+        .as_array()?
+        .iter()
+        .map(|a| a.as_str().map(str::to_owned))
+        .collect::<Option<_>>()?;
+    (!argv.is_empty()).then_some(argv)
 }
 
 /// Adds `by` to `dir`'s meta.json `resumed_by`, keeping every other field. Under the job
@@ -192,9 +213,14 @@ mod tests {
                 "is still waiting",
             ),
             (
-                job("j1", Status::Failed, "codex", "s1"),
-                "not a Claude Code job",
+                job("j1", Status::Failed, "aider", "s1"),
+                "keeps no session luzia can continue",
             ),
+            (
+                job("j1", Status::Failed, "/opt/my-agent", "s1"),
+                "keeps no session luzia can continue",
+            ),
+            (job("j1", Status::Completed, "gemini", ""), "no session id"),
             (job("j1", Status::Completed, "claude", ""), "no session id"),
         ];
         for (j, said) in cases {
@@ -210,6 +236,12 @@ mod tests {
         assert!(
             check(&done, &[other]).is_ok(),
             "another session is no obstacle"
+        );
+        let gemini = job("j5", Status::Completed, "/usr/bin/gemini", "g1");
+        assert_eq!(
+            check(&gemini, &[]).unwrap().session_id,
+            "g1",
+            "an ACP kind's session"
         );
     }
 

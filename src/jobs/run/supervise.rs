@@ -28,7 +28,8 @@ use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::review::record::{self, Begun};
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
-use crate::jobs::run::agents::Kind;
+use crate::jobs::run::acp;
+use crate::jobs::run::agents::{Kind, speaks_acp};
 use crate::jobs::run::stream::{self, JobSink, reader::Pump};
 use crate::jobs::run::{finish, leftovers, shell};
 
@@ -64,6 +65,9 @@ pub(super) struct Plan {
     pub(super) argv: Vec<String>,
     pub(super) cwd: PathBuf,
     pub(super) user: String,
+    /// For an agent that speaks ACP: the session to continue (`session_id` of a job that
+    /// `resumes` another).
+    pub(super) load: Option<String>,
 }
 
 pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
@@ -104,6 +108,10 @@ pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
             .map(PathBuf::from)
             .unwrap_or_else(|| dir.to_owned()),
         user: meta["user"].as_str().unwrap_or_default().to_owned(),
+        load: meta["session_id"]
+            .as_str()
+            .filter(|s| !s.is_empty() && meta["resumes"].as_str().is_some_and(|r| !r.is_empty()))
+            .map(str::to_owned),
     })
 }
 
@@ -277,6 +285,15 @@ fn run_agent(
     if let Some(a) = &agent {
         record_agent(private, &plan.id, a);
     }
+    if speaks_acp(&plan.argv) {
+        return rt.block_on(acp::supervised::run_job(
+            child,
+            (dir, log),
+            plan,
+            agent.as_ref(),
+            signals,
+        ));
+    }
     rt.block_on(async {
         let stdout = child.stdout.take();
         let pump = stdout
@@ -318,14 +335,21 @@ fn spawn_agent(
     log: &File,
     rules: &AgentEnv,
 ) -> Result<tokio::process::Child, SpawnError> {
-    let stdin = open_nofollow(&dir.join(PROMPT_FILE))
-        .and_then(|f| f.ok_or_else(|| rustix::io::Errno::NOENT.into()))
-        .map_err(SpawnError::Prompt)?;
+    let acp = speaks_acp(&plan.argv);
+    // An ACP agent reads its messages on stdin; the task is the prompt the session sends.
+    let stdin = if acp {
+        Stdio::piped()
+    } else {
+        open_nofollow(&dir.join(PROMPT_FILE))
+            .and_then(|f| f.ok_or_else(|| rustix::io::Errno::NOENT.into()))
+            .map(Stdio::from)
+            .map_err(SpawnError::Prompt)?
+    };
     let mut cmd = std::process::Command::new(&plan.argv[0]);
     cmd.args(&plan.argv[1..])
         .current_dir(&plan.cwd)
-        .stdin(Stdio::from(stdin))
-        .stdout(if may_stream(&plan.argv) {
+        .stdin(stdin)
+        .stdout(if acp || may_stream(&plan.argv) {
             Stdio::piped()
         } else {
             Stdio::from(log.try_clone()?)
@@ -431,7 +455,10 @@ impl Signals {
 
 /// Waits for the agent, passing a stop signal on to its group (then SIGKILL after the grace
 /// period). Returns its exit code, or minus the signal that ended it.
-async fn run_to_end(mut child: tokio::process::Child, mut signals: Option<&mut Signals>) -> i32 {
+pub(super) async fn run_to_end(
+    mut child: tokio::process::Child,
+    mut signals: Option<&mut Signals>,
+) -> i32 {
     let pgid = child
         .id()
         .and_then(|p| rustix::process::Pid::from_raw(p as i32));
@@ -464,7 +491,7 @@ async fn run_to_end(mut child: tokio::process::Child, mut signals: Option<&mut S
 
 /// The first stop signal passes SIGTERM on and starts the grace period; a second one (as
 /// `luzia kill` sends when its own grace is over) kills the agent's group at once.
-fn on_stop_signal(
+pub(super) fn on_stop_signal(
     deadline: Option<tokio::time::Instant>,
     pgid: Option<rustix::process::Pid>,
 ) -> tokio::time::Instant {

@@ -1276,6 +1276,7 @@ fn queued_tasks_show_as_rows_with_their_place() {
         enqueued_at: String::new(),
         enqueued_by: String::new(),
         project_path: None,
+        agent: None,
         path: std::path::PathBuf::from("/q").join(id),
     };
     let rows = crate::jobs::run::queue::rows;
@@ -1307,6 +1308,7 @@ fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() 
         enqueued_at: String::new(),
         enqueued_by: String::new(),
         project_path: None,
+        agent: None,
         path: std::path::PathBuf::from("/q").join(id),
     };
     // "bbbb" sorts before "aaaa" newest-first by id: the place decides, not the id.

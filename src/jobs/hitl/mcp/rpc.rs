@@ -1,6 +1,7 @@
-//! JSON-RPC 2.0 as MCP's stdio transport carries it: one message a line, UTF-8, no batches.
-//! A line that is not a message gets an error response naming what is wrong (with the request's
-//! id when one can be read, else `null`), and the server reads on.
+//! JSON-RPC 2.0 as MCP's stdio transport carries it (and the Agent Client Protocol's, the same):
+//! one message a line, UTF-8, no batches. A line that is not a message gets an error response
+//! naming what is wrong (with the request's id when one can be read, else `null`), and the
+//! server reads on.
 
 use serde_json::{Map, Value, json};
 
@@ -22,8 +23,12 @@ pub enum Message {
         method: String,
         params: Value,
     },
-    /// A response to a request of ours: the server sends none, so it is passed over.
-    Response,
+    /// A response to a request of ours (the MCP server sends none, and passes it over): its
+    /// `result`, or its `error` object.
+    Response {
+        id: Value,
+        outcome: Result<Value, Value>,
+    },
 }
 
 /// A line that is no message: the error response it gets.
@@ -99,8 +104,12 @@ fn message(mut m: Map<String, Value>) -> Result<Message, RpcError> {
         (Some(Value::String(method)), Some(id)) => Ok(Message::Request { id, method, params }),
         (Some(Value::String(method)), None) => Ok(Message::Notification { method, params }),
         (Some(_), _) => Err(invalid("the method must be a string")),
-        (None, Some(_)) if m.contains_key("result") || m.contains_key("error") => {
-            Ok(Message::Response)
+        (None, Some(id)) if m.contains_key("result") || m.contains_key("error") => {
+            let outcome = match m.remove("error") {
+                Some(e) => Err(e),
+                None => Ok(m.remove("result").unwrap_or(Value::Null)),
+            };
+            Ok(Message::Response { id, outcome })
         }
         (None, _) => Err(invalid("a request needs a method")),
     }
@@ -114,4 +123,14 @@ pub fn result_line(id: &Value, result: Value) -> String {
 /// An error response, as a line.
 pub fn error_line(id: &Value, code: i64, message: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+}
+
+/// A request of ours, as a line.
+pub fn request_line(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// A notification of ours, as a line.
+pub fn notification_line(method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()
 }

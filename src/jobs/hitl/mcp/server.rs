@@ -118,7 +118,7 @@ impl Server {
     /// One line from the client.
     pub fn handle(&self, line: &[u8]) {
         match rpc::parse_line(line) {
-            Ok(None) | Ok(Some(Message::Response)) => {}
+            Ok(None) | Ok(Some(Message::Response { .. })) => {}
             Err(e) => self.send(&e.line()),
             Ok(Some(Message::Notification { method, params })) => {
                 if method == "notifications/cancelled"

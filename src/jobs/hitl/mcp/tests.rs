@@ -50,7 +50,17 @@ fn lines_are_messages_or_errors_with_the_right_code_and_id() {
         ),
         (
             r#"{"jsonrpc":"2.0","id":9,"result":{}}"#,
-            Ok(Some(Message::Response)),
+            Ok(Some(Message::Response {
+                id: json!(9),
+                outcome: Ok(json!({})),
+            })),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"r","error":{"code":-32601,"message":"no"}}"#,
+            Ok(Some(Message::Response {
+                id: json!("r"),
+                outcome: Err(json!({"code": -32601, "message": "no"})),
+            })),
         ),
         ("not json", Err(err(Value::Null, rpc::PARSE_ERROR))),
         (

@@ -33,6 +33,7 @@ pub const PROFILE: Profile = Profile {
     install: "install Aider (python -m pip install aider-chat), or name its full path in [agent] command",
     login_help: "export the key of the provider it uses (OPENAI_API_KEY with OPENAI_API_BASE, ANTHROPIC_API_KEY, ...) in the shell that starts luzia; then `luzia doctor` again",
     login_file: super::no_login_file,
+    acp: None,
 };
 
 /// Aider's figures, read from what it prints: after each message to the model, one report,

@@ -31,6 +31,7 @@ pub const PROFILE: Profile = Profile {
                  _FOUNDRY with that cloud's credentials), or run `claude /login` once as the user \
                  agents run as; then `luzia doctor` again",
     login_file,
+    acp: None,
 };
 
 const NEEDS: Needs = Needs {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::{Needs, Profile, Var};
+use super::{Acp, Needs, Profile, Var};
 
 pub const PROFILE: Profile = Profile {
     short: "codex",
@@ -25,6 +25,10 @@ pub const PROFILE: Profile = Profile {
     install: "install Codex (npm install -g @openai/codex, and @zed-industries/codex-acp for its ACP adapter), or name its full path in [agent] command",
     login_help: "export OPENAI_API_KEY=<your key> (with OPENAI_BASE_URL for a gateway) in the shell that starts luzia, or run `codex login` once as the user agents run as; then `luzia doctor` again",
     login_file,
+    acp: Some(Acp {
+        command: &["codex-acp"],
+        marks: &["codex-acp"],
+    }),
 };
 
 /// `auth.json` in `CODEX_HOME` (else `~/.codex`), which `codex login` leaves.

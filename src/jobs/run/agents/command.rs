@@ -15,4 +15,5 @@ pub const PROFILE: Profile = Profile {
     install: "install it, or name its full path in [agent] command",
     login_help: "give it what it needs with [agent] env_pass or env",
     login_file: super::no_login_file,
+    acp: None,
 };

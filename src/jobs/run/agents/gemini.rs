@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{Needs, Profile, Var};
+use super::{Acp, Needs, Profile, Var};
 
 /// The switch to Vertex AI: Google Cloud's credentials pass only with it.
 const VERTEX: &str = "GOOGLE_GENAI_USE_VERTEXAI";
@@ -28,6 +28,10 @@ pub const PROFILE: Profile = Profile {
     install: "install Gemini CLI (npm install -g @google/gemini-cli), or name its full path in [agent] command",
     login_help: "export GEMINI_API_KEY=<your key> (with GOOGLE_GEMINI_BASE_URL for a gateway) in the shell that starts luzia, or run `gemini` once as the user agents run as to log in; then `luzia doctor` again",
     login_file,
+    acp: Some(Acp {
+        command: &["gemini", "--acp"],
+        marks: &["--acp", "--experimental-acp"],
+    }),
 };
 
 /// `~/.gemini/oauth_creds.json`, which logging in with Google leaves.

@@ -55,6 +55,19 @@ pub struct Profile {
     pub login_help: &'static str,
     /// The file its own login leaves, when there is one (`var` reads the agent's environment).
     pub login_file: fn(&dyn Fn(&str) -> Option<String>) -> Option<PathBuf>,
+    /// How it speaks the Agent Client Protocol, when it does.
+    pub acp: Option<Acp>,
+}
+
+/// How a kind of agent is run as an Agent Client Protocol server on its stdio.
+#[derive(Debug)]
+pub struct Acp {
+    /// Its command line when the config does not give one (`gemini --acp`).
+    pub command: &'static [&'static str],
+    /// The flags (`--acp`) or subcommand (`acp`) that switch it to ACP, or the file names of
+    /// programs that speak nothing else (`codex-acp`): a command line with one of them speaks
+    /// ACP.
+    pub marks: &'static [&'static str],
 }
 
 impl Kind {
@@ -116,6 +129,12 @@ impl Kind {
         &self.profile().needs
     }
 
+    /// The command line it is started with when the config names it and says no more: its ACP
+    /// command (Claude Code's is the config's `[agent] command`, see `config`).
+    pub fn default_command(self) -> Option<&'static [&'static str]> {
+        self.profile().acp.as_ref().map(|a| a.command)
+    }
+
     /// What reads the figures of a kind that prints them as text in its output (Aider), rather
     /// than in a stream the supervisor reads as it comes: `None` for every other kind.
     pub fn text_usage(self) -> Option<Box<dyn TextUsage>> {
@@ -124,6 +143,29 @@ impl Kind {
             _ => None,
         }
     }
+}
+
+/// Whether the command line `argv` runs an agent that speaks the Agent Client Protocol on its
+/// stdio: a kind that speaks it, started with its switch (`gemini --acp`) or as its adapter
+/// (`codex-acp`). The same kind started otherwise (`gemini -p`) is a plain command.
+pub fn speaks_acp(argv: &[String]) -> bool {
+    let Some(acp) = &Kind::of(argv).profile().acp else {
+        return false;
+    };
+    let program = argv
+        .first()
+        .and_then(|p| Path::new(p).file_name())
+        .and_then(OsStr::to_str)
+        .unwrap_or_default();
+    // A flag anywhere; a word only as the subcommand (`opencode run acp` is a prompt).
+    acp.marks.iter().any(|m| {
+        *m == program
+            || if m.starts_with('-') {
+                argv[1..].iter().any(|a| a == m)
+            } else {
+                argv.get(1).is_some_and(|a| a == m)
+            }
+    })
 }
 
 /// The figures of a run read from the agent's output, line by line.

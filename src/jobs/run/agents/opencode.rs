@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{Needs, Profile, Var};
+use super::{Acp, Needs, Profile, Var};
 
 pub const PROFILE: Profile = Profile {
     short: "opencode",
@@ -35,6 +35,10 @@ pub const PROFILE: Profile = Profile {
     install: "install opencode (npm install -g opencode-ai), or name its full path in [agent] command",
     login_help: "export the key of the provider it uses (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) in the shell that starts luzia, or run `opencode auth login` once as the user agents run as; then `luzia doctor` again",
     login_file,
+    acp: Some(Acp {
+        command: &["opencode", "acp"],
+        marks: &["acp"],
+    }),
 };
 
 /// `opencode/auth.json` in `XDG_DATA_HOME` (else `~/.local/share`), which `opencode auth login`

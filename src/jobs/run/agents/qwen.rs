@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::{Needs, Profile, Var};
+use super::{Acp, Needs, Profile, Var};
 
 pub const PROFILE: Profile = Profile {
     short: "qwen",
@@ -24,6 +24,10 @@ pub const PROFILE: Profile = Profile {
     install: "install Qwen Code (npm install -g @qwen-code/qwen-code), or name its full path in [agent] command",
     login_help: "export OPENAI_API_KEY=<your key> with OPENAI_BASE_URL and OPENAI_MODEL in the shell that starts luzia, or run `qwen` once as the user agents run as to log in; then `luzia doctor` again",
     login_file,
+    acp: Some(Acp {
+        command: &["qwen", "--acp"],
+        marks: &["--acp", "--experimental-acp"],
+    }),
 };
 
 /// `~/.qwen/oauth_creds.json`, which logging in with Qwen leaves.

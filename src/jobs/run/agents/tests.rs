@@ -255,3 +255,33 @@ fn each_agents_own_login_is_found_where_it_leaves_it() {
     }
     assert_eq!((Kind::Aider.profile().login_file)(&env), None);
 }
+
+#[test]
+fn a_command_line_speaks_acp_when_its_kind_does_and_it_is_switched_on() {
+    let cases: &[(&[&str], bool)] = &[
+        (&["gemini", "--acp"], true),
+        (&["/opt/bin/gemini", "-m", "x", "--experimental-acp"], true),
+        (&["gemini", "-p"], false),
+        (&["qwen", "--acp"], true),
+        (&["opencode", "acp"], true),
+        (&["opencode", "run", "acp"], false),
+        (&["opencode", "run"], false),
+        (&["/usr/lib/node_modules/.bin/codex-acp"], true),
+        (&["codex", "exec"], false),
+        // a kind that does not speak it, whatever its arguments
+        (&["claude", "--acp"], false),
+        (&["sh", "-c", "gemini --acp"], false),
+        (&[], false),
+    ];
+    for (argv, acp) in cases {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        assert_eq!(speaks_acp(&argv), *acp, "{argv:?}");
+    }
+    for kind in Kind::ALL {
+        if let Some(command) = kind.default_command() {
+            let argv: Vec<String> = command.iter().map(|s| s.to_string()).collect();
+            assert!(speaks_acp(&argv), "{kind:?}'s own command speaks ACP");
+            assert_eq!(Kind::of(&argv), kind);
+        }
+    }
+}

@@ -80,6 +80,8 @@ pub struct Queued {
     /// The project's directory, kept for a project the config does not name (the repository
     /// the task was given in); `None` for a configured one.
     pub project_path: Option<PathBuf>,
+    /// The agent chosen for it by name (`luzia run --agent`), when one was.
+    pub agent: Option<String>,
     pub path: PathBuf,
 }
 
@@ -145,6 +147,13 @@ struct Entry {
         skip_serializing_if = "String::is_empty"
     )]
     project_path: String,
+    /// The agent chosen by name (`luzia run --agent`), when one was.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    agent: String,
     /// Why it could not start (in `failed/` only).
     #[serde(default, deserialize_with = "lenient_text", skip_serializing)]
     reason: String,
@@ -164,18 +173,18 @@ pub fn enqueue(
     priority: Priority,
     by: &str,
 ) -> Result<Queued, QueueError> {
-    enqueue_at(queue, project, None, task, priority, by)
+    enqueue_at(queue, project, None, task, priority, (by, None))
 }
 
 /// [`enqueue`], with the directory of a project the config does not name, which the file
-/// keeps (`project_path`) for the starter.
+/// keeps (`project_path`) for the starter, and the agent chosen for it by name (`agent`).
 pub fn enqueue_at(
     queue: &Path,
     project: &str,
     project_path: Option<&Path>,
     task: &str,
     priority: Priority,
-    by: &str,
+    (by, agent): (&str, Option<&str>),
 ) -> Result<Queued, QueueError> {
     let dir = State::Pending.dir(queue, priority);
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
@@ -201,6 +210,7 @@ pub fn enqueue_at(
         project_path: project_path
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
+        agent: agent.unwrap_or_default().to_owned(),
         ..Entry::default()
     };
     // Strings and a number: serializing cannot fail.
@@ -214,6 +224,7 @@ pub fn enqueue_at(
         enqueued_at: entry.enqueued_at,
         enqueued_by: entry.enqueued_by,
         project_path: project_path.map(Path::to_path_buf),
+        agent: agent.map(str::to_owned),
         path: dir.join(name),
     })
 }
@@ -281,6 +292,7 @@ fn read(path: &Path, priority: Priority) -> Option<(Queued, Entry)> {
         enqueued_at: entry.enqueued_at.clone(),
         enqueued_by: entry.enqueued_by.clone(),
         project_path: Some(PathBuf::from(&entry.project_path)).filter(|p| p.is_absolute()),
+        agent: Some(entry.agent.clone()).filter(|a| !a.is_empty()),
         path: path.to_owned(),
     };
     Some((queued, entry))

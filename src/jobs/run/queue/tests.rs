@@ -101,6 +101,7 @@ fn every_entry_is_one_row_in_order_keyed_apart_from_jobs() {
         enqueued_at: String::new(),
         enqueued_by: String::new(),
         project_path: None,
+        agent: None,
         path: PathBuf::from("/q").join(id),
     };
     let rows = rows(&[q("00c885a0"), q("../../etc"), q("00c885a0"), q("")]);
@@ -400,11 +401,14 @@ fn a_project_the_config_does_not_name_keeps_its_directory_in_the_file() {
         Some(Path::new("/home/ana/shop")),
         "fix it",
         Priority::Normal,
-        "me",
+        ("me", Some("gemini")),
     )
     .unwrap();
     let body: serde_json::Value = serde_json::from_slice(&std::fs::read(&q.path).unwrap()).unwrap();
     assert_eq!(body["project_path"], "/home/ana/shop");
+    // The agent chosen for it is kept for whoever starts it.
+    assert_eq!(body["agent"], "gemini");
+    assert_eq!(list(d.path()).unwrap()[0].agent.as_deref(), Some("gemini"));
     let listed = list(d.path()).unwrap();
     assert_eq!(
         listed[0].project_path.as_deref(),
@@ -413,6 +417,10 @@ fn a_project_the_config_does_not_name_keeps_its_directory_in_the_file() {
     // A configured project's task has none, and no key for it.
     let plain = enqueue(d.path(), "musica", "x", Priority::Normal, "me").unwrap();
     let body = std::fs::read_to_string(&plain.path).unwrap();
-    assert!(!body.contains("project_path"), "{body}");
+    assert!(
+        !body.contains("project_path") && !body.contains("agent"),
+        "{body}"
+    );
     assert_eq!(list(d.path()).unwrap()[1].project_path, None);
+    assert_eq!(list(d.path()).unwrap()[1].agent, None);
 }

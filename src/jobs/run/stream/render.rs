@@ -320,7 +320,7 @@ fn rate_limit(info: &Value) -> String {
 
 /// The lines shown of a tool result: the first few, indented; a failed one marked, with its
 /// last lines too.
-fn result_excerpt(content: &str, failed: bool, tool: Option<String>) -> String {
+pub(crate) fn result_excerpt(content: &str, failed: bool, tool: Option<String>) -> String {
     let lines: Vec<&str> = content.trim_end().lines().collect();
     let mut out = String::new();
     let mark = if failed { "✗ " } else { "" };

@@ -1,0 +1,449 @@
+//! The client's side of one ACP session, as a job runs it: `initialize` (no file system, no
+//! terminal: the agent works in its own directory with its own tools), `session/new` in the
+//! job's directory or `session/load` of the session a job continues (its replayed history kept
+//! out of output.log), then one `session/prompt` with the task. Meanwhile each `session/update`
+//! is rendered into output.log ([`render`](super::render)) and what it means recorded by the
+//! job's sink (activity, session id, figures), and each permission request or elicitation waits
+//! in the job's inbox ([`inbox`](super::inbox)) on a thread of the runtime's blocking pool, one
+//! at a time, so that the loop goes on reading. A cancel (a kill) sends `session/cancel` and
+//! withdraws what waits in the inbox before it is acknowledged.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::inbox::{self, Answered};
+use super::lines::Lines;
+use super::render::Renderer;
+use super::usage;
+use crate::jobs::fs::wait::Stop;
+use crate::jobs::hitl::agent::AgentError;
+use crate::jobs::hitl::mcp::rpc::{self, Message};
+use crate::jobs::run::stream::reader::Sink;
+use crate::jobs::run::stream::render::Rendered;
+
+/// The version of ACP this client speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// What the session is for.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// What a person calls the agent (`Gemini CLI`).
+    pub name: &'static str,
+    /// The job's working directory.
+    pub cwd: PathBuf,
+    pub prompt: String,
+    /// The session to continue (`session/load`), when the job continues one.
+    pub load: Option<String>,
+}
+
+/// How the session ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ending {
+    /// The prompt's turn ended, for this reason (`end_turn`, `cancelled`, `max_tokens`, ...).
+    Turn(String),
+    /// The agent's stdout closed before the turn ended.
+    Gone,
+    /// The agent refused a request of the session's: what it said.
+    Refused(String),
+}
+
+/// A request to cancel the turn; answered once nothing waits in the inbox any more.
+pub type Cancel = oneshot::Sender<()>;
+
+/// How long an agent's replay of a loaded session must be quiet to be over, and the most it
+/// is waited for.
+const REPLAY_QUIET: std::time::Duration = std::time::Duration::from_millis(500);
+const REPLAY_MAX: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Why a gate or question is withdrawn when the job is stopped.
+const STOPPED: &str = "the job was stopped";
+
+/// Runs the session on the agent's stdio to its end; gives the sink back.
+pub async fn run<W, R, S>(
+    stdin: W,
+    stdout: R,
+    sink: S,
+    dir: PathBuf,
+    plan: Plan,
+    cancels: mpsc::Receiver<Cancel>,
+) -> (Ending, S)
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+    R: AsyncRead + Unpin,
+    S: Sink,
+{
+    let (out, lines) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_lines(stdin, lines));
+    let mut client = Client {
+        out: Some(out),
+        lines: Lines::new(stdout),
+        sink,
+        renderer: Renderer::new(),
+        dir,
+        name: plan.name,
+        next_id: 0,
+        session: String::new(),
+        loading: false,
+        asked: None,
+        waiting: VecDeque::new(),
+        cost: None,
+        cancelled: false,
+        cancels,
+    };
+    let ending = match client.session(&plan).await {
+        Ok(reason) => Ending::Turn(reason),
+        Err(ending) => ending,
+    };
+    client.withdraw_all().await;
+    // The agent's stdin closes: an ACP agent ends when its client has gone.
+    client.out = None;
+    let _ = writer.await;
+    client.sink.end();
+    (ending, client.sink)
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(mut to: W, mut lines: mpsc::UnboundedReceiver<String>) {
+    while let Some(mut line) = lines.recv().await {
+        line.push('\n');
+        if to.write_all(line.as_bytes()).await.is_err() || to.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A request of the agent's that waits in the inbox.
+struct Asked {
+    id: Value,
+    method: String,
+    params: Value,
+}
+
+/// The one that waits now, on a blocking thread.
+struct Waiting {
+    asked: Asked,
+    stop: Stop,
+    task: JoinHandle<Result<Answered, AgentError>>,
+}
+
+struct Client<R, S> {
+    out: Option<mpsc::UnboundedSender<String>>,
+    lines: Lines<R>,
+    sink: S,
+    renderer: Renderer,
+    dir: PathBuf,
+    name: &'static str,
+    next_id: u64,
+    session: String,
+    /// `session/load` is replaying the old history: nothing of it is shown.
+    loading: bool,
+    asked: Option<Waiting>,
+    waiting: VecDeque<Asked>,
+    /// The last cost in US dollars an update gave.
+    cost: Option<f64>,
+    cancelled: bool,
+    cancels: mpsc::Receiver<Cancel>,
+}
+
+impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
+    /// The session's requests in order; the prompt's stop reason.
+    async fn session(&mut self, plan: &Plan) -> Result<String, Ending> {
+        let init = self
+            .call(
+                "initialize",
+                json!({
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientCapabilities": {
+                        "fs": {"readTextFile": false, "writeTextFile": false},
+                        "terminal": false
+                    },
+                    "clientInfo": {"name": "luzia", "version": env!("CARGO_PKG_VERSION")}
+                }),
+            )
+            .await?;
+        let cwd = plan.cwd.display().to_string();
+        let loaded = plan.load.is_some();
+        if let Some(id) = &plan.load {
+            if init["agentCapabilities"]["loadSession"] != true {
+                return Err(Ending::Refused(format!(
+                    "{} cannot load a session (it does not offer loadSession): session {id} \
+                     cannot be continued",
+                    self.name
+                )));
+            }
+            self.loading = true;
+            let loaded = self
+                .call(
+                    "session/load",
+                    json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
+                )
+                .await;
+            if loaded.is_ok() {
+                self.settle().await;
+            }
+            self.loading = false;
+            loaded?;
+            self.session = id.clone();
+        } else {
+            let new = self
+                .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+                .await?;
+            self.session = new["sessionId"].as_str().unwrap_or_default().to_owned();
+            if self.session.is_empty() {
+                return Err(Ending::Refused("session/new gave no sessionId".into()));
+            }
+        }
+        let begin = Renderer::begin(self.name, &init["agentInfo"], &self.session, loaded);
+        self.show(begin);
+        let started = Instant::now();
+        let prompt = json!({
+            "sessionId": self.session,
+            "prompt": [{"type": "text", "text": plan.prompt}]
+        });
+        let result = self.call("session/prompt", prompt).await?;
+        let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let figures = usage::of_response(&result, self.cost, took);
+        let end = self.renderer.finish(&figures);
+        self.show(end);
+        Ok(result["stopReason"]
+            .as_str()
+            .unwrap_or("end_turn")
+            .to_owned())
+    }
+
+    /// Sends a request and serves the agent until its response comes: its result, or how the
+    /// session ended instead.
+    async fn call(&mut self, method: &str, params: Value) -> Result<Value, Ending> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(rpc::request_line(id, method, params));
+        loop {
+            tokio::select! {
+                line = self.lines.next() => {
+                    let Some(line) = line else { return Err(Ending::Gone) };
+                    if let Some(outcome) = self.incoming(&line, id) {
+                        return outcome.map_err(|e| Ending::Refused(refusal(method, &e)));
+                    }
+                }
+                answered = answered(&mut self.asked) => self.answer(answered),
+                Some(cancel) = self.cancels.recv() => {
+                    self.cancel().await;
+                    let _ = cancel.send(());
+                }
+            }
+        }
+    }
+
+    /// Reads (and keeps out of output.log) what an agent replays after its answer to
+    /// `session/load` (Gemini CLI sends the history without waiting for it to be written),
+    /// until it has been quiet for [`REPLAY_QUIET`], for at most [`REPLAY_MAX`].
+    async fn settle(&mut self) {
+        let until = tokio::time::Instant::now() + REPLAY_MAX;
+        loop {
+            let by = until.min(tokio::time::Instant::now() + REPLAY_QUIET);
+            match tokio::time::timeout_at(by, self.lines.next()).await {
+                Ok(Some(line)) => {
+                    let _ = self.incoming(&line, 0);
+                }
+                Ok(None) | Err(_) => return,
+            }
+        }
+    }
+
+    /// One line from the agent; the outcome of request `want` when this is its response.
+    fn incoming(&mut self, line: &[u8], want: u64) -> Option<Result<Value, Value>> {
+        let message = match rpc::parse_line(line) {
+            Ok(Some(m)) => m,
+            Ok(None) => return None,
+            // Not a message: what the agent printed, kept for a person to read.
+            Err(_) => {
+                self.sink.log(line);
+                self.sink.log(b"\n");
+                return None;
+            }
+        };
+        match message {
+            Message::Response { id, outcome } => {
+                return (id.as_u64() == Some(want)).then_some(outcome);
+            }
+            Message::Notification { method, params } if method == "session/update" => {
+                self.update(&params["update"]);
+            }
+            Message::Notification { .. } => {}
+            Message::Request { id, method, params } => self.request(id, method, params),
+        }
+        None
+    }
+
+    fn update(&mut self, update: &Value) {
+        if self.loading {
+            return;
+        }
+        if update["sessionUpdate"] == "usage_update"
+            && let Some(cost) = usage::cost_of_update(update)
+        {
+            self.cost = Some(cost);
+        }
+        let shown = self.renderer.update(update);
+        self.show(shown);
+    }
+
+    fn request(&mut self, id: Value, method: String, params: Value) {
+        match method.as_str() {
+            "session/request_permission" | "elicitation/create" => {
+                if method == "session/request_permission" {
+                    let asked = self.renderer.asked(&params["toolCall"]);
+                    self.show(asked);
+                }
+                if self.cancelled {
+                    self.reply(&id, cancelled_response(&method));
+                    return;
+                }
+                self.waiting.push_back(Asked { id, method, params });
+                self.ask_next();
+            }
+            other => {
+                let message = format!(
+                    "luzia offers no {other}: it declared no file system or terminal, and \
+                     answers permission requests and elicitations only"
+                );
+                self.send(rpc::error_line(&id, rpc::METHOD_NOT_FOUND, &message));
+            }
+        }
+    }
+
+    /// Puts the next request waiting into the inbox, when nothing is there.
+    fn ask_next(&mut self) {
+        if self.asked.is_some() {
+            return;
+        }
+        let Some(asked) = self.waiting.pop_front() else {
+            return;
+        };
+        let stop = Stop::default();
+        let (dir, name, params, waiter) = (
+            self.dir.clone(),
+            self.name,
+            asked.params.clone(),
+            stop.clone(),
+        );
+        let permission = asked.method == "session/request_permission";
+        let task = tokio::task::spawn_blocking(move || {
+            if permission {
+                inbox::permission(&dir, name, &params, &waiter)
+            } else {
+                inbox::elicitation(&dir, &params, &waiter)
+            }
+        });
+        self.asked = Some(Waiting { asked, stop, task });
+    }
+
+    /// The operator's answer (or why there is none) goes to the agent; the next request waits.
+    fn answer(&mut self, answered: Result<Answered, String>) {
+        let Some(waiting) = self.asked.take() else {
+            return;
+        };
+        let asked = waiting.asked;
+        let (response, note) = match answered {
+            Ok(a) => (a.response, a.note),
+            // Fail closed: what nobody could see is not allowed.
+            Err(e) => (
+                cancelled_response(&asked.method),
+                format!("  ✗ luzia could not ask the operator: {e}"),
+            ),
+        };
+        self.reply(&asked.id, response);
+        let shown = self.renderer.note(&note);
+        self.show(shown);
+        self.ask_next();
+    }
+
+    /// `session/cancel`, then whatever waits in the inbox withdrawn and answered `cancelled`.
+    async fn cancel(&mut self) {
+        if !self.cancelled && !self.session.is_empty() {
+            let params = json!({"sessionId": self.session});
+            self.send(rpc::notification_line("session/cancel", params));
+        }
+        self.cancelled = true;
+        self.withdraw_all().await;
+    }
+
+    async fn withdraw_all(&mut self) {
+        if let Some(waiting) = self.asked.take() {
+            waiting.stop.stop_because(STOPPED.to_owned());
+            // The wait ends at once, the gate withdrawn and recorded so in the history.
+            let _ = waiting.task.await;
+            self.reply(&waiting.asked.id, cancelled_response(&waiting.asked.method));
+        }
+        while let Some(asked) = self.waiting.pop_front() {
+            self.reply(&asked.id, cancelled_response(&asked.method));
+        }
+    }
+
+    fn reply(&mut self, id: &Value, result: Value) {
+        self.send(rpc::result_line(id, result));
+    }
+
+    fn send(&mut self, line: String) {
+        if let Some(out) = &self.out {
+            let _ = out.send(line);
+        }
+    }
+
+    /// What a rendering means is recorded before it is shown, as for Claude Code's stream.
+    fn show(&mut self, rendered: Rendered) {
+        for e in rendered.events {
+            self.sink.event(e);
+        }
+        if !rendered.text.is_empty() {
+            self.sink.log(rendered.text.as_bytes());
+        }
+    }
+}
+
+/// The answer the request in the inbox came to, when one is there; never, when none is.
+async fn answered(asked: &mut Option<Waiting>) -> Result<Answered, String> {
+    match asked {
+        Some(w) => match (&mut w.task).await {
+            Ok(Ok(a)) => Ok(a),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// The answer to a request nobody decided: `cancelled` for a permission, `cancel` for an
+/// elicitation.
+fn cancelled_response(method: &str) -> Value {
+    if method == "elicitation/create" {
+        json!({"action": "cancel"})
+    } else {
+        inbox::cancelled()
+    }
+}
+
+/// A request's error, in words: `session/new: Authentication required (-32000)`.
+fn refusal(method: &str, error: &Value) -> String {
+    let message = error["message"].as_str().unwrap_or("an error");
+    let mut said = format!("{method}: {message}");
+    if let Some(code) = error["code"].as_i64() {
+        said.push_str(&format!(" ({code})"));
+    }
+    if let Some(data) = error.get("data").filter(|d| !d.is_null()) {
+        let data = match data {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        said.push_str(&format!(
+            ": {}",
+            crate::jobs::text::sanitize::ellipsize(&data, 400)
+        ));
+    }
+    said
+}

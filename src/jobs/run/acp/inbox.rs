@@ -1,0 +1,361 @@
+//! What an ACP agent asks a person, through the job's inbox: `session/request_permission`
+//! becomes an approval gate of the job, exactly as `luzia gate` makes one (so the cockpit's
+//! inbox, `luzia approve` and `luzia deny` work unchanged), and `elicitation/create` becomes
+//! the job's questions, one for each field it asks for. The waiting is `hitl::agent`'s; these
+//! functions block, and the client runs them off its loop.
+//!
+//! An approval selects the agent's `allow_once` option; a denial its `reject_once`. ACP's
+//! answer is an option and nothing more: the reason of a denial cannot reach the model, which
+//! the gate says in its context, so that the operator knows it when denying.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::jobs::fs::wait::Stop;
+use crate::jobs::hitl::agent::{self, AgentError, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::model::waiting::QuestionType;
+use crate::jobs::text::sanitize::ellipsize;
+
+/// The longest gate name, as for Claude Code's permission requests.
+const NAME_CHARS: usize = 120;
+/// The most of a call's content kept as the gate's context.
+const CONTEXT_BYTES: usize = 64 * 1024;
+
+/// What the gate's context says of a denial's reason.
+pub const NO_REASON_OVER_ACP: &str = "Deny sends the agent a rejection only: over the Agent \
+     Client Protocol the reason cannot reach the model (it is kept in the job's history).";
+
+/// The gate a permission request (`params` of `session/request_permission`) of the agent
+/// `name` (`Gemini CLI`) becomes.
+pub fn gate_spec(name: &str, params: &Value) -> GateSpec {
+    let call = &params["toolCall"];
+    let title = one_line(call["title"].as_str().unwrap_or_default());
+    let kind = call["kind"].as_str().unwrap_or_default();
+    let mut gate = match (kind, title.as_str()) {
+        ("", "") => "tool call".to_owned(),
+        ("", t) => t.to_owned(),
+        (k, "") => k.to_owned(),
+        (k, t) => format!("{k}: {t}"),
+    };
+    if gate.chars().count() > NAME_CHARS {
+        gate = ellipsize(&gate, NAME_CHARS);
+    }
+    let mut context = String::new();
+    let content = super::render::content_text(&call["content"]);
+    if !content.trim().is_empty() {
+        context.push_str(content.trim_end());
+        context.push_str("\n\n");
+    }
+    if let Some(input) = call.get("rawInput").filter(|v| !v.is_null()) {
+        context.push_str(&serde_json::to_string_pretty(input).unwrap_or_default());
+        context.push_str("\n\n");
+    }
+    if context.len() > CONTEXT_BYTES {
+        let mut end = CONTEXT_BYTES;
+        while !context.is_char_boundary(end) {
+            end -= 1;
+        }
+        context.truncate(end);
+        context.push_str("\n… (cut: the call is longer)\n\n");
+    }
+    context.push_str(NO_REASON_OVER_ACP);
+    GateSpec {
+        gate,
+        description: format!("{name} asks permission: {}", ellipsize(&title, 400)),
+        context,
+        auto_approve_after: None,
+    }
+}
+
+/// The option of `kind` the agent offers (`params.options`), else of `fallback`.
+fn option(params: &Value, kinds: &[&str]) -> Option<String> {
+    let options = params["options"].as_array()?;
+    kinds.iter().find_map(|k| {
+        options
+            .iter()
+            .find(|o| o["kind"] == *k)
+            .and_then(|o| o["optionId"].as_str())
+            .map(str::to_owned)
+    })
+}
+
+/// The response to a permission request: the option that says what was decided, or
+/// `cancelled` when the agent offers none that does.
+pub fn permission_outcome(params: &Value, approved: bool) -> Value {
+    let kinds: &[&str] = if approved {
+        &["allow_once", "allow_always"]
+    } else {
+        &["reject_once", "reject_always"]
+    };
+    match option(params, kinds) {
+        Some(id) => json!({"outcome": {"outcome": "selected", "optionId": id}}),
+        None => cancelled(),
+    }
+}
+
+/// The response to a request whose prompt was cancelled, as ACP asks.
+pub fn cancelled() -> Value {
+    json!({"outcome": {"outcome": "cancelled"}})
+}
+
+/// What a request came to: the response, and a line for output.log.
+pub struct Answered {
+    pub response: Value,
+    pub note: String,
+}
+
+/// Stops at the gate a permission request becomes and waits for the decision (giving up when
+/// `stop` is stopped: the gate is then withdrawn, and the error says so).
+pub fn permission(
+    dir: &Path,
+    name: &str,
+    params: &Value,
+    stop: &Stop,
+) -> Result<Answered, AgentError> {
+    let spec = gate_spec(name, params);
+    let decision = match agent::gate_or_stop(dir, &spec, stop)? {
+        GateResult::Decided(d) | GateResult::AutoApproved(d) => d,
+    };
+    let note = if decision.approved {
+        format!("  ✓ approved by {}", decision.who())
+    } else {
+        let reason = decision.reason.trim();
+        format!(
+            "  ✗ denied by {}{}{} (the agent is told only that it was rejected)",
+            decision.who(),
+            if reason.is_empty() { "" } else { ": " },
+            ellipsize(&one_line(reason), 200)
+        )
+    };
+    Ok(Answered {
+        response: permission_outcome(params, decision.approved),
+        note,
+    })
+}
+
+/// The questions an elicitation (`params` of `elicitation/create`: a message and a form of
+/// fields) becomes: one for each field, asked in turn; the answers go back as its content.
+pub fn elicitation(dir: &Path, params: &Value, stop: &Stop) -> Result<Answered, AgentError> {
+    let message = params["message"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    let schema = &params["requestedSchema"];
+    let empty = Map::new();
+    let fields = schema["properties"].as_object().unwrap_or(&empty);
+    let mut content = Map::new();
+    let asks: Vec<(String, Ask)> = if fields.is_empty() {
+        // Nothing to fill in: a yes or no on the message.
+        vec![(String::new(), ask(&message, &Value::Null, true))]
+    } else {
+        fields
+            .iter()
+            .map(|(key, field)| {
+                let title = field["title"].as_str().unwrap_or(key);
+                let mut q = message.clone();
+                if fields.len() > 1 || !field["description"].is_null() {
+                    let said = field["description"].as_str().unwrap_or(title);
+                    q = format!("{q}\n{}", said.trim());
+                }
+                (key.clone(), ask(q.trim(), field, false))
+            })
+            .collect()
+    };
+    for (key, spec) in asks {
+        let answer = match agent::ask_or_stop(dir, &spec, stop)? {
+            AskResult::Answered(r) | AskResult::TimedOutDefault(r) => r.answer,
+            AskResult::TimedOut => {
+                return Ok(Answered {
+                    response: json!({"action": "cancel"}),
+                    note: "  ✗ the question was not answered".into(),
+                });
+            }
+        };
+        if key.is_empty() {
+            let action = if is_yes(&answer) { "accept" } else { "decline" };
+            return Ok(Answered {
+                response: json!({"action": action}),
+                note: format!("  ✓ answered: {answer}"),
+            });
+        }
+        content.insert(key.clone(), typed(&fields[&key], &answer));
+    }
+    Ok(Answered {
+        response: json!({"action": "accept", "content": content}),
+        note: "  ✓ answered".into(),
+    })
+}
+
+/// The question one field (JSON Schema) becomes: a choice of its `enum`, yes/no for a boolean,
+/// else free text.
+fn ask(question: &str, field: &Value, confirm: bool) -> Ask {
+    let options: Vec<String> = field["enum"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.as_str().map(str::to_owned))
+        .collect();
+    let kind = if confirm || field["type"] == "boolean" {
+        QuestionType::Confirm
+    } else if !options.is_empty() {
+        QuestionType::Choice
+    } else {
+        QuestionType::Text
+    };
+    Ask {
+        question: if question.is_empty() {
+            "The agent asks a question".into()
+        } else {
+            question.to_owned()
+        },
+        kind,
+        options: if kind == QuestionType::Choice {
+            options
+        } else {
+            Vec::new()
+        },
+        context: String::new(),
+        timeout: None,
+        default: None,
+        header: String::new(),
+        descriptions: Vec::new(),
+        multi_select: false,
+    }
+}
+
+fn is_yes(answer: &str) -> bool {
+    matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "yes" | "y" | "true"
+    )
+}
+
+/// An answer as the field's type wants it.
+fn typed(field: &Value, answer: &str) -> Value {
+    match field["type"].as_str() {
+        Some("boolean") => Value::Bool(is_yes(answer)),
+        Some("integer") => answer
+            .trim()
+            .parse::<i64>()
+            .map_or(json!(answer), Value::from),
+        Some("number") => answer
+            .trim()
+            .parse::<f64>()
+            .map_or(json!(answer), Value::from),
+        _ => json!(answer),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> Value {
+        json!({"sessionId": "s", "options": [
+            {"optionId": "proceed_always", "name": "Allow for this session", "kind": "allow_always"},
+            {"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "cancel", "name": "Reject", "kind": "reject_once"}],
+            "toolCall": {"toolCallId": "c1", "status": "pending", "title": "echo hi >\n marker.txt",
+                "kind": "execute",
+                "content": [{"type": "content", "content": {"type": "text", "text": "[cwd /srv/p]"}}]}})
+    }
+
+    #[test]
+    fn a_permission_request_is_a_gate_that_says_a_reason_cannot_reach_the_model() {
+        let spec = gate_spec("Gemini CLI", &request());
+        assert_eq!(spec.gate, "execute: echo hi > marker.txt");
+        assert_eq!(
+            spec.description,
+            "Gemini CLI asks permission: echo hi > marker.txt"
+        );
+        assert!(
+            spec.context.starts_with("[cwd /srv/p]\n\n"),
+            "{}",
+            spec.context
+        );
+        assert!(spec.context.ends_with(NO_REASON_OVER_ACP));
+        assert_eq!(spec.auto_approve_after, None);
+    }
+
+    #[test]
+    fn approval_selects_allow_once_and_denial_reject_once() {
+        let r = request();
+        assert_eq!(
+            permission_outcome(&r, true)["outcome"]["optionId"],
+            "proceed_once"
+        );
+        assert_eq!(
+            permission_outcome(&r, false)["outcome"]["optionId"],
+            "cancel"
+        );
+        let only_always = json!({"options": [{"optionId": "a", "kind": "allow_always"}]});
+        assert_eq!(
+            permission_outcome(&only_always, true)["outcome"]["optionId"],
+            "a"
+        );
+        assert_eq!(permission_outcome(&only_always, false), cancelled());
+    }
+
+    #[test]
+    fn fields_become_questions_of_their_type() {
+        let q = ask(
+            "Which?",
+            &json!({"type": "string", "enum": ["a", "b"]}),
+            false,
+        );
+        assert_eq!(
+            (q.kind, q.options.clone()),
+            (QuestionType::Choice, vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            ask("Go?", &json!({"type": "boolean"}), false).kind,
+            QuestionType::Confirm
+        );
+        assert_eq!(
+            ask("Name?", &json!({"type": "string"}), false).kind,
+            QuestionType::Text
+        );
+        assert_eq!(typed(&json!({"type": "integer"}), " 42 "), json!(42));
+        assert_eq!(typed(&json!({"type": "boolean"}), "yes"), json!(true));
+        assert_eq!(typed(&json!({"type": "string"}), "x"), json!("x"));
+    }
+
+    #[test]
+    fn an_elicitation_is_answered_from_the_inbox() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("j1");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("meta.json"), r#"{"id": "j1"}"#).unwrap();
+        let id = crate::jobs::JobId::parse("j1").unwrap();
+        let asker_dir = dir.clone();
+        let params = json!({"message": "Deploy where?", "requestedSchema": {"type": "object",
+            "properties": {"target": {"type": "string", "enum": ["staging", "prod"]}}}});
+        let asking = std::thread::spawn(move || elicitation(&asker_dir, &params, &Stop::default()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let job = loop {
+            let j = crate::jobs::read_job(root.path(), &id, chrono::Utc::now()).unwrap();
+            if j.question.is_some() {
+                break j;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no question was asked"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        assert_eq!(job.question.as_ref().unwrap().question, "Deploy where?");
+        crate::jobs::hitl::operator::answer(&job, "staging", "cli", "tester", chrono::Utc::now())
+            .unwrap();
+        let answered = asking.join().unwrap().unwrap();
+        assert_eq!(
+            answered.response,
+            json!({"action": "accept", "content": {"target": "staging"}})
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! The real Gemini CLI against a scripted Gemini API that the test starts itself: the network is
+//! faked, the CLI is not. `FakeGemini` answers the CLI's streaming
+//! `POST /v1beta/models/MODEL:streamGenerateContent?alt=sse` with the next scripted reply (a
+//! text, or a call of its shell tool) and keeps every request body; its side calls
+//! (`:generateContent`: the model router's classifier) get a fixed short answer and are not part
+//! of the script. What a user sets is all the CLI gets: `GEMINI_API_KEY`,
+//! `GOOGLE_GEMINI_BASE_URL`, and `security.auth.selectedType = "gemini-api-key"` in the
+//! settings of a fresh HOME.
+
+use std::collections::VecDeque;
+use std::io::{BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::claude::find_on_path;
+use super::http::{read_request, response as http};
+
+/// The tokens every streamed answer reports.
+pub const PROMPT_TOKENS: u64 = 100;
+pub const ANSWER_TOKENS: u64 = 7;
+
+/// The real `gemini`, or `None` after saying loudly why the test is skipped. With
+/// `LUZIA_REQUIRE_AGENTS=1` (CI) a missing CLI fails the test instead.
+pub fn gemini_or_skip(test: &str) -> Option<PathBuf> {
+    let candidate = std::env::var_os("LUZIA_TEST_GEMINI")
+        .map(PathBuf::from)
+        .or_else(|| find_on_path("gemini"));
+    let runs = candidate.filter(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if runs.is_none() {
+        let why = "the Gemini CLI (`gemini`, npm package @google/gemini-cli) is not on PATH (or \
+                   LUZIA_TEST_GEMINI)";
+        if std::env::var_os("LUZIA_REQUIRE_AGENTS").is_some_and(|v| v == "1") {
+            panic!("{test}: {why}, and LUZIA_REQUIRE_AGENTS=1 says it must be");
+        }
+        eprintln!("SKIPPED {test}: {why}; install it with `npm install -g @google/gemini-cli`");
+    }
+    runs
+}
+
+/// One scripted answer of the model.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// The model says this and ends its turn.
+    Text(String),
+    /// The model says `text`, then runs `command` with its shell tool.
+    Shell { text: String, command: String },
+}
+
+impl Reply {
+    pub fn text(s: &str) -> Reply {
+        Reply::Text(s.to_owned())
+    }
+
+    pub fn shell(text: &str, command: &str) -> Reply {
+        Reply::Shell {
+            text: text.to_owned(),
+            command: command.to_owned(),
+        }
+    }
+}
+
+struct State {
+    script: VecDeque<Reply>,
+    /// Bodies of the streamed requests (the agent's turns), in order.
+    requests: Vec<Value>,
+    /// Every request line seen, for diagnosis.
+    seen: Vec<String>,
+}
+
+/// A Gemini API on 127.0.0.1 serving a script; its thread ends with the test's process.
+pub struct FakeGemini {
+    addr: std::net::SocketAddr,
+    state: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl FakeGemini {
+    pub fn start(script: Vec<Reply>) -> FakeGemini {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new((
+            Mutex::new(State {
+                script: script.into(),
+                requests: Vec::new(),
+                seen: Vec::new(),
+            }),
+            Condvar::new(),
+        ));
+        let shared = Arc::clone(&state);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let state = Arc::clone(&shared);
+                std::thread::spawn(move || serve(stream, &state));
+            }
+        });
+        FakeGemini { addr, state }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Adds replies to the end of the script.
+    pub fn push(&self, replies: Vec<Reply>) {
+        self.state.0.lock().unwrap().script.extend(replies);
+    }
+
+    /// A fresh HOME as a user would set it up for an API key: the settings file that selects
+    /// the key as the way to log in.
+    pub fn home(&self, base: &Path) -> PathBuf {
+        let home = base.join("gemini-home");
+        std::fs::create_dir_all(home.join(".gemini")).unwrap();
+        std::fs::write(
+            home.join(".gemini/settings.json"),
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+        )
+        .unwrap();
+        home
+    }
+
+    /// What the agent needs in its environment, as a TOML inline table for `[agent] env`.
+    pub fn agent_env_toml(&self, home: &Path) -> String {
+        let pairs = [
+            ("HOME", home.display().to_string()),
+            ("GEMINI_API_KEY", "fake".to_owned()),
+            ("GOOGLE_GEMINI_BASE_URL", self.base_url()),
+        ];
+        let pairs: Vec<String> = pairs
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", Value::from(v.as_str())))
+            .collect();
+        format!("{{ {} }}", pairs.join(", "))
+    }
+
+    /// The agent's turns so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.state.0.lock().unwrap().requests.clone()
+    }
+
+    /// Waits until at least `n` turns have arrived; panics with what was seen if they do not.
+    pub fn wait_for_requests(&self, n: usize, within: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        let (lock, cond) = &*self.state;
+        let mut s = lock.lock().unwrap();
+        while s.requests.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "the fake Gemini API got {} of {n} turns within {within:?}; seen: {:?}",
+                s.requests.len(),
+                s.seen
+            );
+            s = cond.wait_timeout(s, left).unwrap().0;
+        }
+        s.requests.clone()
+    }
+}
+
+/// The function responses a turn's request carries (what the CLI tells the model of its
+/// tools' runs), as JSON text.
+pub fn function_responses(request: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for content in request["contents"].as_array().into_iter().flatten() {
+        for part in content["parts"].as_array().into_iter().flatten() {
+            if let Some(r) = part.get("functionResponse") {
+                out.push(r.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut out = stream;
+    // One request a connection is enough: the answer closes it.
+    let Some((line, body)) = read_request(&mut reader) else {
+        return;
+    };
+    let answer = {
+        let (lock, cond) = state;
+        let mut s = lock.lock().unwrap();
+        s.seen.push(line.clone());
+        let answer = answer_for(&line, &body, &mut s);
+        cond.notify_all();
+        answer
+    };
+    let _ = out.write_all(&answer);
+    let _ = out.flush();
+}
+
+fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
+    if line.contains(":streamGenerateContent") {
+        let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        s.requests.push(request);
+        let parts = match s.script.pop_front().unwrap_or_else(|| Reply::text("Done.")) {
+            Reply::Text(t) => vec![json!({"text": t})],
+            Reply::Shell { text, command } => vec![
+                json!({"text": text}),
+                json!({"functionCall": {"name": "run_shell_command",
+                    "args": {"command": command, "description": "as scripted"}}}),
+            ],
+        };
+        let chunk = json!({
+            "candidates": [{"content": {"role": "model", "parts": parts},
+                "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": PROMPT_TOKENS,
+                "candidatesTokenCount": ANSWER_TOKENS,
+                "totalTokenCount": PROMPT_TOKENS + ANSWER_TOKENS},
+            "modelVersion": "gemini-fake"
+        });
+        return http(
+            200,
+            "text/event-stream",
+            format!("data: {chunk}\r\n\r\n").as_bytes(),
+        );
+    }
+    if line.contains(":generateContent") {
+        // The router's classifier: a simple task.
+        let verdict = json!({"complexity_reasoning": "a scripted task", "complexity_score": 1});
+        let body = json!({
+            "candidates": [{"content": {"role": "model", "parts": [{"text": verdict.to_string()}]},
+                "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2}
+        });
+        return http(200, "application/json", body.to_string().as_bytes());
+    }
+    http(404, "application/json", b"{}")
+}
