@@ -298,6 +298,8 @@ pub struct AnswerArgs {
     /// The answer: for a choice, an option or its number; for confirm, yes or no
     #[arg(required = true, num_args = 1.., value_name = "ANSWER")]
     pub answer: Vec<String>,
+    #[command(flatten)]
+    pub relay: Relay,
 }
 
 #[derive(Debug, Args)]
@@ -311,6 +313,8 @@ pub struct ApproveArgs {
     /// Why, recorded with the decision (the agent receives it)
     #[arg(long, value_name = "R")]
     pub reason: Option<String>,
+    #[command(flatten)]
+    pub relay: Relay,
 }
 
 #[derive(Debug, Args)]
@@ -324,6 +328,21 @@ pub struct DenyArgs {
     /// Why: the agent receives it word for word
     #[arg(long, value_name = "R", required = true)]
     pub reason: String,
+    #[command(flatten)]
+    pub relay: Relay,
+}
+
+/// An answer or decision given elsewhere and relayed by another luzia (the Telegram bridge
+/// answering on this host over ssh): who gave it, and through what.
+#[derive(Debug, Default, Args)]
+pub struct Relay {
+    /// Who the answer is given for, recorded as its author instead of this user (another
+    /// luzia relaying an answer given elsewhere, such as `telegram:@bruno (111)`)
+    #[arg(long, value_name = "WHO", hide = true, requires = "source")]
+    pub by: Option<String>,
+    /// Through what the relayed answer was given (`telegram`), recorded as its source
+    #[arg(long, value_name = "SOURCE", hide = true, requires = "by")]
+    pub source: Option<String>,
 }
 
 /// The job directory an agent command works in.

@@ -221,6 +221,89 @@ fn an_approved_permission_request_runs_the_command() {
     }
 }
 
+/// Claude Code's permission requests answered from a phone: `luzia notify --watch` with
+/// `[telegram]` posts each as a gate to a Bot API server of the test's own; Deny with a reply
+/// gives the model the reply word for word, and Approve lets the next command run.
+#[test]
+fn permission_requests_are_decided_from_telegram() {
+    use common::telegram::{FakeBot, TOKEN};
+    for claude in clis_or_skip("permission_requests_are_decided_from_telegram") {
+        let api = FakeApi::start(vec![
+            Reply::tool(
+                "Bash",
+                json!({"command": "rm -rf build", "description": "Remove the build directory"}),
+            ),
+            Reply::tool(
+                "Bash",
+                json!({"command": "touch build/stamp", "description": "Mark the build"}),
+            ),
+            Reply::text("Marked, and the build stays."),
+        ]);
+        let w = World::new(&claude, &api);
+        let bot = FakeBot::start();
+        let mut config = fs::read_to_string(w.base.join("config.toml")).unwrap();
+        config.push_str(&format!(
+            "\n[telegram]\nchat_id = \"{}\"\nallowed_users = [111]\napi = \"{}\"\n",
+            common::telegram::CHAT,
+            bot.url()
+        ));
+        fs::write(w.base.join("config.toml"), config).unwrap();
+        let mut watch = Command::new(env!("CARGO_BIN_EXE_luzia"));
+        for var in common::LUZIA_VARS {
+            watch.env_remove(var);
+        }
+        let watcher = common::ChildGuard::new(
+            watch
+                .env("XDG_CONFIG_HOME", w.base.join("xdg"))
+                .env("XDG_STATE_HOME", w.base.join("state"))
+                .env("TELEGRAM_BOT_TOKEN", TOKEN)
+                .arg("--config")
+                .arg(w.base.join("config.toml"))
+                .args(["notify", "--watch"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let id = w.run("Clean the build directory.");
+        let gate = bot.wait_message("Bash: rm -rf build");
+        assert!(
+            gate.text.contains("Remove the build directory"),
+            "{}",
+            gate.text
+        );
+        let buttons = bot.buttons(gate.id);
+        let deny = bot.press((111, "bruno"), gate.id, &buttons[1].1);
+        bot.wait_notice(deny);
+        let prompt = bot.wait_message("Why deny?");
+        let reason = "not now: the release build is still being copied";
+        bot.reply((111, "bruno"), prompt.id, reason);
+        let turns = api.wait_for_requests(2, WAIT);
+        let results = tool_results(&turns[1]);
+        assert!(
+            results
+                .iter()
+                .any(|(text, err)| *err && text.contains(reason)),
+            "the reason reaches the model as an error tool result: {results:?}"
+        );
+        let second = bot.wait_message("Bash: touch build/stamp");
+        let approve = bot.press((111, "bruno"), second.id, &bot.buttons(second.id)[0].1);
+        assert!(bot.wait_notice(approve).starts_with("Done"));
+        let job = w.wait_finished(&id);
+        assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+        assert!(
+            w.base.join("proj/build/out.o").exists(),
+            "denied: nothing removed"
+        );
+        assert!(
+            w.base.join("proj/build/stamp").exists(),
+            "approved: the command ran"
+        );
+        bot.wait_edit(second.id, "approved by @bruno from Telegram");
+        drop(watcher);
+    }
+}
+
 /// AskUserQuestion's input: one single-choice question, then one of several choices.
 fn migration_questions() -> Value {
     json!({"questions": [

@@ -1080,3 +1080,63 @@ fn without_figures_there_is_no_usage_section() {
     let text = f.text(&[], 0);
     assert!(!text.lines().any(|l| l.starts_with("Usage")), "{text}");
 }
+
+#[test]
+fn usage_is_split_by_kind_of_agent_when_more_than_one_kind_has_figures() {
+    let f = Fleet::new();
+    let job = |id: &str, agent: &str, cost: f64, input: u64| {
+        let m = json!({"id": id, "project": "musica", "task": "work", "started": ago(30),
+            "agent": agent, "usage": {"input_tokens": input, "output_tokens": 10,
+            "cost_usd": cost}});
+        f.sb.write(id, "meta.json", m.to_string());
+        f.sb.write(id, "output.log", "done\n\nexit:0\n");
+    };
+    job("120000-cla1", "/usr/local/bin/claude", 1.5, 2000);
+    job("120100-cla2", "claude", 0.5, 1000);
+    assert!(
+        !f.text(&[], 0).contains("AGENT"),
+        "one kind of agent: nothing to split"
+    );
+
+    job("120200-aid1", "/opt/aider/bin/aider", 0.25, 900);
+    let text = f.text(&[], 0);
+    let usage = section(&text, "Usage");
+    let at = usage.iter().position(|l| l.contains("AGENT")).unwrap();
+    let agents: Vec<Vec<&str>> = usage[at + 1..at + 3]
+        .iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        agents,
+        [
+            ["claude", "2", "3.0k", "20", "0", "$2.00"],
+            ["aider", "1", "900", "10", "0", "$0.25"]
+        ],
+        "{text}"
+    );
+
+    let out_dir = f.sb.tmp.path().join("reports");
+    fs::create_dir(&out_dir).unwrap();
+    let out = f
+        .cmd()
+        .args(["--export", "json", "--output"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: Value = serde_json::from_slice(&fs::read(stdout_of(&out).trim_end()).unwrap()).unwrap();
+    let by_agent: Vec<(&str, u64, f64)> = v["usage"]["by_agent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let n = a["input_tokens"].as_u64().unwrap();
+            (
+                a["agent"].as_str().unwrap(),
+                n,
+                a["cost_usd"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by_agent, [("claude", 3000, 2.0), ("aider", 900, 0.25)]);
+}

@@ -81,6 +81,11 @@ const ENVIRONMENT: &[(&str, &str)] = &[
          LUZIA_PROC and LUZIA_SSH), and no other LUZIA_ name.",
     ),
     (
+        "TELEGRAM_BOT_TOKEN",
+        "The Telegram bot's token, for the bridge luzia notify \\-\\-watch runs with a \
+         [telegram] table (never read from the config file, never printed).",
+    ),
+    (
         "NO_COLOR",
         "When set and not empty, no colours in any output (https://no-color.org).",
     ),
@@ -156,8 +161,10 @@ fn write_files(out: &mut dyn Write) -> io::Result<()> {
             "The index of settled jobs, one file a jobs root: a cache, safe to delete.".to_owned(),
         ),
         (
-            "$XDG_STATE_HOME/luzia/notify-sent.json, $XDG_STATE_HOME/luzia/cockpit.log",
-            "The ledger of notifications sent (so none is sent twice), and the cockpit's log."
+            "$XDG_STATE_HOME/luzia/notify-sent.json, $XDG_STATE_HOME/luzia/telegram.json, \
+             $XDG_STATE_HOME/luzia/cockpit.log",
+            "The ledger of notifications sent (so none is sent twice), the Telegram bridge's \
+             offset and posts (so none is posted or applied twice), and the cockpit's log."
                 .to_owned(),
         ),
     ];

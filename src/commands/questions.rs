@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs};
+use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs, Relay};
 use crate::commands::question_rows::{QuestionRow, write_sections};
 use crate::commands::table::{Column, Table, plain};
 use crate::config::Config;
@@ -19,9 +19,9 @@ use crate::jobs::{Job, scan};
 pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8> {
     let job = super::find_job(cfg, &args.id)?;
     let text = args.answer.join(" ");
-    let by = operator::operator();
+    let (source, by) = author(&args.relay)?;
     let who = Answerer {
-        source: "cli",
+        source: &source,
         by: &by,
     };
     let target = args.question.as_deref();
@@ -54,7 +54,8 @@ pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8
 
 pub fn approve(cfg: &Config, args: &ApproveArgs, out: &mut dyn Write) -> Result<u8> {
     let reason = args.reason.as_deref().unwrap_or("");
-    decide(cfg, &args.id, args.gate.as_deref(), true, reason, out)
+    let gate = args.gate.as_deref();
+    decide(cfg, &args.id, gate, true, reason, &args.relay, out)
 }
 
 pub fn deny(cfg: &Config, args: &DenyArgs, out: &mut dyn Write) -> Result<u8> {
@@ -64,8 +65,27 @@ pub fn deny(cfg: &Config, args: &DenyArgs, out: &mut dyn Write) -> Result<u8> {
         args.gate.as_deref(),
         false,
         &args.reason,
+        &args.relay,
         out,
     )
+}
+
+/// Who answers and through what: this user at the CLI, or the person another luzia relays
+/// the answer for (`--by`, `--source`: the Telegram bridge answering on this host).
+fn author(relay: &Relay) -> Result<(String, String)> {
+    let (Some(by), Some(source)) = (&relay.by, &relay.source) else {
+        return Ok(("cli".into(), operator::operator()));
+    };
+    if source.is_empty() || !source.bytes().all(|b| b.is_ascii_lowercase()) {
+        bail!(
+            "--source '{}' is not a source: give one lowercase word, such as telegram",
+            plain_text(source)
+        );
+    }
+    if by.trim().is_empty() || by.chars().any(char::is_control) {
+        bail!("--by must name who answered, on one line");
+    }
+    Ok((source.clone(), by.clone()))
 }
 
 fn decide(
@@ -74,12 +94,13 @@ fn decide(
     target: Option<&str>,
     approved: bool,
     reason: &str,
+    relay: &Relay,
     out: &mut dyn Write,
 ) -> Result<u8> {
     let job = super::find_job(cfg, id)?;
-    let by = operator::operator();
+    let (source, by) = author(relay)?;
     let who = Answerer {
-        source: "cli",
+        source: &source,
         by: &by,
     };
     match operator::decide_gate(&job, target, approved, reason, who, Utc::now())? {
@@ -357,6 +378,27 @@ mod tests {
             .collect();
         let text = serde_json::to_string_pretty(&list).unwrap();
         assert_eq!(format!("{text}\n"), GOLDEN);
+    }
+
+    /// A relayed answer is recorded as its author and source; anything else is this user at
+    /// the CLI, and a source that is no word is refused.
+    #[test]
+    fn a_relayed_answer_names_its_author() {
+        let relay = |by: Option<&str>, source: Option<&str>| Relay {
+            by: by.map(str::to_owned),
+            source: source.map(str::to_owned),
+        };
+        let (source, by) = author(&relay(Some("telegram:@bruno (111)"), Some("telegram"))).unwrap();
+        assert_eq!(
+            (source.as_str(), by.as_str()),
+            ("telegram", "telegram:@bruno (111)")
+        );
+        assert_eq!(author(&relay(None, None)).unwrap().0, "cli");
+        let err = author(&relay(Some("x"), Some("Tele gram")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a source"), "{err}");
+        assert!(author(&relay(Some("a\nb"), Some("telegram"))).is_err());
     }
 
     /// An item read here and the same item read from `questions --json` make the same row: one

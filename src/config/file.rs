@@ -43,6 +43,7 @@ pub(super) struct FileConfig {
     pub(super) hosts: BTreeMap<String, super::hosts::HostConfig>,
     pub(super) theme: Option<Theme>,
     pub(super) notify: Option<super::notify::NotifyFile>,
+    pub(super) telegram: Option<super::telegram::TelegramFile>,
     /// Shape checked by `KeyBindings::from_table`, which says what is wrong better than serde.
     #[serde(default)]
     pub(super) keys: toml::Table,

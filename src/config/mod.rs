@@ -11,6 +11,7 @@ pub mod here;
 mod hosts;
 mod keys;
 mod notify;
+mod telegram;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ pub use file::{
 pub use hosts::{DEFAULT_REMOTE_LUZIA, HostConfig, LOCAL_HOST};
 pub use keys::{Binding, KeyBindings};
 pub use notify::NotifyConfig;
+pub use telegram::{DEFAULT_API as DEFAULT_TELEGRAM_API, TelegramConfig};
 
 pub const SYSTEM_CONFIG: &str = "/etc/luzia/config.toml";
 
@@ -62,6 +64,8 @@ pub struct Config {
     pub alarm_bell: bool,
     /// `[notify]`: the command `luzia notify` runs for each event; `None` without the table.
     pub notify: Option<NotifyConfig>,
+    /// `[telegram]`: the two-way bridge `luzia notify --watch` runs; `None` without the table.
+    pub telegram: Option<TelegramConfig>,
     /// The file that was read, if any.
     pub file: Option<PathBuf>,
     /// The files looked for, in order, when none was named: the per-user one first (where
@@ -196,6 +200,7 @@ impl Config {
         let alarms = alarms::alarm_rules(&alarms_file, &file.projects, &invalid)?;
         let keys = KeyBindings::from_table(&file.keys).map_err(invalid)?;
         let notify = notify::notify_config(file.notify.take(), &invalid)?;
+        let telegram = telegram::telegram_config(file.telegram.take(), &invalid)?;
         let known_issues = file
             .known_issues
             .take()
@@ -222,6 +227,7 @@ impl Config {
             alarms,
             alarm_bell: alarms_file.bell.unwrap_or(true),
             notify,
+            telegram,
             file: path,
             looked_for: Vec::new(),
         })

@@ -176,6 +176,7 @@ fn the_example_config_loads_verbatim_and_names_every_key() {
     )
     .unwrap();
     assert!(cfg.projects.is_empty() && cfg.hosts.is_empty() && cfg.notify.is_none());
+    assert!(cfg.telegram.is_none());
     assert!(
         !example.contains("docs/"),
         "it names nothing of the source tree"
@@ -206,6 +207,10 @@ fn the_example_config_loads_verbatim_and_names_every_key() {
         "events",
         "max_per_minute",
         "timeout_seconds",
+        "[telegram]",
+        "chat_id",
+        "allowed_users",
+        "api",
         "[theme]",
         "[keys]",
     ] {
@@ -232,6 +237,7 @@ fn the_example_config_loads_verbatim_and_names_every_key() {
     let parsed: FileConfig = toml::from_str(&uncommented).unwrap();
     assert!(parsed.jobs_dir.is_some() && parsed.queue_dir.is_some());
     assert!(!parsed.projects.is_empty() && parsed.notify.is_some());
+    assert!(parsed.telegram.is_some());
     let gpu2 = &parsed.hosts["gpu2"];
     assert!(!gpu2.ssh_options.is_empty() && gpu2.luzia != DEFAULT_REMOTE_LUZIA);
 }

@@ -3,6 +3,7 @@
 //! command), one shared ssh connection per host carrying all of it. `ssh` builds the command
 //! line, `run` runs one command and says what went wrong, `link` keeps a host's watch alive.
 
+pub mod args;
 pub mod link;
 pub mod run;
 pub mod ssh;

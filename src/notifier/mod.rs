@@ -3,6 +3,7 @@
 //! this is the config around them, the look at the jobs (once, or watching), and the command.
 
 pub mod command;
+pub mod telegram;
 mod watch;
 
 use std::collections::HashSet;
@@ -28,7 +29,8 @@ pub struct Notifier {
     root: PathBuf,
     /// The root as the ledger knows it (its real path, when it has one).
     root_key: String,
-    settings: NotifyConfig,
+    /// `None` when only the Telegram bridge is configured: no command is run then.
+    settings: Option<NotifyConfig>,
     rules: AlarmRules,
     ledger: Ledger,
     host: String,
@@ -48,14 +50,19 @@ pub fn state_dir() -> Result<PathBuf> {
 }
 
 impl Notifier {
-    pub fn new(cfg: &Config, settings: &NotifyConfig, root: &Path, state: &Path) -> Notifier {
+    pub fn new(
+        cfg: &Config,
+        settings: Option<&NotifyConfig>,
+        root: &Path,
+        state: &Path,
+    ) -> Notifier {
         // Its real path: the events' `job_dir` must mean the same from the command's directory,
         // and the ledger must know the root by one name however it was given.
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned());
         Notifier {
             root_key: root.display().to_string(),
             root,
-            settings: settings.clone(),
+            settings: settings.cloned(),
             rules: cfg.alarms.clone(),
             ledger: Ledger::new(state),
             host: this_host(),
@@ -95,6 +102,9 @@ impl Notifier {
         always: bool,
         now: DateTime<Utc>,
     ) -> Result<Claimed, LedgerError> {
+        let Some(settings) = &self.settings else {
+            return Ok(Claimed::default());
+        };
         let derived: Vec<Event> = jobs
             .iter()
             .flat_map(|j| events_of(j, &self.rules, now, &self.host))
@@ -103,14 +113,14 @@ impl Notifier {
             full.then(|| derived.iter().map(|e| e.key.clone()).collect());
         let mut wanted: Vec<Event> = derived
             .into_iter()
-            .filter(|e| self.settings.filter.wants(e))
+            .filter(|e| settings.filter.wants(e))
             .collect();
         if wanted.is_empty() && !full && !always {
             return Ok(Claimed::default());
         }
         wanted.sort_by(|a, b| a.at.cmp(&b.at));
         let limits = Limits {
-            max_per_minute: self.settings.max_per_minute,
+            max_per_minute: settings.max_per_minute,
         };
         self.ledger.claim(
             &self.root_key,
@@ -130,8 +140,12 @@ impl Notifier {
                 event.body = format!("{}\nLast output:\n{}", event.body, lines.join("\n"));
             }
         }
-        let delivery = deliver(&self.settings.command, self.settings.timeout, &event);
-        let program = self.settings.command.first().map_or("", String::as_str);
+        let (command, timeout) = match &self.settings {
+            Some(s) => (s.command.as_slice(), s.timeout),
+            None => (&[][..], std::time::Duration::ZERO),
+        };
+        let delivery = deliver(command, timeout, &event);
+        let program = command.first().map_or("", String::as_str);
         let _ = writeln!(
             out,
             "{} {} {}: {}",

@@ -14,6 +14,7 @@ use anyhow::Result;
 use chrono::Utc;
 
 use super::Notifier;
+use super::telegram::Bridge;
 use crate::jobs::insight::notify::Event;
 use crate::jobs::{Job, JobId, Status, read_job};
 use crate::watch::{JobWatcher, POLL_EVERY, Signal};
@@ -30,8 +31,8 @@ const MIN_GAP: Duration = Duration::from_millis(250);
 const SIGTERM_EXIT: i32 = 143;
 const SIGHUP_EXIT: i32 = 129;
 
-/// Watches until Ctrl-C (exit 0), SIGTERM or SIGHUP.
-pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
+/// Watches until Ctrl-C (exit 0), SIGTERM or SIGHUP; the jobs read are handed to `bridge` too.
+pub fn watch(n: Notifier, bridge: Option<Bridge>, out: &mut dyn Write) -> Result<u8> {
     on_signals()?;
     let (tx, rx) = mpsc::channel();
     let mut watcher = JobWatcher::start(n.root(), move |s| {
@@ -45,6 +46,7 @@ pub fn watch(n: Notifier, out: &mut dyn Write) -> Result<u8> {
         watcher: &mut watcher,
         active: HashSet::new(),
         queue,
+        bridge,
         last_error: None,
     };
     w.full();
@@ -180,6 +182,7 @@ struct Watch<'a> {
     /// The jobs that can still give an event: watched, and read again at each tick.
     active: HashSet<JobId>,
     queue: mpsc::Sender<Event>,
+    bridge: Option<Bridge>,
     /// Said once until another error (or none) comes: a broken state file must not fill the log.
     last_error: Option<String>,
 }
@@ -214,6 +217,9 @@ impl Watch<'_> {
                     self.watcher.set_watched(id, true);
                 }
                 self.active = live;
+                if let Some(b) = &self.bridge {
+                    b.seen(&jobs, &[], true);
+                }
                 self.claim(&jobs, true, true, now);
             }
             Err(e) => self.error(format!("{e}")),
@@ -224,7 +230,8 @@ impl Watch<'_> {
     fn partial(&mut self, ids: Vec<JobId>, tick: bool) {
         let now = Utc::now();
         let mut jobs = Vec::new();
-        for id in ids {
+        for id in &ids {
+            let id = id.clone();
             match read_job(self.n.root(), &id, now) {
                 Some(job) => {
                     let live = can_change(&job, now);
@@ -241,6 +248,9 @@ impl Watch<'_> {
                     self.active.remove(&id);
                 }
             }
+        }
+        if let Some(b) = &self.bridge {
+            b.seen(&jobs, &ids, false);
         }
         self.claim(&jobs, false, tick, now);
     }

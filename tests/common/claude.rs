@@ -6,14 +6,14 @@
 //! not part of the script.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use super::http::{response as http, serve, sse};
 
 /// The model name the fake API reports.
 pub const MODEL: &str = "claude-sonnet-4-5-20250929";
@@ -164,8 +164,6 @@ pub struct FakeApi {
 
 impl FakeApi {
     pub fn start(script: Vec<Reply>) -> FakeApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        let addr = listener.local_addr().unwrap();
         let state = Arc::new((
             Mutex::new(State {
                 script: script.into(),
@@ -178,14 +176,14 @@ impl FakeApi {
             Condvar::new(),
         ));
         let shared = Arc::clone(&state);
-        // The thread ends with the process; each connection has its own thread so a request
-        // the CLI leaves open never blocks the next.
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let state = Arc::clone(&shared);
-                std::thread::spawn(move || serve(stream, &state));
-            }
-        });
+        let addr = serve(Arc::new(move |line: &str, body: &[u8]| {
+            let (lock, cond) = &*shared;
+            let mut s = lock.lock().unwrap();
+            s.seen.push(line.to_owned());
+            let answer = answer_for(line, body, &mut s);
+            cond.notify_all();
+            answer
+        }));
         FakeApi { addr, state }
     }
 
@@ -305,52 +303,6 @@ pub fn all_text(body: &Value) -> String {
     body["messages"].to_string()
 }
 
-fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut out = stream;
-    // One request a connection: every answer closes it, which any HTTP client accepts.
-    let Some((line, body)) = read_request(&mut reader) else {
-        return;
-    };
-    let answer = {
-        let (lock, cond) = state;
-        let mut s = lock.lock().unwrap();
-        s.seen.push(line.clone());
-        let answer = answer_for(&line, &body, &mut s);
-        cond.notify_all();
-        answer
-    };
-    let _ = out.write_all(&answer);
-    let _ = out.flush();
-}
-
-pub fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let line = line.trim_end().to_owned();
-    let mut length = 0usize;
-    loop {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = header.split_once(':')
-            && name.eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some((line, body))
-}
-
 fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
     if !line.starts_with("POST /v1/messages") || line.contains("count_tokens") {
         return http(200, "application/json", b"{}");
@@ -464,26 +416,7 @@ fn message(blocks: &[Value], stop_reason: &str, streaming: bool) -> Vec<u8> {
         "delta": {"stop_reason": stop_reason, "stop_sequence": null},
         "usage": {"output_tokens": OUTPUT_TOKENS}}));
     events.push(json!({"type": "message_stop"}));
-    let mut sse = String::new();
-    for e in events {
-        sse.push_str(&format!(
-            "event: {}\ndata: {e}\n\n",
-            e["type"].as_str().unwrap()
-        ));
-    }
-    http(200, "text/event-stream", sse.as_bytes())
-}
-
-pub fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
-    let mut out = format!(
-        "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
-         request-id: req_fake\r\nconnection: close\r\n\r\n",
-        if status == 200 { "OK" } else { "Error" },
-        body.len()
-    )
-    .into_bytes();
-    out.extend_from_slice(body);
-    out
+    http(200, "text/event-stream", &sse(&events, true))
 }
 
 /// Polls `luzia questions --json` (run by `luzia`) until job `id` has a pending request that

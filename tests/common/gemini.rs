@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::claude::{find_on_path, http, read_request};
+use super::claude::find_on_path;
+use super::http::{read_request, response as http};
 
 /// The tokens every streamed answer reports.
 pub const PROMPT_TOKENS: u64 = 100;

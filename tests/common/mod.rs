@@ -604,7 +604,12 @@ pub const LUZIA_VARS: [&str; 6] = [
     "LUZIA_JOB_ID",
 ];
 
+pub mod agents;
 pub mod claude;
+pub mod fake_chat;
+pub mod fake_responses;
 pub mod gemini;
+pub mod http;
 pub mod sshd;
+pub mod telegram;
 pub mod user;

@@ -421,6 +421,10 @@ mod tests {
                     ("musica".into(), sample_total(2, 2.0)),
                     ("librec".into(), sample_total(1, 0.25)),
                 ],
+                by_agent: vec![
+                    ("claude".into(), sample_total(2, 2.0)),
+                    ("codex".into(), sample_total(1, 0.25)),
+                ],
                 by_day: vec![
                     (t.date_naive().into(), sample_total(2, 2.0)),
                     (None, sample_total(1, 0.25)),

@@ -1,7 +1,8 @@
 //! The dashboard's usage section, in the terminal, in Markdown and in the JSON export: tokens and
-//! cost of the jobs whose runs recorded them, per project and per day. Absent from the terminal
-//! and Markdown when no job has figures, so that a fleet of other agents sees no empty section
-//! about Claude Code; the JSON always has it, with zeros.
+//! cost of the jobs whose runs recorded them, per project, per kind of agent and per day. Absent
+//! from the terminal and Markdown when no job has figures, so that a fleet of agents without
+//! them sees no empty section; the JSON always has it, with zeros. The table per agent is shown
+//! only when more than one kind of agent has figures (the JSON always lists them).
 
 use std::fmt::Write as _;
 
@@ -36,6 +37,24 @@ fn cells(label: String, t: &Total) -> Vec<String> {
         format_tokens(t.cache_tokens()),
         cost(t),
     ]
+}
+
+fn named(label: &str) -> String {
+    if label.is_empty() {
+        "-".into()
+    } else {
+        label.to_owned()
+    }
+}
+
+/// The rows per agent, when more than one kind of agent has figures.
+fn agent_rows(t: &Totals) -> Option<Vec<Vec<String>>> {
+    (t.agent_kinds() > 1).then(|| {
+        t.by_agent
+            .iter()
+            .map(|(a, total)| cells(named(a), total))
+            .collect()
+    })
 }
 
 fn day_label(day: Option<chrono::NaiveDate>) -> String {
@@ -78,9 +97,12 @@ pub fn lines(t: &Totals) -> Vec<Line> {
     let projects = t
         .by_project
         .iter()
-        .map(|(p, total)| cells(if p.is_empty() { "-".into() } else { p.clone() }, total))
+        .map(|(p, total)| cells(named(p), total))
         .collect();
     out.extend(text_table("PROJECT", projects));
+    if let Some(agents) = agent_rows(t) {
+        out.extend(text_table("AGENT", agents));
+    }
     let shown = &t.by_day[..t.by_day.len().min(DAYS_SHOWN)];
     let days = shown.iter().map(|(d, total)| cells(day_label(*d), total));
     out.extend(text_table("DAY", days.collect()));
@@ -106,22 +128,17 @@ pub fn markdown(t: &Totals, out: &mut String) {
         let escaped: Vec<String> = cells.iter().map(|c| md_escape(c)).collect();
         format!("| {} |\n", escaped.join(" | "))
     };
-    for (first, rows) in [
-        (
-            "Project",
-            t.by_project
-                .iter()
-                .map(|(p, total)| cells(if p.is_empty() { "-".into() } else { p.clone() }, total))
-                .collect::<Vec<_>>(),
-        ),
-        (
-            "Day",
-            t.by_day
-                .iter()
-                .map(|(d, total)| cells(day_label(*d), total))
-                .collect(),
-        ),
-    ] {
+    let projects = t.by_project.iter().map(|(p, total)| cells(named(p), total));
+    let agents = agent_rows(t).map(|rows| ("Agent", rows));
+    let days = t
+        .by_day
+        .iter()
+        .map(|(d, total)| cells(day_label(*d), total));
+    let tables = [("Project", projects.collect::<Vec<_>>())]
+        .into_iter()
+        .chain(agents)
+        .chain([("Day", days.collect())]);
+    for (first, rows) in tables {
         let _ = writeln!(out, "| {first} | Jobs | Input | Output | Cache | Cost |");
         out.push_str("|---|---|---|---|---|---|\n");
         rows.into_iter().for_each(|r| out.push_str(&row(r)));
@@ -135,7 +152,16 @@ pub struct UsageSection<'a> {
     #[serde(flatten)]
     all: TotalJson,
     by_project: Vec<ProjectTotal<'a>>,
+    by_agent: Vec<AgentTotal<'a>>,
     by_day: Vec<DayTotal>,
+}
+
+#[derive(Serialize)]
+struct AgentTotal<'a> {
+    /// The kind of agent (`claude`, `codex`), null for the jobs that name none.
+    agent: Option<&'a str>,
+    #[serde(flatten)]
+    total: TotalJson,
 }
 
 #[derive(Serialize)]
@@ -193,6 +219,14 @@ impl UsageSection<'_> {
                     total: TotalJson::of(total),
                 })
                 .collect(),
+            by_agent: t
+                .by_agent
+                .iter()
+                .map(|(agent, total)| AgentTotal {
+                    agent: Some(agent.as_str()).filter(|a| !a.is_empty()),
+                    total: TotalJson::of(total),
+                })
+                .collect(),
             by_day: t
                 .by_day
                 .iter()
@@ -230,6 +264,7 @@ mod tests {
                 ("librec".into(), total(1, 2.0, 0)),
                 ("mu|sica".into(), total(2, 0.5, 1)),
             ],
+            by_agent: vec![("claude".into(), total(3, 2.5, 1))],
             by_day: (0..days as u32)
                 .map(|n| (day(n), total(1, 0.5, 0)))
                 .collect(),
@@ -271,5 +306,40 @@ mod tests {
         let mut none = String::new();
         markdown(&Totals::default(), &mut none);
         assert_eq!(none, "");
+    }
+
+    #[test]
+    fn a_table_per_agent_only_when_more_than_one_kind_has_figures() {
+        let mut t = totals(1);
+        let text = |t: &Totals| -> Vec<String> {
+            lines(t).iter().map(|l| l.render(false, None)).collect()
+        };
+        assert!(!text(&t).iter().any(|l| l.contains("AGENT")), "one kind");
+        t.by_agent = vec![
+            ("claude".into(), total(2, 2.0, 0)),
+            ("".into(), total(1, 0.25, 0)),
+            ("codex".into(), total(1, 0.0, 1)),
+        ];
+        let shown = text(&t);
+        let at = shown.iter().position(|l| l.contains("AGENT")).unwrap();
+        assert_eq!(
+            &shown[at..at + 4],
+            [
+                "  AGENT   JOBS  INPUT  OUTPUT  CACHE   COST",
+                "  claude  2     12.0k  3.4k    205.0k  $2.00",
+                "  -       1     12.0k  3.4k    205.0k  $0.25",
+                "  codex   1     12.0k  3.4k    205.0k  $0.00 (+1 without a cost)",
+            ]
+        );
+        let mut md = String::new();
+        markdown(&t, &mut md);
+        assert!(
+            md.contains("| Agent | Jobs |") && md.contains("| codex | 1 |"),
+            "{md}"
+        );
+        let json = serde_json::to_value(UsageSection::of(&t)).unwrap();
+        assert_eq!(json["by_agent"][0]["agent"], "claude");
+        assert_eq!(json["by_agent"][1]["agent"], serde_json::Value::Null);
+        assert_eq!(json["by_agent"][2]["jobs_without_cost"], 1);
     }
 }

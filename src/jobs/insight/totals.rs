@@ -1,4 +1,5 @@
-//! What the agents' runs consumed, added up: tokens and cost per project and per day, over the
+//! What the agents' runs consumed, added up: tokens and cost per project, per kind of agent
+//! and per day, over the
 //! jobs whose meta.json records the figures of their run (`usage`). A job without figures
 //! counts nowhere here: an unknown cost is not a zero cost.
 
@@ -8,6 +9,7 @@ use chrono::{DateTime, Local, NaiveDate, Utc};
 
 use crate::jobs::model::job::Job;
 use crate::jobs::model::session::Usage;
+use crate::jobs::run::agents::Kind;
 use crate::jobs::text::sanitize::plain_text;
 
 /// The figures of some jobs, added up.
@@ -48,13 +50,16 @@ impl Total {
     }
 }
 
-/// Totals over every job with figures, by project (most costly first) and by day (newest
-/// first).
+/// Totals over every job with figures, by project and by kind of agent (most costly first) and
+/// by day (newest first).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
     pub all: Total,
     /// `(project, total)`, the project as plain text (empty when unknown).
     pub by_project: Vec<(String, Total)>,
+    /// `(agent, total)`, the kind of agent by its short name (`claude`, `codex`; empty for the
+    /// jobs that name no agent, as the orchestrator's do).
+    pub by_agent: Vec<(String, Total)>,
     /// `(day, total)`, the day the job started in local time (`None`: no start time known).
     pub by_day: Vec<(Option<NaiveDate>, Total)>,
 }
@@ -68,6 +73,7 @@ impl Totals {
     pub fn of_in(jobs: &[Job], day: impl Fn(DateTime<Utc>) -> NaiveDate) -> Totals {
         let mut all = Total::default();
         let mut projects: BTreeMap<String, Total> = BTreeMap::new();
+        let mut agents: BTreeMap<&'static str, Total> = BTreeMap::new();
         let mut days: BTreeMap<Option<NaiveDate>, Total> = BTreeMap::new();
         for job in jobs {
             let Some(usage) = job.meta.as_ref().and_then(|m| m.usage.as_ref()) else {
@@ -78,25 +84,47 @@ impl Totals {
                 .entry(plain_text(job.project()))
                 .or_default()
                 .add(usage);
+            agents.entry(agent_of(job)).or_default().add(usage);
             days.entry(job.started.or(job.finished).map(&day))
                 .or_default()
                 .add(usage);
         }
-        let mut by_project: Vec<(String, Total)> = projects.into_iter().collect();
         // Most costly first; equal costs by name, for a stable report.
-        by_project.sort_by(|a, b| b.1.cost_usd.total_cmp(&a.1.cost_usd).then(a.0.cmp(&b.0)));
+        let costly_first = |a: &(String, Total), b: &(String, Total)| {
+            b.1.cost_usd.total_cmp(&a.1.cost_usd).then(a.0.cmp(&b.0))
+        };
+        let mut by_project: Vec<(String, Total)> = projects.into_iter().collect();
+        by_project.sort_by(costly_first);
+        let mut by_agent: Vec<(String, Total)> =
+            agents.into_iter().map(|(a, t)| (a.to_owned(), t)).collect();
+        by_agent.sort_by(costly_first);
         // Newest first, a job of unknown day last.
         let mut by_day: Vec<(Option<NaiveDate>, Total)> = days.into_iter().collect();
         by_day.sort_by_key(|(d, _)| (d.is_none(), std::cmp::Reverse(*d)));
         Totals {
             all,
             by_project,
+            by_agent,
             by_day,
         }
     }
 
     pub fn is_empty(&self) -> bool {
         self.all.jobs == 0
+    }
+
+    /// How many kinds of agent ran the jobs with figures (those that name none left out).
+    pub fn agent_kinds(&self) -> usize {
+        self.by_agent.iter().filter(|(a, _)| !a.is_empty()).count()
+    }
+}
+
+/// The short name of the kind of agent a job ran, from the program its meta.json names; empty
+/// when it names none.
+fn agent_of(job: &Job) -> &'static str {
+    match job.meta.as_ref().map(|m| m.agent.as_str()) {
+        Some(program) if !program.is_empty() => Kind::of_program(program).short(),
+        _ => "",
     }
 }
 
@@ -107,12 +135,22 @@ mod tests {
     use chrono::{Duration, TimeZone};
 
     fn job(project: &str, started: Option<DateTime<Utc>>, usage: Option<Usage>) -> Job {
+        agent_job("", project, started, usage)
+    }
+
+    fn agent_job(
+        agent: &str,
+        project: &str,
+        started: Option<DateTime<Utc>>,
+        usage: Option<Usage>,
+    ) -> Job {
         Job {
             meta: Some(Box::new(Meta {
                 project: project.into(),
                 more: usage.map(|u| {
                     Box::new(crate::jobs::model::meta::MetaMore {
                         usage: Some(Box::new(u)),
+                        agent: agent.into(),
                         ..Default::default()
                     })
                 }),
@@ -179,5 +217,37 @@ mod tests {
             ]
         );
         assert!(Totals::of_in(&jobs[3..4], day).is_empty());
+    }
+
+    #[test]
+    fn totals_per_kind_of_agent_from_the_program_each_job_names() {
+        let day = |t: DateTime<Utc>| t.date_naive();
+        let jobs = [
+            agent_job("claude", "musica", None, usage(Some(0.5), 1000)),
+            agent_job("/opt/bin/claude", "librec", None, usage(Some(0.25), 1000)),
+            agent_job("codex", "musica", None, usage(None, 5000)),
+            agent_job("/usr/bin/aider", "musica", None, usage(Some(1.0), 10)),
+            job("musica", None, usage(Some(0.1), 1)),
+            agent_job("codex", "musica", None, None),
+        ];
+        let t = Totals::of_in(&jobs, day);
+        let agents: Vec<(&str, usize, u64)> = t
+            .by_agent
+            .iter()
+            .map(|(a, t)| (a.as_str(), t.jobs, t.input_tokens))
+            .collect();
+        assert_eq!(
+            agents,
+            [
+                ("aider", 1, 10),
+                ("claude", 2, 2000),
+                ("", 1, 1),
+                ("codex", 1, 5000)
+            ],
+            "most costly first; a job naming no agent apart; one without figures nowhere"
+        );
+        assert_eq!(t.agent_kinds(), 3);
+        assert_eq!(Totals::of_in(&jobs[..2], day).agent_kinds(), 1);
+        assert_eq!(Totals::of_in(&jobs[4..5], day).agent_kinds(), 0);
     }
 }

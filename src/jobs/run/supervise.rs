@@ -30,7 +30,7 @@ use crate::jobs::review::record::{self, Begun};
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
 use crate::jobs::run::acp;
 use crate::jobs::run::agents::{Kind, speaks_acp};
-use crate::jobs::run::stream::{JobSink, reader::Pump};
+use crate::jobs::run::stream::{self, JobSink, reader::Pump};
 use crate::jobs::run::{finish, leftovers, shell};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
@@ -178,6 +178,8 @@ pub(super) fn run_recorded(
                     let _ = finish::append(dir, log, &line);
                 }
                 let code = run(&private);
+                // What an agent printed of its figures is on disk before the job is seen to end.
+                stream::text::record_usage(dir, Kind::of(&plan.argv));
                 // Recorded before the exit line: whoever sees the job end finds its change.
                 if let Some(line) = record::end(dir, id, &plan.user) {
                     let _ = finish::append(dir, log, &line);

@@ -15,31 +15,14 @@ pub fn args(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| (*w).to_owned()).collect()
 }
 
-/// `luzia answer ID --question=QN -- TEXT`: only this question, so an answer to one that was
-/// settled meanwhile is refused there, not given to the next. Options are joined to their
-/// values and the text comes after `--`, so that text beginning with `-` stays text.
+/// `luzia answer ID --question=QN -- TEXT` ([`crate::fleet::args`]).
 pub fn answer_args(id: &JobId, question_id: &str, answer: &str) -> Vec<String> {
-    vec![
-        "answer".into(),
-        id.to_string(),
-        format!("--question={question_id}"),
-        "--".into(),
-        answer.into(),
-    ]
+    crate::fleet::args::answer(id, question_id, answer, None)
 }
 
 /// `luzia approve|deny ID --gate=GN [--reason=R]`: this gate instance only.
 pub fn decide_args(id: &JobId, gate_id: &str, approved: bool, reason: &str) -> Vec<String> {
-    let mut v = vec![
-        if approved { "approve" } else { "deny" }.into(),
-        id.to_string(),
-        format!("--gate={gate_id}"),
-    ];
-    // `deny` requires a reason, even an empty one; `approve` takes one only when given.
-    if !approved || !reason.is_empty() {
-        v.push(format!("--reason={reason}"));
-    }
-    v
+    crate::fleet::args::decide(id, gate_id, approved, reason, None)
 }
 
 /// The remote command's stdout when it succeeded; else what it said was wrong (its stderr's

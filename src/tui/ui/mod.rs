@@ -13,6 +13,8 @@ pub mod popup;
 pub mod table;
 
 #[cfg(test)]
+mod agents_tests;
+#[cfg(test)]
 mod first_use_tests;
 #[cfg(test)]
 mod fleet_tests;

@@ -16,6 +16,8 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::jobs::model::session::Usage;
+
 /// What kind of agent a command line runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
@@ -132,6 +134,15 @@ impl Kind {
     pub fn default_command(self) -> Option<&'static [&'static str]> {
         self.profile().acp.as_ref().map(|a| a.command)
     }
+
+    /// What reads the figures of a kind that prints them as text in its output (Aider), rather
+    /// than in a stream the supervisor reads as it comes: `None` for every other kind.
+    pub fn text_usage(self) -> Option<Box<dyn TextUsage>> {
+        match self {
+            Kind::Aider => Some(Box::new(aider::Reports::default())),
+            _ => None,
+        }
+    }
 }
 
 /// Whether the command line `argv` runs an agent that speaks the Agent Client Protocol on its
@@ -155,6 +166,24 @@ pub fn speaks_acp(argv: &[String]) -> bool {
                 argv.get(1).is_some_and(|a| a == m)
             }
     })
+}
+
+/// The figures of a run read from the agent's output, line by line.
+pub trait TextUsage {
+    /// Takes the next line of the output (without its newline).
+    fn line(&mut self, line: &[u8]);
+    /// The run's figures once its output has ended; `None` when it printed none.
+    fn finish(self: Box<Self>) -> Option<Usage>;
+}
+
+impl TextUsage for aider::Reports {
+    fn line(&mut self, line: &[u8]) {
+        aider::Reports::line(self, line);
+    }
+
+    fn finish(self: Box<Self>) -> Option<Usage> {
+        aider::Reports::finish(*self)
+    }
 }
 
 /// What every agent that reaches an API over the network receives when set: a proxy and a

@@ -1,13 +1,15 @@
 //! Claude Code's stream-json, made readable and recorded. The supervisor reads the agent's
 //! stdout ([`reader`]); when it is stream-json, each line is rendered ([`render`]) into
 //! output.log, kept as it came in stream.jsonl, and what it means is recorded here: the call in
-//! flight in activity.json, the session's id and the run's figures in meta.json.
+//! flight in activity.json, the session's id and the run's figures in meta.json. An agent that
+//! prints its figures as plain text has them read from output.log once it has ended ([`text`]).
 //!
 //! Everything here runs on the supervisor's thread, before it writes the exit line and
 //! `finished` into meta.json: meta.json never has two writers at once.
 
 pub mod reader;
 pub mod render;
+pub mod text;
 
 use std::fs::File;
 use std::io::{self, Write};

@@ -311,3 +311,29 @@ fn each_result_of_a_run_is_recorded_with_its_own_figures_and_the_run_adds_them_u
         (Some(4), Some(200), Some(0.375))
     );
 }
+
+#[test]
+fn an_aiders_figures_are_read_from_its_log_into_meta_json_and_nobody_elses() {
+    let d = job_dir();
+    let mut log = "Main model: openai/gpt-4o with diff edit format\n".repeat(2);
+    log.push_str(&"x".repeat(300 * 1024)); // a line longer than one read
+    log.push_str("\nTokens: 1.5k sent, 40 received. Cost: $0.01 message, $0.01 session.\n");
+    log.push_str("Tokens: 900 sent, 2 received. Cost: $0.0033 message, $0.0133 session.");
+    std::fs::write(d.path().join("output.log"), &log).unwrap();
+
+    text::record_usage(d.path(), crate::jobs::run::agents::Kind::Command);
+    assert_eq!(
+        meta(d.path())["usage"],
+        Value::Null,
+        "not an agent that prints them"
+    );
+
+    text::record_usage(d.path(), crate::jobs::run::agents::Kind::Aider);
+    let m = meta(d.path());
+    assert_eq!(m["usage"]["input_tokens"], 2_400);
+    assert_eq!(m["usage"]["output_tokens"], 42);
+    assert_eq!(m["usage"]["cost_usd"], 0.0133);
+    assert_eq!(m["usage"]["turns"], 2);
+    assert_eq!(m["usage"]["model"], "openai/gpt-4o");
+    assert_eq!(m["x-kept"], true, "the rest of meta.json is kept");
+}

@@ -1,4 +1,4 @@
-//! What each cell of the jobs table says: the status, the alert, the cost, the changes (the
+//! What each cell of the jobs table says: the status, the agent, the alert, the cost, the changes (the
 //! progress is `progress.rs`); and cutting a cell to its column with an ellipsis, so that
 //! nothing is cut unseen.
 
@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use crate::jobs::Job;
 use crate::jobs::insight::alarms::AlarmKind;
 use crate::jobs::model::review::ChangeStat;
+use crate::jobs::run::agents::Kind;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::{self, width as text_width};
 use crate::tui::app::App;
@@ -25,6 +26,16 @@ pub fn status_label(job: &Job, theme: &Theme, words: bool) -> String {
         label.push('!');
     }
     label
+}
+
+/// The kind of agent the job ran, from the program its meta.json names (`None` for a job that
+/// names none, as the orchestrator's do).
+pub fn agent_of(job: &Job) -> Option<Kind> {
+    job.meta
+        .as_ref()
+        .map(|m| m.agent.as_str())
+        .filter(|a| !a.is_empty())
+        .map(Kind::of_program)
 }
 
 /// `s` in at most `max` columns: whole, or its start and an ellipsis.

@@ -3,8 +3,9 @@
 //! the task given what is left. Every job the table lists counts, on screen or not, so that
 //! scrolling never moves the columns.
 
-use super::cells::{alert_width, changes_label, changes_of, cost_of, status_label};
+use super::cells::{agent_of, alert_width, changes_label, changes_of, cost_of, status_label};
 use crate::jobs::model::session::format_cost;
+use crate::jobs::run::agents::Kind;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::width;
 use crate::jobs::{Job, Status};
@@ -37,6 +38,8 @@ pub struct Columns {
     pub host: u16,
     pub id: u16,
     pub project: u16,
+    /// The kind of agent (`claude`, `codex`): only where the jobs listed ran more than one.
+    pub agent: u16,
     pub progress: u16,
     pub elapsed: u16,
     pub cost: u16,
@@ -65,6 +68,10 @@ struct Content {
     changes: u16,
     changes_short: u16,
     host: u16,
+    /// The widest kind of agent's name, and which kinds were seen (bits by place in
+    /// [`Kind::ALL`]).
+    agent: u16,
+    kinds: u16,
     /// How many jobs have an alert, and how many a change recorded.
     alerting: usize,
     changed: usize,
@@ -91,6 +98,7 @@ impl Content {
         // frame at 100,000 jobs. The keys are the jobs' own statuses and projects.
         let mut statuses: foldhash::HashMap<(Status, bool), (u16, u16)> = Default::default();
         let mut projects: foldhash::HashMap<&str, u16> = Default::default();
+        let mut agents: foldhash::HashMap<&str, Option<Kind>> = Default::default();
         let mut issue_widths = Vec::new();
         for job in jobs {
             let (words, symbols) = *statuses
@@ -105,6 +113,12 @@ impl Content {
                 .entry(job.project())
                 .or_insert_with(|| cols(&plain_text(job.project())));
             c.project = c.project.max(project);
+            let program = job.meta.as_ref().map_or("", |m| m.agent.as_str());
+            let kind = *agents.entry(program).or_insert_with(|| agent_of(job));
+            if let Some(k) = kind {
+                c.kinds |= 1 << Kind::ALL.iter().position(|a| *a == k).unwrap_or(0);
+                c.agent = c.agent.max(cols(k.short()));
+            }
             // A lifecycle note (answered, retried, a retry's link) is worth a readable column.
             c.busy |= job.status.is_active()
                 || job.progress.is_some()
@@ -179,6 +193,12 @@ impl Columns {
                 c.ids_short.max(2)
             },
             project: sized(c.project, 7, if wide { 16 } else { 10 }),
+            // One kind of agent in view says nothing a row needs.
+            agent: if c.kinds.count_ones() > 1 {
+                sized(c.agent, 5, 8)
+            } else {
+                0
+            },
             progress: match (c.busy, wide) {
                 (false, _) => 8,
                 (true, false) => 11,
@@ -210,6 +230,11 @@ impl Columns {
             out.host = 0;
             out.make_room_for_task(inner);
         }
+        if out.agent > 0 && out.task < TASK_WITH_HOST {
+            // Then the agent (the detail of the job still says which it is).
+            out.agent = 0;
+            out.make_room_for_task(inner);
+        }
         out
     }
 
@@ -220,6 +245,7 @@ impl Columns {
             self.host,
             self.id,
             self.project,
+            self.agent,
             self.progress,
             self.elapsed,
             self.cost,

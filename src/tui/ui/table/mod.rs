@@ -14,7 +14,7 @@ use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
 use crate::tui::theme::Theme;
 use crate::tui::ui::hosts::{host_label, id_text, stale_text};
-use cells::{alert_cell, changes_cell, cost_of, status_label};
+use cells::{agent_of, alert_cell, changes_cell, cost_of, status_label};
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
@@ -130,8 +130,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 
 fn constraints(c: &Columns) -> Vec<Constraint> {
     [
-        c.status, c.host, c.id, c.project, c.progress, c.elapsed, c.changes, c.cost, c.alert,
-        c.task,
+        c.status, c.host, c.id, c.project, c.agent, c.progress, c.elapsed, c.changes, c.cost,
+        c.alert, c.task,
     ]
     .into_iter()
     .filter(|w| *w > 0)
@@ -148,6 +148,7 @@ fn titles(c: &Columns, theme: &Theme) -> Vec<Line<'static>> {
         (c.host, "HOST"),
         (c.id, "ID"),
         (c.project, "PROJECT"),
+        (c.agent, "AGENT"),
         (c.progress, "PROGRESS"),
         (c.elapsed, "ELAPSED"),
         (c.changes, "CHANGES"),
@@ -196,6 +197,10 @@ fn job_row<'a>(app: &App, (row, job): (usize, &'a Job), theme: &Theme, cols: &Co
     if cols.project > 0 {
         let project = plain_text(job.project());
         cells.push(Cell::from(cut(&project, w(cols.project), theme)));
+    }
+    if cols.agent > 0 {
+        let kind = agent_of(job).map_or("", |k| k.short());
+        cells.push(Cell::from(cut(kind, w(cols.agent), theme)));
     }
     let note = app.row_note(job);
     // A stale job's progress is as old as its host's link: its age says so instead.

@@ -1,0 +1,301 @@
+//! The words the bridge posts: a question's or gate's message and its buttons, the line that
+//! closes it (who answered, how), and how a Telegram user is named and recorded. Plain text
+//! only (no `parse_mode`): an agent's words are never read as markup. Agent text is made plain
+//! and capped first, as everywhere in luzia.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use crate::jobs::Job;
+use crate::jobs::hitl::operator::{Decision, Response};
+use crate::jobs::model::time::format_duration;
+use crate::jobs::model::waiting::{Gate, Question, QuestionType};
+use crate::jobs::text::sanitize::{ellipsize, plain_text};
+
+/// Telegram's limit is 4096 characters a message: the agent's words get most of it.
+const QUESTION_CAP: usize = 2500;
+const CONTEXT_CAP: usize = 800;
+/// At most this many options become buttons; more are answered by a reply.
+pub const MAX_BUTTONS: usize = 20;
+/// A button's label.
+const LABEL_CAP: usize = 60;
+
+/// A Telegram user, as an update names them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct User {
+    pub id: i64,
+    pub username: Option<String>,
+    pub first_name: String,
+}
+
+impl User {
+    /// `@bruno`, else their first name: how the chat is told who did it.
+    pub fn name(&self) -> String {
+        match &self.username {
+            Some(u) => format!("@{}", plain_text(u)),
+            None if !self.first_name.is_empty() => plain_text(&self.first_name),
+            None => format!("user {}", self.id),
+        }
+    }
+
+    /// What an answer records as its author: `telegram:@bruno (111)`.
+    pub fn recorded(&self) -> String {
+        format!("telegram:{} ({})", self.name(), self.id)
+    }
+}
+
+fn clock(t: DateTime<Utc>) -> String {
+    t.format("%H:%M UTC").to_string()
+}
+
+fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    t.map_or_else(String::new, |t| {
+        format!(
+            "Waiting since {} ({} ago)\n",
+            clock(t),
+            format_duration((now - t).num_seconds().max(0))
+        )
+    })
+}
+
+fn heading(job: &Job, what: &str) -> String {
+    let host = job
+        .id
+        .host()
+        .map(|h| format!(" on {h}"))
+        .unwrap_or_default();
+    format!(
+        "{what} · job {}{host} · project {}\nTask: {}\n\n",
+        job.id.local_id(),
+        plain_text(job.project()),
+        ellipsize(&plain_text(job.task()), 300)
+    )
+}
+
+fn context(text: &str) -> String {
+    match plain_text(text).trim() {
+        "" => String::new(),
+        c => format!("Context: {}\n", ellipsize(c, CONTEXT_CAP)),
+    }
+}
+
+/// Whether each option of `q` is a button.
+pub fn has_buttons(q: &Question) -> bool {
+    match q.kind {
+        QuestionType::Choice => !q.multi_select && (1..=MAX_BUTTONS).contains(&q.options.len()),
+        QuestionType::Confirm => true,
+        QuestionType::Text => false,
+    }
+}
+
+/// A question's message.
+pub fn question_text(job: &Job, q: &Question, now: DateTime<Utc>) -> String {
+    let mut t = heading(job, "❓ Question");
+    if !q.header.is_empty() {
+        t.push_str(&format!("{}\n", plain_text(&q.header)));
+    }
+    t.push_str(&ellipsize(&plain_text(&q.question), QUESTION_CAP));
+    t.push_str("\n\n");
+    if matches!(q.kind, QuestionType::Choice) {
+        for (i, o) in q.options.iter().enumerate() {
+            let about = q
+                .descriptions
+                .get(i)
+                .map(|d| plain_text(d))
+                .filter(|d| !d.is_empty())
+                .map(|d| format!(" — {}", ellipsize(&d, 200)))
+                .unwrap_or_default();
+            t.push_str(&format!(
+                "{}. {}{about}\n",
+                i + 1,
+                ellipsize(&plain_text(o), 200)
+            ));
+        }
+        t.push('\n');
+    }
+    t.push_str(&context(&q.context));
+    t.push_str(&since(q.asked_at, now));
+    if let (Some(default), Some(at)) = (&q.default_if_timeout, q.deadline()) {
+        t.push_str(&format!(
+            "If nobody answers, the agent takes '{}' at {} (in {})\n",
+            ellipsize(&plain_text(default), 200),
+            clock(at),
+            format_duration((at - now).num_seconds().max(0))
+        ));
+    }
+    t.push('\n');
+    t.push_str(match q.kind {
+        QuestionType::Choice if q.multi_select => {
+            "Reply to this message with the numbers of your choices, such as 1,3."
+        }
+        QuestionType::Choice if has_buttons(q) => {
+            "Tap an option, or reply to this message with your answer."
+        }
+        QuestionType::Choice => "Reply to this message with an option or its number.",
+        QuestionType::Confirm => "Tap Yes or No, or reply to this message.",
+        QuestionType::Text => "Reply to this message with your answer.",
+    });
+    t
+}
+
+/// A gate's message.
+pub fn gate_text(job: &Job, g: &Gate, now: DateTime<Utc>) -> String {
+    let mut t = heading(job, "🚦 Approval");
+    t.push_str(&format!(
+        "Gate '{}': {}\n\n",
+        ellipsize(&plain_text(&g.gate), 200),
+        ellipsize(&plain_text(&g.description), QUESTION_CAP)
+    ));
+    t.push_str(&context(&g.context));
+    t.push_str(&since(g.awaiting_since, now));
+    match g.deadline() {
+        Some(at) => t.push_str(&format!(
+            "If nobody decides, it approves itself at {} (in {})\n",
+            clock(at),
+            format_duration((at - now).num_seconds().max(0))
+        )),
+        None => t.push_str("It waits until someone decides.\n"),
+    }
+    t.push_str("\nApprove or Deny. To deny with a reason, reply to this message with it.");
+    t
+}
+
+fn button(text: &str, data: String) -> Value {
+    json!({"text": text, "callback_data": data})
+}
+
+/// A question's buttons (`None`: it is answered by a reply).
+pub fn question_keyboard(serial: u64, q: &Question) -> Option<Value> {
+    if !has_buttons(q) {
+        return None;
+    }
+    let rows: Vec<Value> = match q.kind {
+        QuestionType::Confirm => vec![json!([
+            button("Yes", format!("{serial}:y")),
+            button("No", format!("{serial}:n"))
+        ])],
+        _ => q
+            .options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let label = format!("{}. {}", i + 1, ellipsize(&plain_text(o), LABEL_CAP));
+                json!([button(&label, format!("{serial}:o{i}"))])
+            })
+            .collect(),
+    };
+    Some(json!({"inline_keyboard": rows}))
+}
+
+pub fn gate_keyboard(serial: u64) -> Value {
+    json!({"inline_keyboard": [[
+        button("✅ Approve", format!("{serial}:a")),
+        button("⛔ Deny", format!("{serial}:d"))
+    ]]})
+}
+
+/// The message once closed: as posted, with how it ended below.
+pub fn closed_text(posted: &str, outcome: &str) -> String {
+    format!("{posted}\n\n— {outcome}")
+}
+
+/// How an author recorded as `telegram:@bruno (111)` is named: `@bruno`.
+fn telegram_name(by: &str) -> &str {
+    let name = by.strip_prefix("telegram:").unwrap_or(by);
+    name.rsplit_once(" (").map_or(name, |(n, _)| n)
+}
+
+/// Where an answer came from, in words: `in the cockpit by bruno@host`.
+fn by_whom(source: &str, by: &str) -> String {
+    let by = plain_text(by);
+    match source {
+        "tui" => format!("in the cockpit by {by}"),
+        "cli" => format!("at the command line by {by}"),
+        "telegram" => format!("by {} from Telegram", telegram_name(&by)),
+        "" => format!("by {by}"),
+        other => format!("by {by} ({})", plain_text(other)),
+    }
+}
+
+/// How a question was settled.
+pub fn answered(r: &Response) -> String {
+    let answer = ellipsize(&plain_text(&r.answer), 300);
+    match r.source.as_str() {
+        "timeout" => format!("the agent took the default: '{answer}'"),
+        source => format!("answered {}: '{answer}'", by_whom(source, &r.answered_by)),
+    }
+}
+
+/// How a gate was decided.
+pub fn decided(d: &Decision) -> String {
+    let reason = match d.reason.trim() {
+        "" => String::new(),
+        r => format!(": '{}'", ellipsize(&plain_text(r), 300)),
+    };
+    match d.source.as_str() {
+        "auto" => format!("{} by itself when its time ran out{reason}", d.verb()),
+        source => format!("{} {}{reason}", d.verb(), by_whom(source, &d.decided_by)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(source: &str, by: &str) -> Response {
+        Response {
+            question_id: "q1".into(),
+            answer: "staging".into(),
+            answered_by: by.into(),
+            answered_at: String::new(),
+            source: source.into(),
+            token: String::new(),
+        }
+    }
+
+    #[test]
+    fn who_answered_is_said_in_the_chat_s_words() {
+        let bruno = User {
+            id: 111,
+            username: Some("bruno".into()),
+            first_name: "Bruno".into(),
+        };
+        assert_eq!(bruno.recorded(), "telegram:@bruno (111)");
+        let nameless = User {
+            username: None,
+            ..bruno.clone()
+        };
+        assert_eq!(nameless.recorded(), "telegram:Bruno (111)");
+        let cases = [
+            (
+                response("tui", "bruno@host"),
+                "answered in the cockpit by bruno@host: 'staging'",
+            ),
+            (
+                response("telegram", "telegram:@bruno (111)"),
+                "answered by @bruno from Telegram: 'staging'",
+            ),
+            (
+                response("timeout", "agent"),
+                "the agent took the default: 'staging'",
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(answered(&r), want);
+        }
+        let d = Decision {
+            gate: "deploy".into(),
+            gate_id: "g1".into(),
+            approved: false,
+            reason: "not on friday".into(),
+            decided_by: "telegram:@bruno (111)".into(),
+            decided_at: String::new(),
+            source: "telegram".into(),
+            token: String::new(),
+        };
+        assert_eq!(
+            decided(&d),
+            "denied by @bruno from Telegram: 'not on friday'"
+        );
+    }
+}

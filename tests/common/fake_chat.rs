@@ -1,0 +1,177 @@
+//! OpenAI's Chat Completions API, scripted: what opencode speaks through
+//! `@ai-sdk/openai-compatible`, Qwen Code with an OpenAI base URL and Aider with
+//! `OPENAI_API_BASE`. `POST .../chat/completions` takes the next scripted reply (text, a tool
+//! call such as opencode's `bash`, an API error) and answers it streamed (server-sent chunks)
+//! or whole, as the request asks; every turn's body is kept so a test can read what the model
+//! was told.
+//!
+//! Which requests are the agent's turns: an agent with tools offers them on every turn of its
+//! own, and makes side calls without them (opencode's title of the session), which get a short
+//! text and are not part of the script ([`FakeChat::start`]). Aider offers no tools at all:
+//! every request is a turn ([`FakeChat::every_request`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::http::{Reply, Turns, response, serve, sse};
+
+/// The model a test names; the fake answers to any.
+pub const MODEL: &str = "fake-model";
+pub const KEY: &str = "sk-fake-test-key";
+/// The usage every answer reports (under 1000, so that Aider prints it exactly).
+pub const INPUT_TOKENS: u64 = 900;
+pub const OUTPUT_TOKENS: u64 = 40;
+
+/// A Chat Completions API on 127.0.0.1 serving a script.
+pub struct FakeChat {
+    addr: std::net::SocketAddr,
+    turns: Arc<Turns>,
+}
+
+impl FakeChat {
+    /// Requests that offer tools are the agent's turns; the others are side calls.
+    pub fn start(script: Vec<Reply>) -> FakeChat {
+        FakeChat::serving(script, false)
+    }
+
+    /// Every request is one of the agent's turns.
+    pub fn every_request(script: Vec<Reply>) -> FakeChat {
+        FakeChat::serving(script, true)
+    }
+
+    fn serving(script: Vec<Reply>, every: bool) -> FakeChat {
+        let turns = Turns::new(script);
+        let shared = Arc::clone(&turns);
+        let addr = serve(Arc::new(move |line: &str, body: &[u8]| {
+            shared.saw(line);
+            answer(line, body, &shared, every)
+        }));
+        FakeChat { addr, turns }
+    }
+
+    /// The base URL an OpenAI-compatible client is given (`.../v1`; it adds
+    /// `/chat/completions`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// opencode's `opencode.json` (in `$XDG_CONFIG_HOME/opencode/`, or the project's): this API
+    /// as the provider `fake` through `@ai-sdk/openai-compatible`, its model the default.
+    pub fn opencode_config(&self) -> Value {
+        json!({
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"fake": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Fake",
+                "options": {"baseURL": self.base_url(), "apiKey": KEY},
+                "models": {MODEL: {"name": "Fake model"}}
+            }},
+            "model": format!("fake/{MODEL}")
+        })
+    }
+
+    pub fn push(&self, replies: Vec<Reply>) {
+        self.turns.push(replies);
+    }
+
+    /// The agent's turns so far.
+    pub fn requests(&self) -> Vec<Value> {
+        self.turns.requests()
+    }
+
+    pub fn wait_for_requests(&self, n: usize, within: Duration) -> Vec<Value> {
+        self.turns.wait_for(n, within)
+    }
+}
+
+/// The results of tool calls the messages of a request carry back: (call id, content).
+pub fn tool_results(request: &Value) -> Vec<(String, String)> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let content = match &m["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let id = m["tool_call_id"].as_str().unwrap_or_default().to_owned();
+            (id, content)
+        })
+        .collect()
+}
+
+fn answer(line: &str, body: &[u8], turns: &Turns, every: bool) -> Vec<u8> {
+    let path = line.split_whitespace().nth(1).unwrap_or_default();
+    if !line.starts_with("POST ") || !path.ends_with("/chat/completions") {
+        let list = json!({"object": "list", "data": [{"id": MODEL, "object": "model"}]});
+        return response(200, "application/json", list.to_string().as_bytes());
+    }
+    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let offers_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let n = turns.requests().len();
+    let reply = if every || offers_tools {
+        turns.take(&request)
+    } else {
+        Reply::text("ok")
+    };
+    let streaming = request["stream"].as_bool().unwrap_or(false);
+    match reply {
+        Reply::Error {
+            status,
+            kind,
+            message,
+        } => {
+            let body = json!({"error": {"type": kind, "code": kind, "message": message}});
+            response(status, "application/json", body.to_string().as_bytes())
+        }
+        Reply::Text(text) => completion(&text, None, streaming),
+        Reply::Tool { text, name, input } => {
+            let call = json!({"id": format!("call_{n}"), "type": "function",
+                "function": {"name": name, "arguments": input.to_string()}});
+            completion(&text, Some(call), streaming)
+        }
+    }
+}
+
+fn usage() -> Value {
+    json!({"prompt_tokens": INPUT_TOKENS, "completion_tokens": OUTPUT_TOKENS,
+        "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS})
+}
+
+/// One answer: its text, and the tool it calls if any; whole, or as the chunks of a stream
+/// (the role, the text, the call, then the finish with the usage, then `[DONE]`).
+fn completion(text: &str, call: Option<Value>, streaming: bool) -> Vec<u8> {
+    let finish = if call.is_some() { "tool_calls" } else { "stop" };
+    if !streaming {
+        let mut message = json!({"role": "assistant", "content": text});
+        if let Some(call) = &call {
+            message["tool_calls"] = json!([call]);
+        }
+        let body = json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1,
+            "model": MODEL, "choices": [{"index": 0, "message": message,
+            "finish_reason": finish}], "usage": usage()});
+        return response(200, "application/json", body.to_string().as_bytes());
+    }
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1,
+            "model": MODEL, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    if !text.is_empty() {
+        chunks.push(chunk(json!({"content": text}), None));
+    }
+    if let Some(mut call) = call {
+        call["index"] = json!(0);
+        chunks.push(chunk(json!({"tool_calls": [call]}), None));
+    }
+    let mut last = chunk(json!({}), Some(finish));
+    last["usage"] = usage();
+    chunks.push(last);
+    let mut body = sse(&chunks, false);
+    body.extend_from_slice(b"data: [DONE]\n\n");
+    response(200, "text/event-stream", &body)
+}
