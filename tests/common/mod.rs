@@ -604,6 +604,7 @@ pub const LUZIA_VARS: [&str; 6] = [
     "LUZIA_JOB_ID",
 ];
 
+pub mod acp;
 pub mod agents;
 pub mod claude;
 pub mod fake_chat;

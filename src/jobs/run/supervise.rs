@@ -68,6 +68,8 @@ pub(super) struct Plan {
     /// For an agent that speaks ACP: the session to continue (`session_id` of a job that
     /// `resumes` another).
     pub(super) load: Option<String>,
+    /// The job it continues (`resumes`).
+    pub(super) resumes: Option<String>,
 }
 
 pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
@@ -111,6 +113,10 @@ pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
         load: meta["session_id"]
             .as_str()
             .filter(|s| !s.is_empty() && meta["resumes"].as_str().is_some_and(|r| !r.is_empty()))
+            .map(str::to_owned),
+        resumes: meta["resumes"]
+            .as_str()
+            .filter(|r| !r.is_empty())
             .map(str::to_owned),
     })
 }

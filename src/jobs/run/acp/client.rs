@@ -40,6 +40,9 @@ pub struct Plan {
     pub prompt: String,
     /// The session to continue (`session/load`), when the job continues one.
     pub load: Option<String>,
+    /// What the session had cost before this job (ACP's cost is the session's, not the
+    /// turn's), when it continues one; an agent that says it while loading says it better.
+    pub cost_before: Option<f64>,
 }
 
 /// How the session ended.
@@ -93,6 +96,8 @@ where
         asked: None,
         waiting: VecDeque::new(),
         cost: None,
+        cost_before: plan.cost_before,
+        denied: false,
         cancelled: false,
         cancels,
     };
@@ -144,8 +149,11 @@ struct Client<R, S> {
     loading: bool,
     asked: Option<Waiting>,
     waiting: VecDeque<Asked>,
-    /// The last cost in US dollars an update gave.
+    /// The last cost in US dollars an update gave, and the session's before this job.
     cost: Option<f64>,
+    cost_before: Option<f64>,
+    /// The operator's last answer to a permission request rejected it.
+    denied: bool,
     cancelled: bool,
     cancels: mpsc::Receiver<Cancel>,
 }
@@ -205,9 +213,17 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
             "sessionId": self.session,
             "prompt": [{"type": "text", "text": plan.prompt}]
         });
-        let result = self.call("session/prompt", prompt).await?;
+        let mut result = self.call("session/prompt", prompt).await?;
         let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let figures = usage::of_response(&result, self.cost, took);
+        if result["stopReason"] == "cancelled" && !self.cancelled && self.denied {
+            // Codex ends its turn at a rejected request ("No, and tell Codex what to do
+            // differently"): the turn ended as the operator decided, not by a cancel.
+            result["stopReason"] = json!(usage::DENIED);
+        }
+        let cost = self
+            .cost
+            .map(|c| (c - self.cost_before.unwrap_or(0.0)).max(0.0));
+        let figures = usage::of_response(&result, cost, took);
         let end = self.renderer.finish(&figures);
         self.show(end);
         Ok(result["stopReason"]
@@ -281,13 +297,16 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
     }
 
     fn update(&mut self, update: &Value) {
+        let cost = (update["sessionUpdate"] == "usage_update")
+            .then(|| usage::cost_of_update(update))
+            .flatten();
         if self.loading {
+            // What the session had cost when it was loaded: what this job adds is the rest.
+            self.cost_before = cost.or(self.cost_before);
             return;
         }
-        if update["sessionUpdate"] == "usage_update"
-            && let Some(cost) = usage::cost_of_update(update)
-        {
-            self.cost = Some(cost);
+        if cost.is_some() {
+            self.cost = cost;
         }
         let shown = self.renderer.update(update);
         self.show(shown);
@@ -350,7 +369,10 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
         };
         let asked = waiting.asked;
         let (response, note) = match answered {
-            Ok(a) => (a.response, a.note),
+            Ok(a) => {
+                self.denied = inbox::rejects(&asked.params, &a.response);
+                (a.response, a.note)
+            }
             // Fail closed: what nobody could see is not allowed.
             Err(e) => (
                 cancelled_response(&asked.method),

@@ -94,6 +94,16 @@ pub fn permission_outcome(params: &Value, approved: bool) -> Value {
     }
 }
 
+/// Whether `response` to the permission request `params` selects one of its reject options.
+pub fn rejects(params: &Value, response: &Value) -> bool {
+    let chosen = &response["outcome"]["optionId"];
+    params["options"].as_array().is_some_and(|options| {
+        options.iter().any(|o| {
+            o["optionId"] == *chosen && o["kind"].as_str().is_some_and(|k| k.starts_with("reject"))
+        })
+    })
+}
+
 /// The response to a request whose prompt was cancelled, as ACP asks.
 pub fn cancelled() -> Value {
     json!({"outcome": {"outcome": "cancelled"}})
@@ -300,6 +310,9 @@ mod tests {
             "a"
         );
         assert_eq!(permission_outcome(&only_always, false), cancelled());
+        assert!(rejects(&r, &permission_outcome(&r, false)));
+        assert!(!rejects(&r, &permission_outcome(&r, true)));
+        assert!(!rejects(&r, &cancelled()));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! `session/cancel` and withdraws what waits in the inbox (so nothing is left pending), then
 //! the agent's group is signalled as today. When the turn has ended the agent's stdin is closed
 //! and it has [`LEAVE_GRACE`] to end by itself before it is told to. The exit code is the
-//! turn's: 0 when it ended as asked (`end_turn`), 1 for any other stop reason; the agent's own
+//! turn's: 0 when it ended as asked (`end_turn`) or at a request the operator denied, 1 for any
+//! other stop reason; the agent's own
 //! when it ended before its turn did (1 if that was 0: the task was not done).
 
 use std::fs::File;
@@ -52,6 +53,12 @@ pub(in crate::jobs::run) async fn run_job(
         cwd: plan.cwd.clone(),
         prompt,
         load: plan.load.clone(),
+        cost_before: match (&plan.load, &plan.resumes, dir.parent()) {
+            (Some(session), Some(resumes), Some(jobs)) => {
+                super::usage::cost_before(jobs, resumes, session)
+            }
+            _ => None,
+        },
     };
     let code = run_to_end(child, dir, log, session, signals.as_mut()).await;
     if let Some(a) = agent
@@ -151,7 +158,7 @@ fn code(dir: &Path, log: &File, ending: &Ending, status: i32, stopped: bool) -> 
         return status;
     }
     match ending {
-        Ending::Turn(reason) if reason == "end_turn" => 0,
+        Ending::Turn(reason) if reason == "end_turn" || reason == super::usage::DENIED => 0,
         // The summary said why.
         Ending::Turn(_) => 1,
         Ending::Refused(said) => {

@@ -5,13 +5,28 @@
 //! into the same fields as Claude Code's (`Usage`), its outcome `success` for a turn that ended
 //! as asked (`end_turn`), else the stop reason, with why in words.
 
+use std::path::Path;
+
 use serde_json::Value;
 
+use crate::jobs::fs::files::read_capped;
 use crate::jobs::model::session::Usage;
+
+/// The most jobs followed back along a session.
+const CHAIN_MAX: usize = 1000;
+/// The most of a meta.json read.
+const META_CAP: u64 = 1024 * 1024;
+
+/// luzia's own stop reason for a turn the agent ended when the operator rejected its request
+/// (Codex does, saying `cancelled`): the job ends as decided, not as failed.
+pub const DENIED: &str = "denied";
 
 /// Why a turn that did not end as asked ended, for a person.
 pub fn stop_words(reason: &str) -> String {
     match reason {
+        DENIED => "the agent ended its turn at the denied request; `luzia reply` tells it what \
+                   to do instead"
+            .into(),
         "max_tokens" => "the model reached its limit of tokens".into(),
         "max_turn_requests" => "the agent reached its limit of model requests in one turn".into(),
         "refusal" => "the agent refused to go on".into(),
@@ -85,6 +100,33 @@ pub fn cost_of_update(update: &Value) -> Option<f64> {
         .filter(|c| usd && c.is_finite() && *c >= 0.0)
 }
 
+/// What `session` had cost before a job that continues it, as the jobs of `jobs` that ran it
+/// recorded it: each its own part, so their sum, from job `resumes` back along `resumes` while
+/// the session is the same. `None` when none recorded a cost.
+pub fn cost_before(jobs: &Path, resumes: &str, session: &str) -> Option<f64> {
+    let mut sum: Option<f64> = None;
+    let mut next = Some(resumes.to_owned());
+    for _ in 0..CHAIN_MAX {
+        let Some(id) = next.take() else { break };
+        // A name of the jobs root only: never a path elsewhere.
+        if crate::jobs::JobId::parse(&id).is_err() {
+            break;
+        }
+        let Ok(Some(bytes)) = read_capped(&jobs.join(&id).join("meta.json"), META_CAP) else {
+            break;
+        };
+        let meta: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        if meta["session_id"] != session {
+            break;
+        }
+        if let Some(c) = meta["usage"]["cost_usd"].as_f64().filter(|c| c.is_finite()) {
+            sum = Some(sum.unwrap_or(0.0) + c);
+        }
+        next = meta["resumes"].as_str().map(str::to_owned);
+    }
+    sum
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +171,47 @@ mod tests {
         assert_eq!(u.error, "the model reached its limit of tokens");
         let none = of_response(&json!({"stopReason": "end_turn"}), None, 1);
         assert_eq!((none.input_tokens, none.output_tokens), (None, None));
+    }
+
+    #[test]
+    fn the_cost_before_a_job_is_what_the_jobs_of_its_session_recorded() {
+        let root = tempfile::tempdir().unwrap();
+        let job = |id: &str, meta: Value| {
+            std::fs::create_dir(root.path().join(id)).unwrap();
+            std::fs::write(root.path().join(id).join("meta.json"), meta.to_string()).unwrap();
+        };
+        job(
+            "100000-aaaa",
+            json!({"session_id": "old", "usage": {"cost_usd": 5.0}}),
+        );
+        job(
+            "100001-bbbb",
+            json!({"session_id": "s", "resumes": "100000-aaaa",
+            "usage": {"cost_usd": 0.25}}),
+        );
+        job(
+            "100002-cccc",
+            json!({"session_id": "s", "resumes": "100001-bbbb"}),
+        );
+        job(
+            "100003-dddd",
+            json!({"session_id": "s", "resumes": "100002-cccc",
+            "usage": {"cost_usd": 0.5}}),
+        );
+        job(
+            "100004-eeee",
+            json!({"session_id": "s", "resumes": "../../etc"}),
+        );
+        let before = |id| cost_before(root.path(), id, "s");
+        assert_eq!(
+            before("100003-dddd"),
+            Some(0.75),
+            "another session's job is not counted"
+        );
+        assert_eq!(before("100002-cccc"), Some(0.25));
+        assert_eq!(before("100000-aaaa"), None);
+        assert_eq!(before("100004-eeee"), None);
+        assert_eq!(before("no-such-job"), None);
     }
 
     #[test]
