@@ -1,16 +1,17 @@
-//! `luzia diff`, `luzia merge`, `luzia discard`: a job's change as git records it, and what to
-//! do with a worktree job's branch (see docs/review.md).
+//! `luzia diff`, `luzia merge`, `luzia discard`, `luzia push`, `luzia pr`: a job's change as
+//! git records it, and what to do with a worktree job's branch (see docs/review.md).
 
 use std::io::Write;
 
 use anyhow::Result;
 use serde_json::json;
 
-use crate::cli::{DiffArgs, ReviewArgs};
+use crate::cli::{DiffArgs, MergeArgs, PushArgs, ReviewArgs};
 use crate::commands::{find_job, stdout_colors};
 use crate::config::Config;
 use crate::jobs::model::review::{Change, ChangeKind, FileChange};
 use crate::jobs::review;
+use crate::jobs::review::gate::Gate;
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 
 const GREEN: &str = "\x1b[32m";
@@ -118,9 +119,34 @@ fn patch(change: &Change, color: bool, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-pub fn merge(cfg: &Config, args: &ReviewArgs, out: &mut dyn Write) -> Result<u8> {
+pub fn merge(cfg: &Config, args: &MergeArgs, out: &mut dyn Write) -> Result<u8> {
     let job = find_job(cfg, &args.id)?;
-    let done = review::merge(&job)?;
+    let gate = Gate {
+        project_has_checks: !cfg.steps(job.project()).checks.is_empty(),
+        forced_by: args.force.then(crate::jobs::hitl::operator::operator),
+    };
+    let done = review::merge(&job, &gate)?;
+    writeln!(out, "{}", plain_lines(&done))?;
+    Ok(0)
+}
+
+pub fn push(cfg: &Config, args: &PushArgs, out: &mut dyn Write) -> Result<u8> {
+    let job = find_job(cfg, &args.id)?;
+    let done = review::push(&job, args.remote.as_deref())?;
+    writeln!(out, "{}", plain_lines(&done))?;
+    Ok(0)
+}
+
+pub fn pr(cfg: &Config, args: &ReviewArgs, out: &mut dyn Write) -> Result<u8> {
+    let job = find_job(cfg, &args.id)?;
+    let Some(command) = cfg
+        .projects
+        .get(job.project())
+        .and_then(|p| p.pr_command.clone())
+    else {
+        return Err(review::ReviewError::NoPrCommand(job.project().to_owned()).into());
+    };
+    let done = review::pull_request(&job, &command)?;
     writeln!(out, "{}", plain_lines(&done))?;
     Ok(0)
 }

@@ -131,8 +131,15 @@ impl Executor {
         };
         let review = {
             let (root, tx) = (setup.root.clone(), tx.clone());
+            let checked: std::collections::BTreeSet<String> = setup
+                .config
+                .iter()
+                .flat_map(|c| c.projects.iter())
+                .filter(|(_, p)| !p.checks.is_empty())
+                .map(|(name, _)| name.clone())
+                .collect();
             Worker::start("luzia-review", 1, move || {
-                Reviews::new(root.clone(), tx.clone())
+                Reviews::new(root.clone(), tx.clone(), checked.clone())
             })?
         };
         let writes = {
