@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 
 use crate::jobs::Job;
 use crate::jobs::insight::alarms::AlarmKind;
+use crate::jobs::model::checks::CheckState;
 use crate::jobs::model::review::ChangeStat;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::text::width::{self, width as text_width};
@@ -169,6 +170,29 @@ pub fn changes_cell<'a>(job: &Job, short: bool, theme: &Theme) -> Line<'a> {
         spans.push(Span::styled(format!(" · {rest}"), theme.dim()));
     }
     Line::from(spans)
+}
+
+/// The CHECKS cell's text (`✓ 3/3`, `✗ 1/3`, `… 2/3`), for a job whose project has checks.
+/// Checks that never ran say so only once the job has ended: before, they are yet to come.
+pub fn checks_label(job: &Job) -> Option<String> {
+    let c = job.checks()?;
+    if c.state == CheckState::Planned && job.status.is_active() {
+        return None;
+    }
+    Some(c.label())
+}
+
+/// The CHECKS cell: passed green, failed red, running or not run dimmed.
+pub fn checks_cell<'a>(job: &Job, theme: &Theme) -> Line<'a> {
+    let (Some(label), Some(c)) = (checks_label(job), job.checks()) else {
+        return Line::default();
+    };
+    let style = match c.state {
+        CheckState::Passed => theme.added(),
+        CheckState::Failed => theme.error(),
+        _ => theme.dim(),
+    };
+    Line::from(Span::styled(label, style))
 }
 
 /// What the job's run cost, when its figures say.
