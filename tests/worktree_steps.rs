@@ -397,3 +397,92 @@ fn a_job_from_before_the_project_had_checks_is_not_merged_until_they_pass() {
     assert!(w.ok(&["checks", &id]).contains("passed (1 of 1)"));
     assert!(w.ok(&["merge", &id]).contains("fast-forward"));
 }
+
+fn refs_of(repo: &Path, id: &str) -> String {
+    git(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            &format!("refs/luzia/{id}/"),
+        ],
+    )
+}
+
+fn branch(repo: &Path, id: &str) -> String {
+    git(repo, &["branch", "--list", &format!("luzia/{id}")])
+}
+
+#[test]
+fn gc_after_merge_and_discard_leaves_nothing_of_them_and_keeps_a_running_and_an_unmerged_job() {
+    if !git_or_skip() {
+        return;
+    }
+    let w = World::new("");
+    let merged = w.start("echo merged >> a.txt\n");
+    w.wait_done(&merged);
+    w.ok(&["merge", &merged]);
+    let discarded = w.start("echo other > b.txt\n");
+    w.wait_done(&discarded);
+    w.ok(&["discard", &discarded]);
+    let unmerged = w.start(
+        "echo kept > c.txt\ngit add c.txt\ngit -c user.name=a -c user.email=a@a commit -qm c\n",
+    );
+    w.wait_done(&unmerged);
+    let go = w.base.join("go");
+    let running = w.start(&format!(
+        "touch started.out\nwhile [ ! -e {} ]; do sleep 0.05; done\n",
+        go.display()
+    ));
+    wait_for("the running job's agent", || {
+        w.tree(&running).join("started.out").exists().then_some(())
+    });
+    for id in [&merged, &discarded] {
+        assert!(
+            !refs_of(&w.project, id).is_empty(),
+            "the snapshots are kept until gc"
+        );
+    }
+    assert!(!branch(&w.project, &merged).is_empty());
+    // A dry run says what would go, and touches nothing.
+    let before = (
+        git(&w.project, &["for-each-ref"]),
+        git(&w.project, &["worktree", "list"]),
+    );
+    let dry = w.ok(&["gc", "--older-than", "0s", "--dry-run"]);
+    assert!(
+        dry.contains("would move 2 jobs")
+            && dry.contains("would remove of their repositories: 0 worktrees, 1 branch, 4 refs"),
+        "{dry}"
+    );
+    assert!(
+        dry.contains("1 unmerged") && dry.contains("1 unfinished"),
+        "{dry}"
+    );
+    assert_eq!(
+        (
+            git(&w.project, &["for-each-ref"]),
+            git(&w.project, &["worktree", "list"])
+        ),
+        before
+    );
+    let done = w.ok(&["gc", "--older-than", "0s"]);
+    assert!(
+        done.contains("moved 2 jobs") && done.contains("removed of their repositories"),
+        "{done}"
+    );
+    for id in [&merged, &discarded] {
+        assert!(refs_of(&w.project, id).is_empty(), "{id}");
+        assert!(branch(&w.project, id).is_empty(), "{id}");
+        assert!(!w.dir(id).exists());
+    }
+    let worktrees = git(&w.project, &["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 3, "{worktrees}");
+    for id in [&running, &unmerged] {
+        assert!(w.tree(id).is_dir(), "{id}");
+        assert!(!branch(&w.project, id).is_empty(), "{id}");
+        assert!(!refs_of(&w.project, id).is_empty(), "{id}");
+    }
+    fs::write(&go, "").unwrap();
+    w.wait_done(&running);
+}

@@ -13,6 +13,7 @@ pub mod parse;
 pub mod record;
 mod remote;
 pub mod snapshot;
+pub mod tidy;
 
 use std::path::PathBuf;
 
