@@ -486,3 +486,37 @@ fn gc_after_merge_and_discard_leaves_nothing_of_them_and_keeps_a_running_and_an_
     fs::write(&go, "").unwrap();
     w.wait_done(&running);
 }
+
+#[test]
+fn push_reaches_a_bare_remote_and_pr_records_the_address_the_command_printed() {
+    if !git_or_skip() {
+        return;
+    }
+    let w = World::new("pr_command = \"echo opening {branch}; echo https://example.com/pr/7\"");
+    let remote = w.base.join("remote.git");
+    git(&w.base, &["init", "-q", "--bare", remote.to_str().unwrap()]);
+    git(
+        &w.project,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    let id = w.start("echo pushed >> a.txt\n");
+    w.wait_done(&id);
+    let said = w.ok(&["push", &id]);
+    assert!(
+        said.contains(&format!("pushed luzia/{id} to origin")),
+        "{said}"
+    );
+    assert!(said.contains("1 file left uncommitted"), "{said}");
+    let tip = git(&remote, &["rev-parse", &format!("refs/heads/luzia/{id}")]);
+    assert_eq!(tip, git(&w.project, &["rev-parse", &format!("luzia/{id}")]));
+    assert_eq!(
+        git(&remote, &["show", &format!("luzia/{id}:a.txt")]),
+        "one\ntwo\nthree\npushed"
+    );
+    let pr = w.ok(&["pr", &id]);
+    assert!(pr.contains("https://example.com/pr/7"), "{pr}");
+    assert_eq!(w.meta(&id)["review"]["pr"], "https://example.com/pr/7");
+    assert!(w.ok(&["jobs", &id]).contains("https://example.com/pr/7"));
+    let none = w.refused(&["push", &id, "--remote", "nowhere"]);
+    assert!(none.contains("has no remote named nowhere"), "{none}");
+}
