@@ -520,3 +520,41 @@ fn push_reaches_a_bare_remote_and_pr_records_the_address_the_command_printed() {
     let none = w.refused(&["push", &id, "--remote", "nowhere"]);
     assert!(none.contains("has no remote named nowhere"), "{none}");
 }
+
+#[test]
+fn two_jobs_editing_the_same_file_are_flagged_and_after_a_merge_the_other_says_it_conflicts() {
+    if !git_or_skip() {
+        return;
+    }
+    let w = World::new("");
+    let first = w.start("sed -i 's/two/TWO/' a.txt\n");
+    let second = w.start("sed -i 's/two/deux/' a.txt\n");
+    let apart = w.start("echo apart > b.txt\n");
+    for id in [&first, &second, &apart] {
+        w.wait_done(id);
+    }
+    let shown = w.ok(&["jobs", &first]);
+    assert!(
+        shown.contains(&format!("overlap:   overlaps {second} (a.txt)")),
+        "{shown}"
+    );
+    assert!(!w.ok(&["jobs", &apart]).contains("overlap"));
+    let merged = w.ok(&["merge", &first]);
+    assert!(
+        merged.starts_with(&format!("overlaps {second} (a.txt)")),
+        "said before merging: {merged}"
+    );
+    assert!(
+        merged.contains(&format!("job {second} now conflicts in a.txt")),
+        "{merged}"
+    );
+    let recorded = w.meta(&second)["review"]["merges"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        recorded.contains("conflicts") && recorded.contains(&first),
+        "{recorded}"
+    );
+    assert!(w.ok(&["jobs", &second]).contains("conflicts in a.txt"));
+}

@@ -344,6 +344,11 @@ fn show_one(cfg: &Config, job: &Job, out: &mut dyn Write, colors: bool) -> Resul
         };
         writeln!(out, "{:<10} {value}", format!("{}:", fact.label))?;
     }
+    // Other unmerged jobs touching its files (read from what each recorded: no git).
+    if let Some(others) = super::review::overlapping(cfg, job).get(&job.id) {
+        let said = crate::jobs::review::overlap::describe(others);
+        writeln!(out, "{:<10} {}", "overlap:", plain_text(&said))?;
+    }
     if let Ok(Some(prompt)) = read_prompt(job) {
         let first = plain_text(prompt.lines().next().unwrap_or(""));
         writeln!(out, "{:<10} {}", "prompt:", cut(&first, 100))?;

@@ -109,6 +109,14 @@ pub struct Review {
         skip_serializing_if = "String::is_empty"
     )]
     pub pr: String,
+    /// `worktree` only: whether it still merges cleanly, as worked out when a job whose change
+    /// overlapped it was merged.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub merges: String,
     /// `worktree` only: what became of the branch (`merged into main at <commit>`,
     /// `discarded`), once the operator decided.
     #[serde(
@@ -215,6 +223,13 @@ impl Review {
         }
         if !self.pr.is_empty() {
             out.push(("pull request", self.pr.clone(), false));
+        }
+        if !self.merges.is_empty() && self.outcome.is_empty() {
+            out.push((
+                "merges",
+                self.merges.clone(),
+                self.merges.contains("conflicts"),
+            ));
         }
         if let Some(c) = &self.changes {
             out.push(("changes", c.summary(), false));

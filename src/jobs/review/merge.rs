@@ -98,7 +98,7 @@ fn plan(job: &Job, git: &Git, review: &Review) -> Result<MergePlan, ReviewError>
 
 /// The branch's tip with the work the agent left uncommitted in its worktree on top, as a
 /// snapshot commit (written as an object only), and how many files that work holds.
-fn with_leftover(
+pub(super) fn with_leftover(
     job: &Job,
     git: &Git,
     review: &Review,

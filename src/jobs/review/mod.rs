@@ -9,6 +9,7 @@ pub mod gate;
 pub mod git;
 pub mod include;
 mod merge;
+pub mod overlap;
 pub mod parse;
 pub mod record;
 mod remote;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use chrono::Utc;
 
 use super::git::{Git, toplevel};
-use super::{ReviewError, account_of, diff, include, snapshot};
+use super::{ReviewError, account_of, diff, include, overlap, snapshot};
 use crate::jobs::fs::files::{self, META_FILE_CAP, open_write, read_capped, read_small};
 use crate::jobs::fs::names::META_FILE;
 use crate::jobs::fs::publish::update_meta;
@@ -312,7 +312,14 @@ fn after_snapshot(
             })?
     };
     snapshot::store(&git, &snapshot::ref_name(id, "after"), &after)?;
-    let stat = diff::stat(&git, &review.base, &after)?;
+    let files = diff::files(&git, &review.base, &after)?;
+    // The paths it touched, for the overlap with other unmerged jobs (see `overlap`).
+    let _ = overlap::record(dir, &files);
+    let stat = crate::jobs::model::review::Change {
+        files,
+        ..Default::default()
+    }
+    .stat();
     write_review(dir, |r| {
         r.after = after.clone();
         r.changes = Some(stat);

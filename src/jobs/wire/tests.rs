@@ -162,6 +162,7 @@ fn everything() -> Job {
                 forced: "by bo@h".into(),
                 pushed: "origin".into(),
                 pr: "https://example.com/pr/1".into(),
+                merges: "job x still merges cleanly".into(),
                 outcome: "merged into main at abc".into(),
             })),
             checks: Some(Box::new(crate::jobs::model::checks::Checks {

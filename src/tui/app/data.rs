@@ -104,7 +104,9 @@ impl App {
             }
         }
         self.link_retries();
-        self.after_read(newly_waiting, Some(&ids), &ids)
+        let mut effects = self.after_read(newly_waiting, Some(&ids), &ids);
+        effects.extend(self.overlap_after_read(&ids));
+        effects
     }
 
     /// The queue as listed: its rows replace the queued rows there were. The same queue as

@@ -23,6 +23,7 @@ mod keys;
 pub mod messages;
 mod mouse;
 pub mod output;
+pub mod overlap;
 mod paste;
 pub mod picker;
 mod session;
@@ -174,6 +175,8 @@ pub struct App {
     queue_listed: Vec<JobId>,
     /// The remote hosts shown (`Options::hosts`, in order), and how each stands.
     pub hosts: Vec<fleet::Host>,
+    /// Unmerged worktree jobs whose changes touch the same files.
+    pub overlap: overlap::Overlap,
 }
 
 impl App {
@@ -183,6 +186,7 @@ impl App {
             id: APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             changes: 0,
             queue_listed: Vec::new(),
+            overlap: overlap::Overlap::default(),
             table: Table::new(opts.projects.clone()),
             message: None,
             said: messages::Said::default(),
@@ -444,6 +448,10 @@ impl App {
             }
             Event::HistoryLoaded { id, history } => {
                 self.on_history_loaded(id, history);
+                vec![]
+            }
+            Event::Overlaps(found) => {
+                self.on_overlaps(found);
                 vec![]
             }
             Event::ChangeLoaded { id, change } => {

@@ -219,6 +219,7 @@ impl Executor {
             Effect::ForgetIssues(gone) => self.issues.forget(gone),
             Effect::SyncQueue => self.writes.run(Writes::sync_queue),
             Effect::LoadChange(id) => self.review.run(move |r| r.load_change(id)),
+            Effect::CheckOverlaps(ids) => self.review.run(move |r| r.overlaps(ids)),
             Effect::PreviewReview { job, op } => self.review.run(move |r| r.preview(job, op)),
             // Writes (read-only has already refused it above), on the review worker: one at a
             // time, after the reads of the change it was asked about.

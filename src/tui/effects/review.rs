@@ -57,6 +57,17 @@ impl Reviews {
         self.send(Event::ChangeLoaded { id, change });
     }
 
+    /// Which of `ids` (unmerged worktree jobs) touch the same files: read from the paths each
+    /// recorded when it ended, no git run.
+    pub fn overlaps(&mut self, ids: Vec<JobId>) {
+        let jobs: Vec<Job> = ids.iter().filter_map(|id| self.job(id).ok()).collect();
+        let found = review::overlap::overlaps(&jobs)
+            .into_iter()
+            .map(|(id, others)| (id, review::overlap::describe(&others)))
+            .collect();
+        self.send(Event::Overlaps(found));
+    }
+
     pub fn preview(&mut self, job: JobId, op: ReviewOp) {
         let preview = self.job(&job).and_then(|j| {
             match op {

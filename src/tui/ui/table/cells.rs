@@ -89,6 +89,9 @@ pub fn alert_width(app: &App, job: &Job, theme: &Theme, issues: &mut Vec<usize>)
         }
         return issues[at];
     }
+    if let Some(o) = app.overlap.found.get(&job.id) {
+        return text_width(theme.alarm_mark()) + 1 + text_width(o);
+    }
     0
 }
 
@@ -123,6 +126,13 @@ pub fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
                     .remove_modifier(Modifier::REVERSED),
             ),
         ]);
+    }
+    if let Some(o) = app.overlap.found.get(&job.id) {
+        // Another unmerged job touches the same files: the order of their merges matters.
+        return Line::from(Span::styled(
+            format!("{} {}", theme.alarm_mark(), plain_text(o)),
+            theme.warn(),
+        ));
     }
     Line::default()
 }
