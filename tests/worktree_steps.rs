@@ -558,3 +558,85 @@ fn two_jobs_editing_the_same_file_are_flagged_and_after_a_merge_the_other_says_i
     );
     assert!(w.ok(&["jobs", &second]).contains("conflicts in a.txt"));
 }
+
+/// From a fresh HOME, with only the config a person would write (no roots named, the per-user
+/// defaults): setup, agent, checks, merge.
+#[test]
+fn from_a_fresh_home_a_project_with_setup_and_checks_runs_and_merges() {
+    if !git_or_skip() {
+        return;
+    }
+    if Path::new("/var/log/luz-orchestrator/jobs").exists() {
+        skip("this machine has the orchestrator's jobs root, which would be the default");
+        return;
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("luzia-home-")
+        .tempdir()
+        .unwrap();
+    let home = tmp.path();
+    let shop = home.join("shop");
+    fs::create_dir_all(&shop).unwrap();
+    git(&shop, &["init", "-q", "-b", "main"]);
+    git(&shop, &["config", "user.name", "op"]);
+    git(&shop, &["config", "user.email", "op@example.com"]);
+    fs::write(shop.join("a.txt"), "one\n").unwrap();
+    fs::write(shop.join(".gitignore"), "*.out\n").unwrap();
+    git(&shop, &["add", "."]);
+    git(&shop, &["commit", "-qm", "init"]);
+    fs::create_dir_all(home.join(".config/luzia")).unwrap();
+    fs::write(
+        home.join(".config/luzia/config.toml"),
+        format!(
+            "[agent]\ncommand = [\"sh\"]\nprompt_template = \"{{task}}\"\n\n[projects.shop]\n\
+             path = {:?}\nisolation = \"worktree\"\nsetup = [\"echo installed > deps.out\"]\n\
+             checks = [\"test -f deps.out\", \"grep -q done a.txt\"]\n",
+            shop.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let luzia = |args: &[&str]| {
+        let mut cmd = Command::new(LUZIA);
+        cmd.env_clear()
+            .env("HOME", home)
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("NO_COLOR", "1")
+            .current_dir(home)
+            .args(args);
+        let out = assert_cmd::Command::from_std(cmd)
+            .timeout(GUARD)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "luzia {args:?}: {}{}",
+            stdout_of(&out),
+            stderr_of(&out)
+        );
+        stdout_of(&out)
+    };
+    let id = luzia(&["run", "shop", "--", "echo done >> a.txt\n"])
+        .trim()
+        .to_owned();
+    let job = wait_for("the job to end with its checks", || {
+        let list: Value = serde_json::from_str(&luzia(&["jobs", "--json"])).unwrap();
+        list.as_array()?
+            .iter()
+            .find(|j| j["id"] == id.as_str() && j["exit_code"].is_number())
+            .cloned()
+    });
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(job["checks"]["state"], "passed", "{job}");
+    assert!(
+        home.join(".local/state/luzia/jobs")
+            .join(&id)
+            .join("worktree/deps.out")
+            .exists()
+    );
+    assert!(luzia(&["merge", &id]).contains("fast-forward"));
+    assert_eq!(
+        fs::read_to_string(shop.join("a.txt")).unwrap(),
+        "one\ndone\n"
+    );
+    kill_processes_mentioning(home);
+}

@@ -18,7 +18,7 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use crate::jobs::fs::names::LOG_FILE;
-use crate::jobs::fs::publish::update_meta;
+use crate::jobs::fs::publish::{update_meta, update_meta_unsynced};
 use crate::jobs::model::checks::{CheckResult, CheckState, Checks, TAIL_LINES, failure};
 use crate::jobs::run::finish;
 use crate::jobs::text::sanitize::{ellipsize, sanitize_line};
@@ -109,14 +109,20 @@ pub fn checks_of(dir: &Path) -> Option<Checks> {
     Checks::from_meta(read_meta(dir)?.get("checks")).map(|b| *b)
 }
 
+/// meta.json's `checks` replaced: made durable once they are over (the verdict), not while
+/// they run (a crash then loses the job's run anyway).
 pub fn write_checks(dir: &Path, checks: &Checks) {
     let Ok(v) = serde_json::to_value(checks) else {
         return;
     };
-    let _ = update_meta(dir, |m| {
+    let change = |m: &mut serde_json::Map<String, Value>| {
         m.insert("checks".into(), v);
         true
-    });
+    };
+    let _ = match checks.state {
+        CheckState::Running => update_meta_unsynced(dir, change),
+        _ => update_meta(dir, change),
+    };
 }
 
 /// Why checks planned for a job were not run when its agent ended (`None`: they are to run).

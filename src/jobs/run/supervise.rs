@@ -237,7 +237,8 @@ fn run_between_steps(
 ) -> i32 {
     let id = plan.id.as_str();
     if let Some(port) = plan.port {
-        let _ = crate::jobs::fs::publish::update_meta(dir, |m| {
+        // Not made durable: it means something only while this supervisor runs.
+        let _ = crate::jobs::fs::publish::update_meta_unsynced(dir, |m| {
             m.insert("port".into(), port.into());
             true
         });
