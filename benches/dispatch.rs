@@ -39,6 +39,7 @@ fn spec(project_path: &Path) -> Spec {
         permissions: Default::default(),
         isolation: None,
         claude_dirs: Default::default(),
+        steps: Default::default(),
     }
 }
 

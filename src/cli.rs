@@ -74,9 +74,16 @@ pub enum Command {
     Diff(DiffArgs),
     /// Bring a worktree job's branch into the project's current branch (fast-forward or a
     /// merge commit; refused on conflict, with nothing changed)
-    Merge(ReviewArgs),
+    Merge(MergeArgs),
     /// Remove a worktree job's worktree and branch (its change stays readable with `diff`)
     Discard(ReviewArgs),
+    /// Run the project's checks again in a finished job's tree, and record the result
+    Checks(ChecksArgs),
+    /// Push a worktree job's branch to the project's remote
+    Push(PushArgs),
+    /// Open a pull request for a worktree job's branch with the project's `pr_command`, and
+    /// record the address it prints
+    Pr(ReviewArgs),
     /// Tasks waiting for a free slot, and those that failed to start with the reason
     Queue(QueueArgs),
     /// Move finished jobs older than an age out of the jobs root (to an archive beside it, or delete them)
@@ -501,6 +508,34 @@ pub struct DiffArgs {
 pub struct ReviewArgs {
     /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
     pub id: JobId,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
+    pub id: JobId,
+    /// Merge although the project's checks failed or never ran for this job (who forced it is
+    /// recorded)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ChecksArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
+    pub id: JobId,
+    /// Print the recorded result as JSON (meta.json's `checks`) after running them
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The job: its id, or the start of it that names one job (as the cockpit shows ids)
+    pub id: JobId,
+    /// The remote to push to (default: the project branch's upstream remote, else `origin`)
+    #[arg(long, value_name = "NAME")]
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Args)]

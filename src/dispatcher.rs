@@ -145,6 +145,7 @@ impl<'a> Dispatcher<'a> {
             permissions: self.cfg.permissions(&req.project),
             isolation: None,
             claude_dirs: self.claude_dirs(&req.project, None),
+            steps: self.cfg.steps(&req.project),
         })
     }
 

@@ -496,6 +496,7 @@ fn export_json_writes_the_documented_shape_and_prints_the_path() {
             "queued",
             "completed",
             "failed",
+            "checks_failed",
             "died",
             "killed",
             "unknown"

@@ -509,12 +509,12 @@ fn merge_fast_forwards_and_commits_leftover_work_first() {
         "loose\n"
     );
     assert_eq!(git(&w.project, &["status", "--porcelain"]), "");
+    // Merged, the worktree has nothing left to give: removed, the branch kept.
     let wt = w.dir(&id).join("worktree");
-    assert_eq!(
-        git(&wt, &["status", "--porcelain"]),
-        "",
-        "the worktree reads as clean"
-    );
+    assert!(!wt.exists(), "{said}");
+    assert!(said.contains(&format!("removed the worktree {}", wt.display())));
+    assert!(!git(&w.project, &["worktree", "list"]).contains(wt.to_str().unwrap()));
+    assert!(!git(&w.project, &["branch", "--list", &format!("luzia/{id}")]).is_empty());
     assert!(
         w.meta(&id)["review"]["outcome"]
             .as_str()

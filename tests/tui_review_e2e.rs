@@ -303,3 +303,52 @@ fn the_demo_has_a_job_whose_diff_opens() {
     assert!(s.contains("webshop"), "{}", s.text());
     assert!(!s.contains("reading the change"), "{}", s.text());
 }
+
+#[test]
+fn the_checks_column_and_overlapping_jobs_in_the_cockpit() {
+    require_tmux!();
+    if !common::git_or_skip() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let (cfg, _project) = world(&sb, "worktree");
+    let text = fs::read_to_string(&cfg).unwrap();
+    fs::write(
+        &cfg,
+        format!("{text}checks = [\"true\", \"test -f ok.out\", \"true\"]\n"),
+    )
+    .unwrap();
+    let ck = Cockpit::start(
+        &sb,
+        Opts::default()
+            .size(160, 45)
+            .global_arg("--config")
+            .global_arg(cfg.to_str().unwrap()),
+    );
+    let passed = luzia(
+        &sb,
+        &cfg,
+        &["run", "musica", "--", "echo a >> a.txt\ntouch ok.out\n"],
+    );
+    let failed = luzia(&sb, &cfg, &["run", "musica", "--", "echo b >> a.txt\n"]);
+    // A row is told by the id in its third word: another job's id may be in its alert.
+    let row = |s: &tmux::Screen, id: &str| {
+        s.text()
+            .lines()
+            .find(|r| r.split_whitespace().nth(2) == Some(id))
+            .map(str::to_owned)
+            .unwrap_or_default()
+    };
+    let screen = ck.wait_for("the failed checks and the passed ones", |s| {
+        row(s, &failed).contains("checks_failed")
+            && row(s, &failed).contains("✗ 1/3")
+            && row(s, &passed).contains("completed")
+            && row(s, &passed).contains("✓ 3/3")
+    });
+    assert!(screen.text().contains("CHECKS"), "{}", screen.text());
+    // Both changed a.txt, neither is merged: each is flagged with the other.
+    ck.wait_for("each flagged as overlapping the other", |s| {
+        row(s, &passed).contains(&format!("overlaps {failed}"))
+            && row(s, &failed).contains(&format!("overlaps {passed}"))
+    });
+}

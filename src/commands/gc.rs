@@ -60,6 +60,29 @@ fn report(plan: &Plan, age: &str, o: &Outcome, out: &mut dyn Write) -> Result<()
         age.trim(),
         bytes(o.bytes)
     )?;
+    if o.worktrees + o.branches + o.refs > 0 {
+        let verb = if plan.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
+        let freed = match (&plan.how, plan.dry_run) {
+            (Disposal::Delete, false) => format!(" (freed {})", bytes(o.bytes)),
+            (Disposal::Delete, true) => format!(" (would free {})", bytes(o.bytes)),
+            (Disposal::Archive(_), false) => format!(" (freed {})", bytes(o.worktree_bytes)),
+            (Disposal::Archive(_), true) => format!(" (would free {})", bytes(o.worktree_bytes)),
+        };
+        writeln!(
+            out,
+            "{verb} of their repositories: {} worktree{}, {} branch{}, {} ref{}{freed}",
+            o.worktrees,
+            if o.worktrees == 1 { "" } else { "s" },
+            o.branches,
+            if o.branches == 1 { "" } else { "es" },
+            o.refs,
+            if o.refs == 1 { "" } else { "s" },
+        )?;
+    }
     let kept: Vec<String> = o
         .kept
         .iter()

@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::jobs::fs::tail::last_lines;
 use crate::jobs::insight::known_issues::{IssueScanner, PatternSet, SCAN_WINDOW};
 use crate::jobs::insight::{alarms, timeline};
+use crate::jobs::model::checks::Checks;
 use crate::jobs::model::describe::{self, Emphasis};
 use crate::jobs::model::job::read_prompt;
 use crate::jobs::model::lifecycle::{self, Exchange, Stage};
@@ -135,6 +136,12 @@ pub struct JobJson<'a> {
     exchange: Option<ExchangeJson<'a>>,
     /// For a `limited` job: when the usage limit that stopped it resets.
     resets_at: Option<String>,
+    /// The project's checks and how they went (meta.json's `checks`), when it has some.
+    checks: Option<&'a Checks>,
+    /// Why the project's setup failed (the agent was then not started).
+    setup_error: Option<&'a str>,
+    /// The first of the job's ports (`LUZIA_PORT`).
+    port: Option<u16>,
     retry_of: Option<String>,
     retried_by: Vec<&'a str>,
     problems: Vec<String>,
@@ -258,6 +265,9 @@ pub fn job_json(job: &Job, now: DateTime<Utc>) -> JobJson<'_> {
             job.limit_resets_at()
                 .filter(|_| job.status == Status::Limited),
         ),
+        checks: job.checks(),
+        setup_error: meta_text(job, |m| &m.setup_error),
+        port: job.meta.as_ref().and_then(|m| m.port),
         retry_of: job.retry_of().map(|id| id.to_string()),
         retried_by: job.retried_by.iter().map(|id| id.as_str()).collect(),
         problems: job.problems.iter().map(|p| p.to_string()).collect(),
@@ -317,7 +327,7 @@ pub fn status_color(status: Status) -> &'static str {
         Status::Waiting | Status::NeedsInput => "\x1b[1;33m",
         Status::Limited => "\x1b[33m",
         Status::Completed => "\x1b[32m",
-        Status::Failed | Status::Died => "\x1b[31m",
+        Status::Failed | Status::Died | Status::ChecksFailed => "\x1b[31m",
         Status::Killed => "\x1b[35m",
         Status::Queued | Status::Unknown => "\x1b[2m",
     }
@@ -333,6 +343,11 @@ fn show_one(cfg: &Config, job: &Job, out: &mut dyn Write, colors: bool) -> Resul
             _ => fact.value,
         };
         writeln!(out, "{:<10} {value}", format!("{}:", fact.label))?;
+    }
+    // Other unmerged jobs touching its files (read from what each recorded: no git).
+    if let Some(others) = super::review::overlapping(cfg, job).get(&job.id) {
+        let said = crate::jobs::review::overlap::describe(others);
+        writeln!(out, "{:<10} {}", "overlap:", plain_text(&said))?;
     }
     if let Ok(Some(prompt)) = read_prompt(job) {
         let first = plain_text(prompt.lines().next().unwrap_or(""));

@@ -1,6 +1,7 @@
 //! The plain CLI: one module per subcommand, each a thin layer over [`crate::jobs`].
 
 pub mod agent;
+pub mod checks;
 pub mod complete;
 pub mod demo_agent;
 pub mod demo_claude;

@@ -1,16 +1,18 @@
-//! `luzia diff`, `luzia merge`, `luzia discard`: a job's change as git records it, and what to
-//! do with a worktree job's branch (see docs/review.md).
+//! `luzia diff`, `luzia merge`, `luzia discard`, `luzia push`, `luzia pr`: a job's change as
+//! git records it, and what to do with a worktree job's branch (see docs/review.md).
 
 use std::io::Write;
 
 use anyhow::Result;
 use serde_json::json;
 
-use crate::cli::{DiffArgs, ReviewArgs};
+use crate::cli::{DiffArgs, MergeArgs, PushArgs, ReviewArgs};
 use crate::commands::{find_job, stdout_colors};
 use crate::config::Config;
+use crate::jobs::Job;
 use crate::jobs::model::review::{Change, ChangeKind, FileChange};
 use crate::jobs::review;
+use crate::jobs::review::gate::Gate;
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 
 const GREEN: &str = "\x1b[32m";
@@ -118,9 +120,78 @@ fn patch(change: &Change, color: bool, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-pub fn merge(cfg: &Config, args: &ReviewArgs, out: &mut dyn Write) -> Result<u8> {
+pub fn merge(cfg: &Config, args: &MergeArgs, out: &mut dyn Write) -> Result<u8> {
     let job = find_job(cfg, &args.id)?;
-    let done = review::merge(&job)?;
+    let gate = Gate {
+        project_has_checks: !cfg.steps(job.project()).checks.is_empty(),
+        forced_by: args.force.then(crate::jobs::hitl::operator::operator),
+    };
+    let others = overlapping(cfg, &job);
+    if let Some(mine) = others.get(&job.id) {
+        writeln!(
+            out,
+            "{}: its files are also changed by those jobs, which merge after it",
+            plain_text(&review::overlap::describe(mine))
+        )?;
+    }
+    let done = review::merge(&job, &gate)?;
+    writeln!(out, "{}", plain_lines(&done))?;
+    // The jobs it overlapped: do they still merge cleanly into the project as it is now?
+    for (other, _) in others.get(&job.id).into_iter().flatten() {
+        let Ok(other_job) = find_job(cfg, other) else {
+            continue;
+        };
+        let said = match review::overlap::merges_cleanly(&other_job) {
+            Ok(Ok(())) => format!("job {other} still merges cleanly"),
+            Ok(Err(files)) => format!(
+                "job {other} now conflicts in {}: merge it by hand, or retry it",
+                files.join(", ")
+            ),
+            Err(e) => format!("job {other}: cannot tell whether it still merges ({e})"),
+        };
+        let recorded = format!("{said} (after {} was merged)", job.id);
+        review::overlap::record_after_merge(&other_job, &recorded);
+        writeln!(out, "{}", plain_text(&said))?;
+    }
+    Ok(0)
+}
+
+/// The unmerged worktree jobs of the root that overlap others.
+pub fn overlapping(cfg: &Config, job: &Job) -> review::overlap::Overlaps {
+    let Ok(root) = crate::commands::jobs_root(cfg) else {
+        return Default::default();
+    };
+    if !review::overlap::is_unmerged_worktree(job) {
+        return Default::default();
+    }
+    let now = chrono::Utc::now();
+    let index = crate::commands::jobs_index(root);
+    let all =
+        crate::jobs::model::scan::scan_through(root, now, index.as_deref()).unwrap_or_default();
+    let same: Vec<&Job> = all
+        .iter()
+        .filter(|j| j.project() == job.project())
+        .collect();
+    review::overlap::overlaps(same)
+}
+
+pub fn push(cfg: &Config, args: &PushArgs, out: &mut dyn Write) -> Result<u8> {
+    let job = find_job(cfg, &args.id)?;
+    let done = review::push(&job, args.remote.as_deref())?;
+    writeln!(out, "{}", plain_lines(&done))?;
+    Ok(0)
+}
+
+pub fn pr(cfg: &Config, args: &ReviewArgs, out: &mut dyn Write) -> Result<u8> {
+    let job = find_job(cfg, &args.id)?;
+    let Some(command) = cfg
+        .projects
+        .get(job.project())
+        .and_then(|p| p.pr_command.clone())
+    else {
+        return Err(review::ReviewError::NoPrCommand(job.project().to_owned()).into());
+    };
+    let done = review::pull_request(&job, &command)?;
     writeln!(out, "{}", plain_lines(&done))?;
     Ok(0)
 }

@@ -168,6 +168,19 @@ pub struct Project {
     /// Whether a Claude Code job the account's usage limit stopped continues its session by
     /// itself when the limit resets (on when unset).
     pub resume_after_limit: Option<bool>,
+    /// Untracked files copied into a new worktree (gitignore patterns, beside the repository's
+    /// own `.worktreeinclude`).
+    #[serde(default)]
+    pub worktree_include: Vec<String>,
+    /// Shell command lines run in a new job's tree before its agent starts, as the project's user.
+    #[serde(default)]
+    pub setup: Vec<String>,
+    /// Shell command lines run in the job's tree after its agent ended well: the job is done only
+    /// when each exits 0.
+    #[serde(default)]
+    pub checks: Vec<String>,
+    /// The command `luzia pr ID` runs (a shell line; `{branch}` is the job's branch).
+    pub pr_command: Option<String>,
     /// Not in the config file: made for the git repository luzia was started in (the
     /// cockpit's). A process that reads only the file (a supervisor starting queued tasks)
     /// does not know it, so its queued tasks keep their directory.
@@ -191,6 +204,10 @@ impl Project {
             disallowed_tools: Vec::new(),
             isolation: None,
             resume_after_limit: None,
+            worktree_include: Vec::new(),
+            setup: Vec::new(),
+            checks: Vec::new(),
+            pr_command: None,
             unconfigured: true,
         }
     }

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::jobs::insight::alarms::AlarmRules;
 use crate::jobs::run::account::{AgentEnv, is_env_name};
 use crate::jobs::run::claude::{PERMISSION_MODES, Permissions};
+use crate::jobs::run::steps::Steps;
 
 pub use agents::UnknownAgent;
 pub use defaults::{
@@ -268,6 +269,7 @@ impl Config {
                 &project.env,
             )
             .map_err(invalid)?;
+            check_lines(name, project).map_err(invalid)?;
             if !crate::jobs::model::id::is_valid(name) {
                 return Err(invalid(format!(
                     "project name '{name}' may hold only letters, digits, '.', '_' and '-'"
@@ -297,6 +299,21 @@ impl Config {
             env.set.extend(p.env.clone());
         }
         env
+    }
+}
+
+impl Config {
+    /// What runs around an agent of `project`: its setup, its checks, the untracked files its
+    /// worktree receives.
+    pub fn steps(&self, project: &str) -> Steps {
+        self.projects
+            .get(project)
+            .map(|p| Steps {
+                setup: p.setup.clone(),
+                checks: p.checks.clone(),
+                include: p.worktree_include.clone(),
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -365,6 +382,36 @@ fn check_permissions(
     if rules.iter().any(|r| r.iter().any(|t| t.trim().is_empty())) {
         return Err(format!(
             "{table} allowed_tools and disallowed_tools hold rules like \"Bash(npm test)\" or \"Edit\", never an empty one"
+        ));
+    }
+    Ok(())
+}
+
+/// `setup`, `checks`, `worktree_include` and `pr_command`: lines with something in them, and
+/// no NUL (a shell could not be given it).
+fn check_lines(name: &str, p: &Project) -> Result<(), String> {
+    let lists = [
+        ("setup", &p.setup),
+        ("checks", &p.checks),
+        ("worktree_include", &p.worktree_include),
+    ];
+    for (key, lines) in lists {
+        if lines
+            .iter()
+            .any(|l| l.trim().is_empty() || l.contains('\0'))
+        {
+            return Err(format!(
+                "[projects.{name}] {key} holds an empty line or a NUL: give each command (or \
+                 pattern) as a string with something in it, e.g. {key} = [\"npm ci\"]"
+            ));
+        }
+    }
+    if let Some(cmd) = &p.pr_command
+        && (cmd.trim().is_empty() || cmd.contains('\0'))
+    {
+        return Err(format!(
+            "[projects.{name}] pr_command is empty or holds a NUL: give the command, e.g. \
+             \"gh pr create --fill --head {{branch}}\""
         ));
     }
     Ok(())

@@ -17,6 +17,7 @@ use crate::jobs::run::queue::Slots;
 use crate::jobs::run::resume::{self, ResumeError};
 use crate::jobs::run::session::{Resume, SessionPlan};
 use crate::jobs::run::slots::{Entry, RUNNING_DIR};
+use crate::jobs::run::steps::Steps;
 use crate::jobs::{Job, Status, scan};
 
 /// The prompt of a retry that resumes its session: the task is in the transcript already.
@@ -142,6 +143,11 @@ impl Dispatcher<'_> {
                 other => other,
             },
             claude_dirs: self.claude_dirs(&meta.project, Some(&meta.user)),
+            // A session goes on in a tree already set up: its checks run again, not its setup.
+            steps: Steps {
+                checks: self.cfg.steps(&meta.project).checks,
+                ..Steps::default()
+            },
             session: SessionPlan {
                 resume: Some(session),
                 interactive: how.interactive,

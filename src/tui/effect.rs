@@ -70,6 +70,8 @@ pub enum Effect {
     LoadFeed(Vec<JobId>),
     /// Read the job's change from git (the diff view).
     LoadChange(JobId),
+    /// Work out which of these unmerged worktree jobs touch the same files.
+    CheckOverlaps(Vec<JobId>),
     /// Work out what merging or discarding the job's change would do, for the confirmation.
     PreviewReview {
         job: JobId,

@@ -97,6 +97,8 @@ pub enum Event {
         notifications: Vec<TimelineEvent>,
         problems: Vec<String>,
     },
+    /// The unmerged worktree jobs that overlap others, each with what its row says.
+    Overlaps(std::collections::BTreeMap<JobId, String>),
     /// A job's change as git computes it, or why it could not be read (for the diff view).
     ChangeLoaded {
         id: JobId,

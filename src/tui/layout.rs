@@ -31,9 +31,9 @@ impl Areas {
     }
 }
 
-/// Lines of the help popup besides one per line of keys: the legend of the status symbols (two
+/// Lines of the help popup besides one per line of keys: the legend of the status symbols (three
 /// lines) and the mouse; a read-only cockpit says so on one more.
-pub const HELP_EXTRA: usize = 3;
+pub const HELP_EXTRA: usize = 4;
 
 /// The help popup does not fit the screen `height` rows tall: it scrolls.
 pub fn help_scrolls(key_lines: usize, read_only: bool, height: u16) -> bool {

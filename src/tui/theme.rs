@@ -51,7 +51,7 @@ impl Theme {
             }
             Status::Limited => self.fg(Color::Yellow),
             Status::Completed => self.fg(Color::Green),
-            Status::Failed | Status::Died => self.fg(Color::Red),
+            Status::Failed | Status::Died | Status::ChecksFailed => self.fg(Color::Red),
             Status::Killed => self.fg(Color::Magenta),
             Status::Queued | Status::Unknown => self.dim(),
         }
@@ -78,6 +78,7 @@ impl Theme {
             (Status::NeedsInput, false) => "?",
             (Status::Died, false) => "†",
             (Status::Limited, false) => "◷",
+            (Status::ChecksFailed, false) => "✘",
             (Status::Unknown, false) => "·",
             (Status::Running, true) => ">",
             (Status::Waiting, true) => "!",
@@ -88,6 +89,7 @@ impl Theme {
             (Status::NeedsInput, true) => "?",
             (Status::Died, true) => "d",
             (Status::Limited, true) => "l",
+            (Status::ChecksFailed, true) => "c",
             (Status::Unknown, true) => "-",
         }
     }

@@ -120,7 +120,9 @@ fn header(r: &Report, cols: Option<usize>) -> Vec<Line> {
         .counts
         .by_status()
         .into_iter()
-        .filter(|&(s, n)| !matches!(s, Status::Unknown | Status::Limited) || n > 0)
+        .filter(|&(s, n)| {
+            !matches!(s, Status::Unknown | Status::Limited | Status::ChecksFailed) || n > 0
+        })
         .map(|(status, n)| {
             let text = format!("{n} {}", status.as_str().replace('_', " "));
             if n > 0 {

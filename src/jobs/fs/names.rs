@@ -40,6 +40,9 @@ pub const STREAM_FILE: &str = "stream.jsonl";
 /// What the agent is doing now (a tool call in flight), replaced by the supervisor; absent when
 /// nothing is in flight.
 pub const ACTIVITY_FILE: &str = "activity.json";
+/// The paths a job's change touches (NUL-separated), recorded when it ended: what the overlap
+/// of unmerged worktree jobs is worked out from without running git.
+pub const CHANGED_FILE: &str = "changed-files";
 /// The MCP servers luzia gives a Claude Code agent (`--mcp-config`).
 pub const MCP_CONFIG_FILE: &str = "mcp.json";
 /// luzia's private directory in a job directory: what the agent must not be able to write (which

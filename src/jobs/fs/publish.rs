@@ -210,6 +210,23 @@ pub fn update_meta(
     dir: &Path,
     change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> bool,
 ) -> io::Result<()> {
+    rewrite_meta(dir, true, change)
+}
+
+/// [`update_meta`] without making the new meta.json durable: for what a crash may lose, as the
+/// job it describes would be lost with it (a running job's progress through its checks).
+pub fn update_meta_unsynced(
+    dir: &Path,
+    change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> bool,
+) -> io::Result<()> {
+    rewrite_meta(dir, false, change)
+}
+
+fn rewrite_meta(
+    dir: &Path,
+    durable: bool,
+    change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>) -> bool,
+) -> io::Result<()> {
     use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
     use crate::jobs::fs::names::META_FILE;
     locked(dir, || {
@@ -223,7 +240,10 @@ pub fn update_meta(
         }
         let bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(meta))
             .map_err(io::Error::other)?;
-        write_atomic(dir, META_FILE, &bytes)
+        match durable {
+            true => write_atomic(dir, META_FILE, &bytes),
+            false => write_unsynced(dir, META_FILE, &bytes),
+        }
     })
 }
 

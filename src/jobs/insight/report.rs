@@ -39,6 +39,7 @@ pub struct Counts {
     pub queued: usize,
     pub completed: usize,
     pub failed: usize,
+    pub checks_failed: usize,
     pub died: usize,
     pub killed: usize,
     pub unknown: usize,
@@ -60,6 +61,7 @@ impl Counts {
                 Status::Queued => &mut c.queued,
                 Status::Completed => &mut c.completed,
                 Status::Failed => &mut c.failed,
+                Status::ChecksFailed => &mut c.checks_failed,
                 Status::Died => &mut c.died,
                 Status::Killed => &mut c.killed,
                 Status::Unknown => &mut c.unknown,
@@ -70,7 +72,7 @@ impl Counts {
     }
 
     /// `(status, count)` in the order the header shows them; the status as `jobs --json` spells it.
-    pub fn by_status(&self) -> [(Status, usize); 10] {
+    pub fn by_status(&self) -> [(Status, usize); 11] {
         [
             (Status::Running, self.running),
             (Status::Waiting, self.waiting),
@@ -79,6 +81,7 @@ impl Counts {
             (Status::Queued, self.queued),
             (Status::Completed, self.completed),
             (Status::Failed, self.failed),
+            (Status::ChecksFailed, self.checks_failed),
             (Status::Died, self.died),
             (Status::Killed, self.killed),
             (Status::Unknown, self.unknown),

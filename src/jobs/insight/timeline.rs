@@ -32,6 +32,8 @@ pub enum EventKind {
     Stop,
     /// A result of a Claude Code run, with its own figures (a run may give several).
     Result,
+    /// The project's setup failed, or its checks ran (each, then the verdict).
+    Check,
     Finished,
     /// A line of the notifications log about a job not (or no longer) on disk.
     Notification,
@@ -48,6 +50,7 @@ impl EventKind {
             EventKind::Alarm => "alarm",
             EventKind::Stop => "stop",
             EventKind::Result => "result",
+            EventKind::Check => "check",
             EventKind::Finished => "finished",
             EventKind::Notification => "notice",
         }
@@ -271,6 +274,7 @@ pub fn job_timeline(
         ));
     }
     results(job, &mut out);
+    checks(job, &mut out);
     if let Some(stop) = &job.stop {
         out.push(event(
             stop.at(),
@@ -316,6 +320,45 @@ fn results(job: &Job, out: &mut Vec<TimelineEvent>) {
             text: format!("{which}: {}", ellipsize(&words, 200)),
         });
     }
+}
+
+/// The setup that failed; each check that ran (its exit code and duration), then the verdict.
+fn checks(job: &Job, out: &mut Vec<TimelineEvent>) {
+    let Some(meta) = job.meta.as_ref() else {
+        return;
+    };
+    let event = |at, text: String| TimelineEvent {
+        at,
+        job: Some(job.id.clone()),
+        kind: EventKind::Check,
+        text,
+    };
+    if !meta.setup_error.is_empty() {
+        out.push(event(
+            job.started,
+            format!("setup failed: {}", plain_text(&meta.setup_error)),
+        ));
+    }
+    let Some(c) = meta.checks.as_deref() else {
+        return;
+    };
+    let at = c.finished.or(c.started).or(job.finished);
+    for r in &c.results {
+        let how = match r.exit_code {
+            Some(0) => "passed".to_owned(),
+            Some(code) => format!("failed (exit {code})"),
+            None => "could not start".to_owned(),
+        };
+        out.push(event(
+            at,
+            format!(
+                "check {}: {how} in {:.1}s",
+                ellipsize(&plain_text(&r.command), 80),
+                r.seconds
+            ),
+        ));
+    }
+    out.push(event(at, format!("checks {}", plain_text(&c.summary()))));
 }
 
 /// Lines read from the end of the notifications log.

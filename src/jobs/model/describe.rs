@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Local, Utc};
 
+use crate::jobs::model::checks::CheckState;
 use crate::jobs::model::job::{Job, Standing};
 use crate::jobs::model::lifecycle::Stage;
 use crate::jobs::model::session::format_cost;
@@ -153,6 +154,7 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
                 }),
         );
     }
+    checks(job, &mut out);
     out.push(fact("path", job.dir().display().to_string()));
     out.extend(job.problems.iter().map(|p| Fact {
         label: "problem",
@@ -160,6 +162,53 @@ pub fn facts(job: &Job, now: DateTime<Utc>) -> Vec<Fact> {
         emphasis: Emphasis::Problem,
     }));
     out
+}
+
+/// The job's port, its setup's failure, its checks: their summary, then each one that failed
+/// with its last lines.
+fn checks(job: &Job, out: &mut Vec<Fact>) {
+    let Some(m) = &job.meta else {
+        return;
+    };
+    if let Some(p) = m.port {
+        out.push(fact(
+            "ports",
+            format!(
+                "{p}-{} (LUZIA_PORT)",
+                p + crate::jobs::model::meta::PORTS_PER_JOB - 1
+            ),
+        ));
+    }
+    if !m.setup_error.is_empty() {
+        out.push(Fact {
+            label: "setup",
+            value: plain_text(&m.setup_error),
+            emphasis: Emphasis::Problem,
+        });
+    }
+    let Some(c) = m.checks.as_deref() else {
+        return;
+    };
+    let failed = c.state == CheckState::Failed;
+    out.push(Fact {
+        label: "checks",
+        value: plain_text(&c.summary()),
+        emphasis: if failed {
+            Emphasis::Problem
+        } else {
+            Emphasis::Normal
+        },
+    });
+    for r in c.results.iter().filter(|r| !r.passed()) {
+        out.push(Fact {
+            label: "failed check",
+            value: plain_text(&crate::jobs::model::checks::failure(r)),
+            emphasis: Emphasis::Problem,
+        });
+        for line in &r.tail {
+            out.push(fact("", format!("  {}", plain_text(line))));
+        }
+    }
 }
 
 /// `40% step 2/5 Running tests (eta 2m00s)`, or `-`.

@@ -210,6 +210,17 @@ impl Job {
         crate::jobs::model::limit::resets_at(&usage.error, ended)
     }
 
+    /// The project's checks, as the job recorded them (none when its project has none).
+    pub fn checks(&self) -> Option<&crate::jobs::model::checks::Checks> {
+        self.meta.as_ref()?.checks.as_deref()
+    }
+
+    /// Its checks ran and one failed.
+    pub fn checks_failed(&self) -> bool {
+        self.checks()
+            .is_some_and(|c| c.state == crate::jobs::model::checks::CheckState::Failed)
+    }
+
     /// The job that continued this one after it ended: the last to resume its session
     /// (meta.json's `resumed_by`), else the last retry of it.
     pub fn continued_by(&self) -> Option<&str> {
@@ -332,8 +343,11 @@ fn read_through<'t>(
         problems: Vec::new(),
         mode,
     };
-    let meta = r.meta();
+    // The log's end first, then meta.json: the supervisor writes what a job's end means (its
+    // checks, its change, its usage) to meta.json before the exit line, so a reading that finds
+    // the exit line finds all of it, and a job is never seen `completed` then `checks_failed`.
     let log = r.log_end();
+    let meta = r.meta();
     // The directory itself is looked at only when its files cannot say the job exists (or
     // when it started): a stat per job is a tenth of a scan.
     let dir_stat = || std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir());
@@ -356,8 +370,10 @@ fn read_through<'t>(
     };
     if let Some(code) = log.exit_code {
         job.finished = job.finished.or(log.mtime);
-        job.status =
-            status::ended_limited(code, job.stop.is_some(), job.limit_resets_at().is_some());
+        job.status = status::ended_checked(
+            status::ended_limited(code, job.stop.is_some(), job.limit_resets_at().is_some()),
+            job.checks_failed(),
+        );
         if job.status != Status::NeedsInput {
             // Finished for good: no pid or question changes what is shown.
             job.problems = r.problems.into();

@@ -6,10 +6,14 @@ use chrono::{DateTime, Utc};
 use compact_str::CompactString;
 use serde_json::{Map, Value};
 
+use crate::jobs::model::checks::Checks;
 use crate::jobs::model::review::Review;
 use crate::jobs::model::session::{RunResult, Usage};
 use crate::jobs::model::stop::StopRequest;
 use crate::jobs::model::time::parse_timestamp;
+
+/// How many ports a job gets: `port` (`LUZIA_PORT`) and the ones after it.
+pub const PORTS_PER_JOB: u16 = 10;
 
 /// What the dispatcher wrote. Every field is optional in practice; absent text is empty. Text
 /// is a [`CompactString`]: up to 24 bytes held in place, without an allocation.
@@ -84,6 +88,12 @@ pub struct MetaMore {
     pub foreground: bool,
     /// What the job changed in its project, where and how it was isolated.
     pub review: Option<Box<Review>>,
+    /// The project's checks and how they went.
+    pub checks: Option<Box<Checks>>,
+    /// The first of the job's ports (`LUZIA_PORT`), chosen when it started.
+    pub port: Option<u16>,
+    /// Why the project's setup failed, when it did (the agent was then not started).
+    pub setup_error: CompactString,
 }
 
 /// What a record without any of [`MetaMore`]'s fields reads as.
@@ -103,6 +113,9 @@ static NO_MORE: MetaMore = MetaMore {
     resumed_by: Vec::new(),
     foreground: false,
     review: None,
+    checks: None,
+    port: None,
+    setup_error: CompactString::const_new(""),
 };
 
 impl std::ops::Deref for Meta {
@@ -205,6 +218,9 @@ impl Meta {
                 .unwrap_or_default(),
             foreground: raw.get("foreground").is_some_and(truthy),
             review: Review::from_meta(raw.get("review")),
+            checks: Checks::from_meta(raw.get("checks")),
+            port: integer(&raw, "port").and_then(|n| u16::try_from(n).ok()),
+            setup_error: text(&raw, "setup_error"),
         };
         Ok(Meta {
             id: text(&raw, "id"),

@@ -1,7 +1,8 @@
-//! What a job directory means: its id, meta.json, progress, what its session did and is doing, the question or gate it waits on,
+//! What a job directory means: its id, meta.json, its checks, progress, what its session did and is doing, the question or gate it waits on,
 //! a requested stop, the status derived from all of them, a scan of the whole root, a typed id
 //! (or its prefix) resolved to a job, and the `jobs ID` description.
 
+pub mod checks;
 pub mod describe;
 pub mod format;
 pub mod id;

@@ -83,6 +83,40 @@ pub struct Review {
         skip_serializing_if = "String::is_empty"
     )]
     pub error: String,
+    /// `worktree` only: the project's `worktree_include` patterns, copied into the worktree
+    /// with those of its `.worktreeinclude` when it is made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include: Vec<String>,
+    /// `worktree` only: who merged the job though its checks had not passed (`luzia merge
+    /// --force`), when, and which check had failed.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub forced: String,
+    /// `worktree` only: the remote the branch was pushed to (`luzia push`), and the pull
+    /// request's address `luzia pr` recorded.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub pushed: String,
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub pr: String,
+    /// `worktree` only: whether it still merges cleanly, as worked out when a job whose change
+    /// overlapped it was merged.
+    #[serde(
+        default,
+        deserialize_with = "lenient_text",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub merges: String,
     /// `worktree` only: what became of the branch (`merged into main at <commit>`,
     /// `discarded`), once the operator decided.
     #[serde(
@@ -180,6 +214,22 @@ impl Review {
                 o => format!(" ({o})"),
             };
             out.push(("branch", format!("{}{outcome}", self.branch), false));
+        }
+        if !self.forced.is_empty() {
+            out.push(("forced", self.forced.clone(), true));
+        }
+        if !self.pushed.is_empty() {
+            out.push(("pushed", self.pushed.clone(), false));
+        }
+        if !self.pr.is_empty() {
+            out.push(("pull request", self.pr.clone(), false));
+        }
+        if !self.merges.is_empty() && self.outcome.is_empty() {
+            out.push((
+                "merges",
+                self.merges.clone(),
+                self.merges.contains("conflicts"),
+            ));
         }
         if let Some(c) = &self.changes {
             out.push(("changes", c.summary(), false));

@@ -13,6 +13,7 @@ pub enum Status {
     Queued,
     NeedsInput,
     Limited,
+    ChecksFailed,
     Failed,
     Died,
     Killed,
@@ -21,11 +22,12 @@ pub enum Status {
 }
 
 impl Status {
-    pub const ALL: [Status; 10] = [
+    pub const ALL: [Status; 11] = [
         Status::Queued,
         Status::Running,
         Status::Waiting,
         Status::Completed,
+        Status::ChecksFailed,
         Status::Failed,
         Status::Killed,
         Status::NeedsInput,
@@ -40,6 +42,7 @@ impl Status {
             Status::Running => "running",
             Status::Waiting => "waiting",
             Status::Completed => "completed",
+            Status::ChecksFailed => "checks_failed",
             Status::Failed => "failed",
             Status::Killed => "killed",
             Status::NeedsInput => "needs_input",
@@ -92,6 +95,17 @@ impl FromStr for Status {
                 let names: Vec<_> = Status::ALL.iter().map(|s| s.as_str()).collect();
                 format!("unknown status '{s}' (one of: {})", names.join(", "))
             })
+    }
+}
+
+/// The status of a job that ended, its checks counted: an agent that ended well whose project's
+/// checks then failed is `checks_failed`, not `completed`. The checks are recorded in meta.json
+/// before the exit line is written, and a job is read from its exit line first, then meta.json
+/// (see `job`), so a job is never seen `completed` and then `checks_failed`.
+pub fn ended_checked(status: Status, checks_failed: bool) -> Status {
+    match status {
+        Status::Completed if checks_failed => Status::ChecksFailed,
+        other => other,
     }
 }
 

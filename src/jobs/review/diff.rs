@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::git::Git;
 use super::{ReviewError, is_live, job_account, parse, review_of, snapshot};
 use crate::jobs::model::job::Job;
-use crate::jobs::model::review::{Change, Isolation, Review};
+use crate::jobs::model::review::{Change, FileChange, Isolation, Review};
 
 /// The patch is cut here: a person reads a diff, and 8 MiB is far beyond what one reads.
 pub const PATCH_CAP: usize = 8 * 1024 * 1024;
@@ -145,13 +145,17 @@ pub(super) fn stat(
     from: &str,
     to: &str,
 ) -> Result<crate::jobs::model::review::ChangeStat, ReviewError> {
-    let mut args: Vec<&str> = vec!["diff", "--raw", "--numstat", "-z"];
-    args.extend(DIFF_OPTIONS);
-    args.extend([from, to, "--"]);
-    let files = parse::files(&git.run(&args)?);
     Ok(Change {
-        files,
+        files: files(git, from, to)?,
         ..Change::default()
     }
     .stat())
+}
+
+/// The files `from..to` changed, with their counts, without the patch.
+pub(super) fn files(git: &Git, from: &str, to: &str) -> Result<Vec<FileChange>, ReviewError> {
+    let mut args: Vec<&str> = vec!["diff", "--raw", "--numstat", "-z"];
+    args.extend(DIFF_OPTIONS);
+    args.extend([from, to, "--"]);
+    Ok(parse::files(&git.run(&args)?))
 }

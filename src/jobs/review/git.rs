@@ -179,6 +179,40 @@ impl Git {
         })
     }
 
+    /// Runs git with `input` on its stdin; its whole output, whatever its exit status.
+    pub fn output_with_input<I, S>(&self, args: I, input: &[u8]) -> Result<Output, ReviewError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        use std::io::Write;
+        let io = |source| ReviewError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => ReviewError::NoGit,
+                _ => io(e),
+            })?;
+        // Written from a thread of its own: git may fill its stdout before reading all of it.
+        let mut stdin = child.stdin.take();
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || {
+            if let Some(s) = stdin.as_mut() {
+                let _ = s.write_all(&input);
+            }
+        });
+        let out = child.wait_with_output().map_err(io)?;
+        let _ = writer.join();
+        Ok(out)
+    }
+
     /// Like [`Git::run`], with the output as text and one trailing newline removed.
     pub fn text<I, S>(&self, args: I) -> Result<String, ReviewError>
     where

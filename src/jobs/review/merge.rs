@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::gate::{self, Gate};
 use super::git::Git;
 use super::{ReviewError, diff, is_live, job_account, review_of, snapshot};
 use crate::jobs::fs::publish::update_meta;
@@ -40,7 +41,10 @@ enum How {
     Commit(String),
 }
 
-fn worktree_review<'a>(job: &'a Job, what: &'static str) -> Result<&'a Review, ReviewError> {
+pub(super) fn worktree_review<'a>(
+    job: &'a Job,
+    what: &'static str,
+) -> Result<&'a Review, ReviewError> {
     let review = review_of(job)?;
     if review.isolation != Isolation::Worktree {
         return Err(ReviewError::NotWorktree(job.id.to_string()));
@@ -94,7 +98,7 @@ fn plan(job: &Job, git: &Git, review: &Review) -> Result<MergePlan, ReviewError>
 
 /// The branch's tip with the work the agent left uncommitted in its worktree on top, as a
 /// snapshot commit (written as an object only), and how many files that work holds.
-fn with_leftover(
+pub(super) fn with_leftover(
     job: &Job,
     git: &Git,
     review: &Review,
@@ -210,25 +214,32 @@ fn describe(p: &MergePlan) -> String {
     s
 }
 
-fn git_of(job: &Job, review: &Review) -> Result<Git, ReviewError> {
+pub(super) fn git_of(job: &Job, review: &Review) -> Result<Git, ReviewError> {
     let user = job_account(job)?;
     Ok(Git::new(Path::new(&review.repo), user.as_ref()))
 }
 
 /// What `merge` would do, or why it would refuse.
-pub fn merge_preview(job: &Job) -> Result<String, ReviewError> {
+pub fn merge_preview(job: &Job, gate: &Gate) -> Result<String, ReviewError> {
     let review = worktree_review(job, "merge it")?;
+    let forced = gate::check(job, gate)?;
     let git = git_of(job, review)?;
     let p = plan(job, &git, review)?;
     if p.how != How::AlreadyIn {
         dirty(&git, &p.repo)?;
     }
-    Ok(describe(&p))
+    let mut said = describe(&p);
+    if let Some(f) = forced {
+        said.push_str(&format!("\nforced {f}"));
+    }
+    Ok(said)
 }
 
-/// Merges the job's branch into the project's current branch; says what was done.
-pub fn merge(job: &Job) -> Result<String, ReviewError> {
+/// Merges the job's branch into the project's current branch, then removes its worktree;
+/// says what was done.
+pub fn merge(job: &Job, gate: &Gate) -> Result<String, ReviewError> {
     let review = worktree_review(job, "merge it")?;
+    let forced = gate::check(job, gate)?;
     let git = git_of(job, review)?;
     let p = plan(job, &git, review)?;
     if p.how == How::AlreadyIn {
@@ -236,20 +247,7 @@ pub fn merge(job: &Job) -> Result<String, ReviewError> {
     }
     dirty(&git, &p.repo)?;
     if p.leftover > 0 {
-        let branch_ref = format!("refs/heads/{}", p.branch);
-        let old = git.text(["rev-parse", branch_ref.as_str()])?;
-        git.run([
-            "update-ref",
-            "-m",
-            "luzia: leftover work",
-            &branch_ref,
-            &p.tip,
-            &old,
-        ])?;
-        // The worktree's index follows its branch, so that it reads as clean, not as undoing
-        // the commit just made; its files are already what the commit holds.
-        let wt = Git::new(Path::new(&review.worktree), git.user.as_ref());
-        let _ = wt.run(["reset", "-q"]);
+        commit_on_branch(&git, review, &p.tip)?;
     }
     let target = match &p.how {
         How::Commit(tree) => {
@@ -268,20 +266,93 @@ pub fn merge(job: &Job) -> Result<String, ReviewError> {
         _ => p.tip.clone(),
     };
     git.run(["merge", "--ff-only", "-q", target.as_str()])?;
-    let done = describe(&p).replacen("merge ", "merged ", 1);
+    let mut done = describe(&p).replacen("merge ", "merged ", 1);
     let outcome = format!("merged into {} at {}", p.into, diff::short(&target));
-    let _ = update_meta(&job.dir(), |m| set_outcome(m, &outcome));
+    let _ = update_meta(&job.dir(), |m| {
+        set_review(m, "outcome", &outcome)
+            && forced.as_ref().is_none_or(|f| set_review(m, "forced", f))
+    });
+    if let Some(f) = &forced {
+        done.push_str(&format!("\nforced {f} (recorded in the job)"));
+    }
+    // Merged: the worktree has nothing left to give (the branch and the refs keep the change).
+    match remove_worktree(&git, review) {
+        Ok(()) => done.push_str(&format!("\nremoved the worktree {}", review.worktree)),
+        Err(e) => done.push_str(&format!(
+            "\nthe worktree {} stays ({e}): `luzia discard {}` or `luzia gc` removes it",
+            review.worktree, job.id
+        )),
+    }
     Ok(done)
 }
 
-fn set_outcome(meta: &mut serde_json::Map<String, serde_json::Value>, outcome: &str) -> bool {
+/// Moves the job's branch to `tip` (the snapshot of the work left uncommitted on top of it).
+fn commit_on_branch(git: &Git, review: &Review, tip: &str) -> Result<(), ReviewError> {
+    let branch_ref = format!("refs/heads/{}", review.branch);
+    let old = git.text(["rev-parse", branch_ref.as_str()])?;
+    git.run([
+        "update-ref",
+        "-m",
+        "luzia: leftover work",
+        &branch_ref,
+        tip,
+        &old,
+    ])?;
+    // The worktree's index follows its branch, so that it reads as clean, not as undoing the
+    // commit just made; its files are already what the commit holds.
+    let wt = Git::new(Path::new(&review.worktree), git.user.as_ref());
+    let _ = wt.run(["reset", "-q"]);
+    Ok(())
+}
+
+/// Commits the work the agent left uncommitted in its worktree on its branch (as a merge
+/// would); how many files it held.
+pub(super) fn commit_leftover(job: &Job, git: &Git, review: &Review) -> Result<usize, ReviewError> {
+    let branch = format!("refs/heads/{}", review.branch);
+    let tip = git.commit(&branch)?.ok_or_else(|| ReviewError::NoBranch {
+        branch: review.branch.clone(),
+        repo: PathBuf::from(&review.repo),
+    })?;
+    let (tip, leftover) = with_leftover(job, git, review, tip)?;
+    if leftover > 0 {
+        commit_on_branch(git, review, &tip)?;
+    }
+    Ok(leftover)
+}
+
+/// Sets `review.<key>` in meta.json.
+pub(super) fn set_review(
+    meta: &mut serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    value: &str,
+) -> bool {
     match meta.get_mut("review").and_then(|r| r.as_object_mut()) {
         Some(r) => {
-            r.insert("outcome".into(), outcome.into());
+            r.insert(key.into(), value.into());
             true
         }
         None => false,
     }
+}
+
+fn set_outcome(meta: &mut serde_json::Map<String, serde_json::Value>, outcome: &str) -> bool {
+    set_review(meta, "outcome", outcome)
+}
+
+/// Removes the job's worktree (forced: what it holds is in the branch), and git's record of it
+/// when it was deleted by hand.
+pub(super) fn remove_worktree(git: &Git, review: &Review) -> Result<(), ReviewError> {
+    if Path::new(&review.worktree).is_dir() {
+        git.run([
+            "worktree",
+            "remove",
+            "--force",
+            "--force",
+            review.worktree.as_str(),
+        ])?;
+    }
+    git.run(["worktree", "prune"])?;
+    Ok(())
 }
 
 /// What `discard` would remove, and what would be lost.
@@ -322,18 +393,9 @@ pub fn discard(job: &Job) -> Result<String, ReviewError> {
     let said = discard_preview(job)?;
     let review = worktree_review(job, "discard it")?;
     let git = git_of(job, review)?;
-    if Path::new(&review.worktree).is_dir() {
-        git.run([
-            "worktree",
-            "remove",
-            "--force",
-            "--force",
-            review.worktree.as_str(),
-        ])?;
-    }
     // A worktree deleted by hand leaves git's record of it behind; without it the branch could
     // not be deleted ("checked out at ...").
-    git.run(["worktree", "prune"])?;
+    remove_worktree(&git, review)?;
     let branch_ref = format!("refs/heads/{}", review.branch);
     if git.commit(&branch_ref)?.is_some() {
         git.run(["branch", "-D", "-q", review.branch.as_str()])?;

@@ -5,16 +5,22 @@
 //! callers that must stay responsive run them off their event loop. See docs/review.md.
 
 mod diff;
+pub mod gate;
 pub mod git;
+pub mod include;
 mod merge;
+pub mod overlap;
 pub mod parse;
 pub mod record;
+mod remote;
 pub mod snapshot;
+pub mod tidy;
 
 use std::path::PathBuf;
 
 pub use diff::change;
 pub use merge::{discard, discard_preview, merge, merge_preview};
+pub use remote::{pull_request, push};
 
 use crate::jobs::model::job::Job;
 use crate::jobs::model::review::{Isolation, Review};
@@ -94,6 +100,32 @@ pub enum ReviewError {
     NoCommit(PathBuf),
     #[error("no user '{0}' on this machine, whose repository this is: fix [projects.NAME] user")]
     NoUser(String),
+    #[error(
+        "job {id}'s checks failed ({check}): nothing was merged; fix it (`luzia retry {id}`, or \
+         `luzia checks {id}` once fixed by hand), or merge anyway with `luzia merge {id} --force`"
+    )]
+    ChecksFailed { id: String, check: String },
+    #[error(
+        "job {id}'s checks have not passed ({why}): nothing was merged; run them with `luzia \
+         checks {id}`, or merge anyway with `luzia merge {id} --force`"
+    )]
+    ChecksNotRun { id: String, why: String },
+    #[error(
+        "the project {repo} has no remote named {remote}: add one (`git -C {repo} remote add \
+         {remote} URL`), or name another with --remote"
+    )]
+    NoRemote { repo: PathBuf, remote: String },
+    #[error("the pr_command `{command}` failed (exit {code}): {said}")]
+    PrCommand {
+        command: String,
+        code: i32,
+        said: String,
+    },
+    #[error(
+        "the project {0} has no pr_command: add one to its [projects.NAME] table, e.g. \
+         pr_command = \"gh pr create --fill --head {{branch}}\""
+    )]
+    NoPrCommand(String),
 }
 
 /// The job's review record, refusing a job that has none (or one without isolation).

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use chrono::Utc;
 
 use super::git::{Git, toplevel};
-use super::{ReviewError, account_of, diff, snapshot};
+use super::{ReviewError, account_of, diff, include, overlap, snapshot};
 use crate::jobs::fs::files::{self, META_FILE_CAP, open_write, read_capped, read_small};
 use crate::jobs::fs::names::META_FILE;
 use crate::jobs::fs::publish::update_meta;
@@ -131,6 +131,9 @@ pub enum Begun {
     Unrecorded(String),
     /// The agent must not start: the line says why.
     Refused(String),
+    /// Isolated as asked, with something to say in the log (a file the worktree could not
+    /// receive).
+    Noted(String),
 }
 
 /// Sets up the job's isolation before its agent starts.
@@ -144,7 +147,7 @@ pub fn begin(dir: &Path, id: &str, user: &str) -> Begun {
     let done = if review.error.is_empty() {
         account_of(user).and_then(|a| match review.isolation {
             Isolation::Worktree => make_worktree(dir, id, &review, a.as_ref()),
-            _ => before_snapshot(dir, id, &review, a.as_ref()),
+            _ => before_snapshot(dir, id, &review, a.as_ref()).map(|()| None),
         })
     } else {
         Err(ReviewError::NotRecorded {
@@ -152,8 +155,10 @@ pub fn begin(dir: &Path, id: &str, user: &str) -> Begun {
             why: review.error.clone(),
         })
     };
-    let Err(e) = done else {
-        return Begun::Ready;
+    let e = match done {
+        Ok(None) => return Begun::Ready,
+        Ok(Some(said)) => return Begun::Noted(said),
+        Err(e) => e,
     };
     let message = match &e {
         ReviewError::NotRecorded { why, .. } => why.clone(),
@@ -190,7 +195,7 @@ fn make_worktree(
     id: &str,
     review: &Review,
     user: Option<&Account>,
-) -> Result<(), ReviewError> {
+) -> Result<Option<String>, ReviewError> {
     let repo = PathBuf::from(&review.repo);
     let git = Git::new(&repo, user);
     let head = git
@@ -222,7 +227,28 @@ fn make_worktree(
     ];
     git.run(args)?;
     snapshot::store(&git, &snapshot::ref_name(id, "before"), &head)?;
-    write_review(dir, |r| r.base = head.clone())
+    write_review(dir, |r| r.base = head.clone())?;
+    // What the person's checkout has and git does not (`.env`, …): the worktree is usable then.
+    let said = match include::copy(&git, &repo, &tree, &review.include, user) {
+        Ok(c) if c.paths.is_empty() && c.failed.is_empty() => None,
+        Ok(c) => {
+            let mut s = String::new();
+            if !c.paths.is_empty() {
+                s.push_str(&format!(
+                    "luzia: the worktree received {} from the project's checkout\n",
+                    c.paths.join(", ")
+                ));
+            }
+            for f in c.failed {
+                s.push_str(&format!("luzia: not copied into the worktree: {f}\n"));
+            }
+            Some(s)
+        }
+        Err(e) => Some(format!(
+            "luzia: the files the project lists for its worktrees were not copied: {e}\n"
+        )),
+    };
+    Ok(said)
 }
 
 /// Records the job's change when its agent has ended. Returns a line for output.log when
@@ -286,7 +312,14 @@ fn after_snapshot(
             })?
     };
     snapshot::store(&git, &snapshot::ref_name(id, "after"), &after)?;
-    let stat = diff::stat(&git, &review.base, &after)?;
+    let files = diff::files(&git, &review.base, &after)?;
+    // The paths it touched, for the overlap with other unmerged jobs (see `overlap`).
+    let _ = overlap::record(dir, &files);
+    let stat = crate::jobs::model::review::Change {
+        files,
+        ..Default::default()
+    }
+    .stat();
     write_review(dir, |r| {
         r.after = after.clone();
         r.changes = Some(stat);

@@ -26,7 +26,7 @@ pub const ALWAYS_PASSED: [&str; 8] = [
 /// `progress`, a `luzia run` of its own) to work as the dispatcher's does. Any other name that
 /// starts with `LUZIA_` is not luzia's and stays behind like any variable: a prefix is no
 /// allowlist (a secret named `LUZIA_`-something would reach every agent).
-pub const OWN_VARIABLES: [&str; 10] = [
+pub const OWN_VARIABLES: [&str; 12] = [
     "LUZIA_CONFIG",
     "LUZIA_JOBS_DIR",
     "LUZIA_QUEUE_DIR",
@@ -37,6 +37,8 @@ pub const OWN_VARIABLES: [&str; 10] = [
     "LUZIA_SSH",
     "LUZIA_JOB_DIR",
     "LUZIA_JOB_ID",
+    "LUZIA_PORT",
+    "LUZIA_PORT_COUNT",
 ];
 
 /// What the config adds to an agent's environment (`env_pass` and `env`, of `[agent]` and of

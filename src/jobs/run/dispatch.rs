@@ -23,6 +23,7 @@ use crate::jobs::run::claude::servers::{self, ClaudeDirs};
 use crate::jobs::run::claude::{self, Permissions};
 use crate::jobs::run::finish;
 use crate::jobs::run::session::{self, SessionPlan};
+use crate::jobs::run::steps::Steps;
 
 /// The longest task accepted: meta.json holds it, and is read whole.
 pub const MAX_TASK_BYTES: usize = 4 * 1024 * 1024;
@@ -52,6 +53,8 @@ pub struct Spec {
     pub isolation: Option<Isolation>,
     /// Where the agent's Claude Code keeps its user configuration (its MCP servers).
     pub claude_dirs: ClaudeDirs,
+    /// The project's setup, checks and the untracked files its worktree receives.
+    pub steps: Steps,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -130,10 +133,7 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-/// `'it'\''s'`: safe inside a POSIX shell, whatever the text.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
+pub use crate::jobs::text::shell_quote;
 
 /// A fresh id like the orchestrator's: `HHMMSS-xxxx`.
 fn candidate_id(now: DateTime<Utc>, salt: u64) -> String {
@@ -265,7 +265,14 @@ fn write_files(
     let dir_s = dir.display().to_string();
     let user = spec.user.as_deref().unwrap_or_default();
     // A worktree job works in its worktree: `{project_path}` and its directory name it.
-    let planned = record::plan(&spec.project_path, spec.isolation, user, dir, id.as_str());
+    let mut planned = record::plan(&spec.project_path, spec.isolation, user, dir, id.as_str());
+    if let Some(review) = planned
+        .review
+        .as_mut()
+        .filter(|r| r.isolation == Isolation::Worktree)
+    {
+        review.include = spec.steps.include.clone();
+    }
     let path_s = planned.cwd.display().to_string();
     let values = [
         ("project", spec.project.as_str()),
@@ -316,6 +323,7 @@ fn write_files(
         meta["queue_id"] = json!(q);
     }
     session::record(&mut meta, &spec.session, session_id.as_deref());
+    spec.steps.record(&mut meta);
     let meta = serde_json::to_vec_pretty(&meta).map_err(|e| (META_FILE.into(), e.into()))?;
     let write = |name: &str, bytes: &[u8]| {
         write_unsynced(staging, name, bytes).map_err(|e| (name.to_owned(), e))

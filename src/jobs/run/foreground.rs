@@ -16,7 +16,8 @@ use crate::jobs::model::process::Recorded;
 use crate::jobs::run::account::{AgentEnv, agent_env};
 use crate::jobs::run::agents::Kind;
 use crate::jobs::run::supervise::{
-    KILL_GRACE, Plan, SuperviseError, plan, record_agent, run_as, run_recorded, status_code,
+    KILL_GRACE, Plan, SuperviseError, add_port, plan, record_agent, run_as, run_line, run_recorded,
+    status_code,
 };
 use crate::jobs::run::{finish, shell};
 
@@ -45,9 +46,17 @@ pub fn run(
     let _ = finish::append(dir, &log, &note);
     // A job in the operator's terminal is watched: the usage limit's hold is the detached
     // supervisor's business.
-    run_recorded(dir, &log, notifications, &plan, &|_| {}, |private| {
-        rt.block_on(run_agent((dir, private), &plan, &log, signals, rules))
-    })
+    // The setup and checks write to the log, not the terminal, and stop with this process.
+    let mut line = |text: &str| run_line(&rt, (dir, &plan), &log, None, rules, text);
+    run_recorded(
+        dir,
+        &log,
+        notifications,
+        &plan,
+        &|_| {},
+        &mut line,
+        |private| rt.block_on(run_agent((dir, private), &plan, &log, signals, rules)),
+    )
 }
 
 async fn run_agent(
@@ -89,6 +98,7 @@ fn spawn(dir: &Path, plan: &Plan, rules: &AgentEnv) -> Result<tokio::process::Ch
         account.as_ref(),
         (dir, &plan.id),
     );
+    add_port(&mut env, plan.port);
     shell::for_the_shell(&mut env, shell::luzia_dir().as_deref());
     cmd.env_clear().envs(env);
     tokio::process::Command::from(cmd)

@@ -1,5 +1,7 @@
 //! `luzia gc`: finished jobs older than an age leave the jobs root, moved whole to an archive
-//! directory beside it (the default) or deleted.
+//! directory beside it (the default) or deleted, and what they left in their project's
+//! repository (a worktree, the branch `luzia/<id>`, the refs `refs/luzia/<id>/*`) is removed
+//! with them; a worktree job nobody merged or discarded stays whole.
 //!
 //! Only a job that is over for good goes: an exit line, no open question or gate (not waiting
 //! for an answer), no supervisor or agent alive (its running entry free, its recorded
@@ -25,6 +27,7 @@ use crate::jobs::fs::names::{
 use crate::jobs::fs::publish::locked;
 use crate::jobs::model::process::{self, ProcessRecord, Processes, Source};
 use crate::jobs::model::scan::list_ids;
+use crate::jobs::review::tidy::{self, Tidied, size};
 use crate::jobs::run::queue::Slots;
 use crate::jobs::run::slots;
 use crate::jobs::{Job, JobId, ScanError, Status, read_job};
@@ -57,6 +60,8 @@ pub enum Kept {
     Recent,
     /// A job of that id is in the archive already.
     InArchive,
+    /// A worktree job whose branch holds work nobody merged, discarded or has in the project.
+    Unmerged,
 }
 
 impl Kept {
@@ -67,6 +72,7 @@ impl Kept {
             Kept::Running => "still running",
             Kept::Recent => "newer than the age",
             Kept::InArchive => "already in the archive under the same id (left in place)",
+            Kept::Unmerged => "unmerged (merge or discard them: luzia merge / discard ID)",
         }
     }
 }
@@ -75,6 +81,11 @@ impl Kept {
 pub struct Outcome {
     pub collected: usize,
     pub bytes: u64,
+    /// What the collected jobs left in their repositories, removed with them.
+    pub worktrees: usize,
+    pub worktree_bytes: u64,
+    pub branches: usize,
+    pub refs: usize,
     pub kept: std::collections::BTreeMap<Kept, usize>,
     /// Jobs that could not be moved, and why.
     pub failed: Vec<(JobId, String)>,
@@ -168,12 +179,17 @@ pub fn collect(
         if plan.dry_run {
             out.collected += 1;
             out.bytes += bytes;
+            match tidy::tidy(&job, true) {
+                Ok(t) => out.add(&t),
+                Err(e) => out.failed.push((id, e.to_string())),
+            }
             continue;
         }
         match dispose(root, queue, &id, plan, cutoff, now)? {
-            Ok(()) => {
+            Ok(tidied) => {
                 out.collected += 1;
                 out.bytes += bytes;
+                out.add(&tidied);
             }
             Err(Moved::Kept(why)) => *out.kept.entry(why).or_default() += 1,
             Err(Moved::Gone) => {}
@@ -184,6 +200,17 @@ pub fn collect(
         refresh_running_index(root, queue, now);
     }
     Ok(out)
+}
+
+impl Outcome {
+    fn add(&mut self, t: &Tidied) {
+        if let Some(bytes) = t.worktree {
+            self.worktrees += 1;
+            self.worktree_bytes += bytes;
+        }
+        self.branches += usize::from(t.branch);
+        self.refs += t.refs;
+    }
 }
 
 enum Moved {
@@ -201,10 +228,10 @@ fn dispose(
     plan: &Plan,
     cutoff: SystemTime,
     now: DateTime<Utc>,
-) -> Result<Result<(), Moved>, GcError> {
+) -> Result<Result<Tidied, Moved>, GcError> {
     let lock = Slots::lock(queue).map_err(|e| GcError::Queue(queue.to_owned(), e.to_string()))?;
     let dir = root.join(id.as_str());
-    let mut verdict = Ok(());
+    let mut verdict = Ok(Tidied::default());
     let moved = locked(&dir, || {
         let Some(job) = read_job(root, id, now) else {
             verdict = Err(Moved::Gone);
@@ -214,10 +241,21 @@ fn dispose(
             verdict = Err(Moved::Kept(why));
             return Ok(());
         }
+        // Its worktree, branch and refs first: a job moved keeps nothing in the repository.
+        let tidied = match tidy::tidy(&job, false) {
+            Ok(t) => t,
+            Err(e) => {
+                verdict = Err(Moved::Failed(format!(
+                    "cannot remove what it left in its repository: {e}"
+                )));
+                return Ok(());
+            }
+        };
         verdict = match &plan.how {
             Disposal::Archive(archive) => archive_one(&dir, &archive.join(id.as_str())),
             Disposal::Delete => delete_one(root, &dir, id),
-        };
+        }
+        .map(|()| tidied);
         Ok(())
     });
     drop(lock);
@@ -290,8 +328,14 @@ fn eligible(queue: &Path, job: &Job, cutoff: SystemTime) -> Result<(), Kept> {
         .filter_map(|p| std::fs::symlink_metadata(p).and_then(|m| m.modified()).ok())
         .max();
     match newest {
-        Some(t) if t <= cutoff => Ok(()),
-        _ => Err(Kept::Recent),
+        Some(t) if t <= cutoff => {}
+        _ => return Err(Kept::Recent),
+    }
+    // Asked of git last, and only of the jobs old enough to go: a question that can fail
+    // keeps the job.
+    match tidy::is_unmerged(job) {
+        Ok(false) => Ok(()),
+        _ => Err(Kept::Unmerged),
     }
 }
 
@@ -319,20 +363,6 @@ fn alive(job: &Job) -> bool {
         Source::Nowhere => return false,
     };
     Processes::identify(pid, record.as_ref(), job.started).is_alive()
-}
-
-/// Bytes held by the files under `dir` (links not followed).
-fn size(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => size(&e.path()),
-            _ => e.metadata().map_or(0, |m| m.len()),
-        })
-        .sum()
 }
 
 /// The archive is a directory outside the root, on its file system; made (only then) if need

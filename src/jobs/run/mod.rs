@@ -17,5 +17,6 @@ pub mod resume;
 pub mod session;
 pub mod shell;
 pub mod slots;
+pub mod steps;
 pub mod stream;
 pub mod supervise;

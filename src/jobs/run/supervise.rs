@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::jobs::fs::files::{META_FILE_CAP, open_append, open_nofollow, read_capped};
 use crate::jobs::fs::private::Private;
 use crate::jobs::fs::publish::write_atomic;
+use crate::jobs::model::checks::{CheckState, Checks, failure};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::review::record::{self, Begun};
@@ -31,7 +32,11 @@ use crate::jobs::run::account::{Account, AgentEnv, agent_env};
 use crate::jobs::run::acp;
 use crate::jobs::run::agents::{Kind, speaks_acp};
 use crate::jobs::run::stream::{self, JobSink, reader::Pump};
-use crate::jobs::run::{finish, leftovers, shell};
+use crate::jobs::run::{finish, leftovers, shell, steps};
+use crate::jobs::text::sanitize::plain_text;
+
+mod line;
+pub(super) use line::{add_port, run_line};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -70,6 +75,8 @@ pub(super) struct Plan {
     pub(super) load: Option<String>,
     /// The job it continues (`resumes`).
     pub(super) resumes: Option<String>,
+    /// The first of the job's ports (`LUZIA_PORT`): the one recorded, or a free block now.
+    pub(super) port: Option<u16>,
 }
 
 pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
@@ -101,8 +108,14 @@ pub(super) fn plan(dir: &Path) -> Result<Plan, SuperviseError> {
             "has no `argv`: only jobs dispatched by `luzia run` can be supervised".into(),
         ));
     }
+    let id = meta["id"].as_str().unwrap_or_default().to_owned();
+    let port = meta["port"]
+        .as_u64()
+        .and_then(|p| u16::try_from(p).ok())
+        .or_else(|| steps::ports::choose(&id));
     Ok(Plan {
-        id: meta["id"].as_str().unwrap_or_default().to_owned(),
+        port,
+        id,
         project: meta["project"].as_str().unwrap_or_default().to_owned(),
         argv,
         cwd: meta["cwd"]
@@ -145,19 +158,32 @@ pub fn supervise_with(
     let _inside = rt.enter();
     // Signals are caught before the pid is published: whoever reads the pid and sends SIGTERM
     // finds us ready to pass it on and record the kill.
-    let signals = Signals::new().ok();
+    let signals = std::cell::RefCell::new(Signals::new().ok());
     let log_path = dir.join(LOG_FILE);
     let log = open_append(&log_path).map_err(io(log_path.clone()))?;
-    run_recorded(dir, &log, notifications, &plan, ending, |private| {
-        run_agent(
-            &rt,
-            (dir, private),
-            &plan,
-            &log,
-            signals,
-            &env(&plan.project),
-        )
-    })
+    let rules = env(&plan.project);
+    let mut line = |text: &str| {
+        let mut held = signals.borrow_mut();
+        run_line(&rt, (dir, &plan), &log, held.as_mut(), &rules, text)
+    };
+    run_recorded(
+        dir,
+        &log,
+        notifications,
+        &plan,
+        ending,
+        &mut line,
+        |private| {
+            run_agent(
+                &rt,
+                (dir, private),
+                &plan,
+                &log,
+                signals.borrow_mut().as_mut(),
+                &rules,
+            )
+        },
+    )
 }
 
 /// The part every way of running a job shares (detached or in the operator's terminal): this
@@ -170,27 +196,21 @@ pub(super) fn run_recorded(
     notifications: Option<&Path>,
     plan: &Plan,
     ending: &dyn Fn(i32),
+    line: &mut steps::RunLine<'_>,
     run: impl FnOnce(&Private) -> i32,
 ) -> Result<i32, SuperviseError> {
     let id = plan.id.as_str();
     let code = match publish_self(dir, id) {
         Ok(private) => match record::begin(dir, id, &plan.user) {
-            Begun::Refused(line) => {
-                let _ = finish::append(dir, log, &line);
+            Begun::Refused(said) => {
+                let _ = finish::append(dir, log, &said);
                 127
             }
             begun => {
-                if let Begun::Unrecorded(line) = begun {
-                    let _ = finish::append(dir, log, &line);
+                if let Begun::Unrecorded(said) | Begun::Noted(said) = begun {
+                    let _ = finish::append(dir, log, &said);
                 }
-                let code = run(&private);
-                // What an agent printed of its figures is on disk before the job is seen to end.
-                stream::text::record_usage(dir, Kind::of(&plan.argv));
-                // Recorded before the exit line: whoever sees the job end finds its change.
-                if let Some(line) = record::end(dir, id, &plan.user) {
-                    let _ = finish::append(dir, log, &line);
-                }
-                code
+                run_between_steps(dir, log, plan, line, run, &private)
             }
         },
         Err(message) => {
@@ -211,10 +231,52 @@ pub(super) fn run_recorded(
     let stop = stop::read(dir).map(|(request, _)| request);
     let _ = finish::record_finish(dir, code, stop.as_ref());
     if let Some(n) = notifications {
-        notify(n, id, code, stop.as_ref());
+        let checks = steps::checks_of(dir).filter(|c| c.state == CheckState::Failed);
+        notify(n, id, code, stop.as_ref(), checks.as_ref());
     }
     finish::discard_reserve(dir);
     Ok(code)
+}
+
+/// The job's port recorded, its setup, the agent, its change recorded, then its checks: all of
+/// it before the exit line, so whoever sees the job end finds its change and its checks (and
+/// reads it as `checks_failed` from the first, never `completed` first).
+fn run_between_steps(
+    dir: &Path,
+    log: &File,
+    plan: &Plan,
+    line: &mut steps::RunLine<'_>,
+    run: impl FnOnce(&Private) -> i32,
+    private: &Private,
+) -> i32 {
+    let id = plan.id.as_str();
+    if let Some(port) = plan.port {
+        // Not made durable: it means something only while this supervisor runs.
+        let _ = crate::jobs::fs::publish::update_meta_unsynced(dir, |m| {
+            m.insert("port".into(), port.into());
+            true
+        });
+    }
+    if steps::setup(dir, id, log, line).is_err() {
+        steps::record_not_run(dir, "the setup failed");
+        return 127;
+    }
+    let code = run(private);
+    // What an agent printed of its figures is on disk before the job is seen to end.
+    stream::text::record_usage(dir, Kind::of(&plan.argv));
+    if let Some(said) = record::end(dir, id, &plan.user) {
+        let _ = finish::append(dir, log, &said);
+    }
+    if let Some(checks) = steps::checks_of(dir) {
+        let stopped = || stop::read(dir).is_some();
+        match steps::not_run_because(code, stopped()) {
+            Some(why) => steps::record_not_run(dir, &why),
+            None => {
+                steps::run_checks_logged(dir, log, checks.commands, line, &stopped);
+            }
+        }
+    }
+    code
 }
 
 /// Makes this process the reaper of whatever the agent leaves behind when its parent ends, so
@@ -272,7 +334,7 @@ fn run_agent(
     (dir, private): (&Path, &Private),
     plan: &Plan,
     log: &File,
-    mut signals: Option<Signals>,
+    mut signals: Option<&mut Signals>,
     rules: &AgentEnv,
 ) -> i32 {
     // Spawning registers the child with the runtime's reaper.
@@ -305,9 +367,9 @@ fn run_agent(
         let pump = stdout
             .zip(log.try_clone().ok())
             .map(|(out, log)| Pump::start(out, JobSink::new(dir, log)));
-        let code = run_to_end(child, signals.as_mut()).await;
+        let code = run_to_end(child, signals.as_deref_mut()).await;
         let note = match &agent {
-            Some(a) => leftovers::wait_out(&a.process(), signals.as_mut()).await,
+            Some(a) => leftovers::wait_out(&a.process(), signals.as_deref_mut()).await,
             None => None,
         };
         // Nothing the agent started is left in its group: what it wrote is read to the end
@@ -373,6 +435,7 @@ fn spawn_agent(
         account.as_ref(),
         (dir, &plan.id),
     );
+    add_port(&mut env, plan.port);
     shell::for_the_shell(&mut env, shell::luzia_dir().as_deref());
     cmd.env_clear().envs(env);
     tokio::process::Command::from(cmd)
@@ -417,7 +480,7 @@ pub(super) fn run_as(
     unsafe_code,
     reason = "pre_exec runs code between fork and exec, which only Rust's unsafe can express; the closure makes only async-signal-safe system calls"
 )]
-fn die_with_supervisor(cmd: &mut std::process::Command) {
+pub(super) fn die_with_supervisor(cmd: &mut std::process::Command) {
     let supervisor = rustix::process::getpid();
     // SAFETY: prctl and getppid are system calls that allocate nothing: async-signal-safe.
     unsafe {
@@ -527,11 +590,23 @@ pub(super) fn status_code(status: std::io::Result<std::process::ExitStatus>) -> 
 }
 
 /// `[HH:MM:SS] Agent <job id> finished (exit <code>)`, one line, one write; after a requested
-/// stop it goes on with `, killed by <user@host> (<cli|tui>)`.
-pub(super) fn notify(path: &Path, id: &str, code: i32, stop: Option<&StopRequest>) {
+/// stop it goes on with `, killed by <user@host> (<cli|tui>)`, after failed checks with `,
+/// checks failed: <the first that failed>`.
+pub(super) fn notify(
+    path: &Path,
+    id: &str,
+    code: i32,
+    stop: Option<&StopRequest>,
+    failed: Option<&Checks>,
+) {
     let killed = stop.map_or(String::new(), |s| format!(", killed by {}", s.by()));
+    let checks = failed
+        .and_then(|c| c.first_failure())
+        .map_or(String::new(), |f| {
+            format!(", checks failed: {}", plain_text(&failure(f)))
+        });
     let line = format!(
-        "[{}] Agent {id} finished (exit {code}){killed}\n",
+        "[{}] Agent {id} finished (exit {code}){killed}{checks}\n",
         Local::now().format("%H:%M:%S")
     );
     if let Some(parent) = path.parent() {

@@ -159,8 +159,28 @@ fn everything() -> Job {
                 }),
                 note: "also changed outside".into(),
                 error: "e".into(),
+                include: vec![".env".into()],
+                forced: "by bo@h".into(),
+                pushed: "origin".into(),
+                pr: "https://example.com/pr/1".into(),
+                merges: "job x still merges cleanly".into(),
                 outcome: "merged into main at abc".into(),
             })),
+            checks: Some(Box::new(crate::jobs::model::checks::Checks {
+                commands: vec!["cargo test".into()],
+                state: crate::jobs::model::checks::CheckState::Failed,
+                results: vec![crate::jobs::model::checks::CheckResult {
+                    command: "cargo test".into(),
+                    exit_code: Some(101),
+                    seconds: 1.5,
+                    tail: vec!["failed".into()],
+                }],
+                started: Some(t),
+                finished: Some(t),
+                note: String::new(),
+            })),
+            port: Some(20010),
+            setup_error: "setup failed".into(),
         })),
     };
     Job {

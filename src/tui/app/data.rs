@@ -105,7 +105,9 @@ impl App {
             }
         }
         self.link_retries();
-        self.after_read(newly_waiting, Some(&ids), &ids)
+        let mut effects = self.after_read(newly_waiting, Some(&ids), &ids);
+        effects.extend(self.overlap_after_read(&ids));
+        effects
     }
 
     /// The queue as listed, and the usage limit that holds it: its rows replace the queued

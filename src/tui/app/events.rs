@@ -151,7 +151,10 @@ impl App {
             return;
         };
         let failed = |e: &TimelineEvent| match e.job.as_ref().and_then(|id| jobs.get(id)) {
-            Some(job) => matches!(job.status, Status::Failed | Status::Died | Status::Killed),
+            Some(job) => matches!(
+                job.status,
+                Status::Failed | Status::ChecksFailed | Status::Died | Status::Killed
+            ),
             // A notification of a job no longer on disk: its exit code says.
             None => e.text.contains("(exit ") && !e.text.contains("(exit 0)"),
         };

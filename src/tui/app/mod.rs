@@ -23,6 +23,7 @@ mod keys;
 pub mod messages;
 mod mouse;
 pub mod output;
+pub mod overlap;
 mod paste;
 pub mod picker;
 mod session;
@@ -177,6 +178,8 @@ pub struct App {
     pub hold: Option<crate::jobs::model::limit::Hold>,
     /// The remote hosts shown (`Options::hosts`, in order), and how each stands.
     pub hosts: Vec<fleet::Host>,
+    /// Unmerged worktree jobs whose changes touch the same files.
+    pub overlap: overlap::Overlap,
 }
 
 impl App {
@@ -187,6 +190,7 @@ impl App {
             changes: 0,
             queue_listed: Vec::new(),
             hold: None,
+            overlap: overlap::Overlap::default(),
             table: Table::new(opts.projects.clone()),
             message: None,
             said: messages::Said::default(),
@@ -456,6 +460,10 @@ impl App {
             }
             Event::HistoryLoaded { id, history } => {
                 self.on_history_loaded(id, history);
+                vec![]
+            }
+            Event::Overlaps(found) => {
+                self.on_overlaps(found);
                 vec![]
             }
             Event::ChangeLoaded { id, change } => {

@@ -131,8 +131,15 @@ impl Executor {
         };
         let review = {
             let (root, tx) = (setup.root.clone(), tx.clone());
+            let checked: std::collections::BTreeSet<String> = setup
+                .config
+                .iter()
+                .flat_map(|c| c.projects.iter())
+                .filter(|(_, p)| !p.checks.is_empty())
+                .map(|(name, _)| name.clone())
+                .collect();
             Worker::start("luzia-review", 1, move || {
-                Reviews::new(root.clone(), tx.clone())
+                Reviews::new(root.clone(), tx.clone(), checked.clone())
             })?
         };
         let writes = {
@@ -212,6 +219,7 @@ impl Executor {
             Effect::ForgetIssues(gone) => self.issues.forget(gone),
             Effect::SyncQueue => self.writes.run(Writes::sync_queue),
             Effect::LoadChange(id) => self.review.run(move |r| r.load_change(id)),
+            Effect::CheckOverlaps(ids) => self.review.run(move |r| r.overlaps(ids)),
             Effect::PreviewReview { job, op } => self.review.run(move |r| r.preview(job, op)),
             // Writes (read-only has already refused it above), on the review worker: one at a
             // time, after the reads of the change it was asked about.

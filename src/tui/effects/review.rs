@@ -3,11 +3,13 @@
 //! neither the job reads nor the writes; and one merge or discard at a time, in the order asked.
 //! What git may and may not do is decided in `jobs::review`; this only says what came of it.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::jobs::review;
+use crate::jobs::review::gate::Gate;
 use crate::jobs::{Job, JobId, read_job};
 use crate::tui::effect::ReviewOp;
 use crate::tui::event::Event;
@@ -15,11 +17,21 @@ use crate::tui::event::Event;
 pub struct Reviews {
     root: PathBuf,
     tx: UnboundedSender<Event>,
+    /// The projects whose config has checks: their jobs merge once the checks passed.
+    checked: BTreeSet<String>,
 }
 
 impl Reviews {
-    pub fn new(root: PathBuf, tx: UnboundedSender<Event>) -> Reviews {
-        Reviews { root, tx }
+    pub fn new(root: PathBuf, tx: UnboundedSender<Event>, checked: BTreeSet<String>) -> Reviews {
+        Reviews { root, tx, checked }
+    }
+
+    /// The cockpit never forces a merge past the checks (`luzia merge --force` does).
+    fn gate(&self, job: &Job) -> Gate {
+        Gate {
+            project_has_checks: self.checked.contains(job.project()),
+            forced_by: None,
+        }
     }
 
     fn send(&self, ev: Event) {
@@ -45,10 +57,21 @@ impl Reviews {
         self.send(Event::ChangeLoaded { id, change });
     }
 
+    /// Which of `ids` (unmerged worktree jobs) touch the same files: read from the paths each
+    /// recorded when it ended, no git run.
+    pub fn overlaps(&mut self, ids: Vec<JobId>) {
+        let jobs: Vec<Job> = ids.iter().filter_map(|id| self.job(id).ok()).collect();
+        let found = review::overlap::overlaps(&jobs)
+            .into_iter()
+            .map(|(id, others)| (id, review::overlap::describe(&others)))
+            .collect();
+        self.send(Event::Overlaps(found));
+    }
+
     pub fn preview(&mut self, job: JobId, op: ReviewOp) {
         let preview = self.job(&job).and_then(|j| {
             match op {
-                ReviewOp::Merge => review::merge_preview(&j),
+                ReviewOp::Merge => review::merge_preview(&j, &self.gate(&j)),
                 ReviewOp::Discard => review::discard_preview(&j),
             }
             .map_err(|e| e.to_string())
@@ -61,7 +84,7 @@ impl Reviews {
     pub fn perform(&mut self, job: JobId, op: ReviewOp) {
         let result = self.job(&job).and_then(|j| {
             match op {
-                ReviewOp::Merge => review::merge(&j),
+                ReviewOp::Merge => review::merge(&j, &self.gate(&j)),
                 ReviewOp::Discard => review::discard(&j),
             }
             .map_err(|e| e.to_string())

@@ -127,7 +127,10 @@ fn timeline_lines<'a>(app: &App, job: &Job, theme: &Theme) -> Vec<Line<'a>> {
                 let style = match e.kind {
                     EventKind::Issue | EventKind::Alarm => theme.warn(),
                     EventKind::Finished
-                        if matches!(job.status, Status::Failed | Status::Died | Status::Killed) =>
+                        if matches!(
+                            job.status,
+                            Status::Failed | Status::ChecksFailed | Status::Died | Status::Killed
+                        ) =>
                     {
                         theme.error()
                     }

@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::output::skip_columns;
 use super::table::cut;
+use crate::jobs::model::checks::CheckState;
 use crate::jobs::model::review::{Change, ChangeKind, FileChange};
 use crate::jobs::text::sanitize::{plain_text, sanitize_line};
 use crate::jobs::text::width::width;
@@ -101,12 +102,33 @@ fn header<'a>(app: &App, view: &DiffView, theme: &Theme, room: usize) -> Vec<Lin
         about.push(format!("project {}", plain_text(j.project())));
         about.push(j.status.as_str().to_string());
     }
+    // The checks, after the rest of the line: a failure is what a merge would be refused for.
+    let checks = job.and_then(|j| j.checks()).map(|c| {
+        let style = match c.state {
+            CheckState::Failed => theme.error(),
+            CheckState::Passed => theme.added(),
+            _ => theme.dim(),
+        };
+        (format!(" · checks {}", plain_text(&c.summary())), style)
+    });
+    let about = about.join(" · ");
+    let about_line = match checks {
+        Some((text, style)) => {
+            let whole = cut(&format!("{about}{text}"), room, theme);
+            // Cut within the first part, the line is that part alone.
+            match whole.strip_prefix(about.as_str()) {
+                Some(tail) => Line::from(vec![
+                    Span::styled(about.clone(), theme.dim()),
+                    Span::styled(tail.to_owned(), style),
+                ]),
+                None => Line::from(Span::styled(whole, theme.dim())),
+            }
+        }
+        None => Line::from(Span::styled(cut(&about, room, theme), theme.dim())),
+    };
     let mut lines = vec![
         Line::from(Span::styled(cut(&task, room, theme), theme.accent())),
-        Line::from(Span::styled(
-            cut(&about.join(" · "), room, theme),
-            theme.dim(),
-        )),
+        about_line,
     ];
     for note in view.notes() {
         let text = format!("! {}", plain_text(note));

@@ -23,7 +23,10 @@ const COUNTED: &[(&str, &[Status])] = &[
     ("waiting for you", &[Status::Waiting, Status::NeedsInput]),
     ("queued", &[Status::Queued]),
     ("completed", &[Status::Completed]),
-    ("failed", &[Status::Failed, Status::Killed]),
+    (
+        "failed",
+        &[Status::Failed, Status::ChecksFailed, Status::Killed],
+    ),
     ("died", &[Status::Died]),
 ];
 

@@ -87,8 +87,8 @@ pub fn help(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new(lines).block(block), rect);
 }
 
-/// What the status symbols of a narrow table mean: two lines (`layout::HELP_EXTRA` counts
-/// them), each under 56 columns, so that they fit the narrowest help.
+/// What the status symbols of a narrow table mean: three lines (`layout::HELP_EXTRA` counts
+/// them), each under 66 columns, so that they fit the narrowest help.
 fn legend<'a>(theme: &Theme) -> Vec<Line<'a>> {
     Status::ALL
         .chunks(5)

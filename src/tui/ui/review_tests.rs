@@ -175,3 +175,100 @@ fn the_merge_confirmation() {
     assert!(screen.contains("y discard"), "{screen}");
     assert!(screen.contains("more lines"), "{screen}");
 }
+
+/// [`reviewing`]'s jobs with their project's checks: the worktree job's failed (one of three),
+/// the snapshot's passed, the discarded one's never ran.
+fn checking(w: u16, h: u16) -> App {
+    use crate::jobs::Status;
+    use crate::jobs::model::checks::{CheckResult, CheckState, Checks};
+    let ran = |command: &str, code: i32| CheckResult {
+        command: command.into(),
+        exit_code: Some(code),
+        seconds: 1.5,
+        tail: vec!["assertion failed: retry waits at most 30s".into()],
+    };
+    let mut jobs = Vec::new();
+    for (from, isolation, checks, status) in [
+        (
+            "142315-a1b2",
+            Isolation::Worktree,
+            Checks {
+                commands: vec![
+                    "cargo test".into(),
+                    "cargo clippy".into(),
+                    "npm run lint".into(),
+                ],
+                state: CheckState::Failed,
+                results: vec![
+                    ran("cargo test", 101),
+                    ran("cargo clippy", 0),
+                    ran("npm run lint", 0),
+                ],
+                ..Checks::default()
+            },
+            Status::ChecksFailed,
+        ),
+        (
+            "143002-c3d4",
+            Isolation::Snapshot,
+            Checks {
+                commands: vec!["cargo test".into(), "cargo clippy".into()],
+                state: CheckState::Passed,
+                results: vec![ran("cargo test", 0), ran("cargo clippy", 0)],
+                ..Checks::default()
+            },
+            Status::Completed,
+        ),
+        (
+            "152000-f00d",
+            Isolation::Worktree,
+            Checks {
+                note: "the agent did not end well (exit 1)".into(),
+                ..Checks::planned(vec!["cargo test".into()])
+            },
+            Status::Failed,
+        ),
+    ] {
+        let mut job = reviewed(from, isolation);
+        job.status = status;
+        if let Some(m) = job.meta.as_mut() {
+            m.checks = Some(Box::new(checks));
+        }
+        jobs.push((job.id.clone(), Some(job)));
+    }
+    let mut app = app(w, h);
+    app.update(Event::JobsRead(jobs), now());
+    let i = app
+        .table
+        .view
+        .iter()
+        .position(|j| j.as_str() == "142315-a1b2");
+    for _ in 0..i.unwrap() {
+        press(&mut app, [ch('j')]);
+    }
+    app
+}
+
+#[test]
+fn the_checks_column_and_a_failure_in_the_diff_view() {
+    for (w, h) in SIZES {
+        let app = checking(w, h);
+        let screen = draw(&app);
+        insta::assert_snapshot!(format!("checks_column_{w}x{h}"), screen);
+        let mut diff = app;
+        press(&mut diff, [ch('d')]);
+        diff.update(
+            Event::ChangeLoaded {
+                id: id("142315-a1b2"),
+                change: Ok(change()),
+            },
+            now(),
+        );
+        let screen = draw(&diff);
+        assert!(
+            screen.contains("checks failed: cargo test (exit 101)") || w < 100,
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("diff_checks_failed_{w}x{h}"), screen);
+    }
+}

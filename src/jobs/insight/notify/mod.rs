@@ -266,7 +266,7 @@ fn gate_event(job: &Job, now: DateTime<Utc>, host: &str) -> Option<Event> {
     Some(e)
 }
 
-/// A job that failed, died, or was killed by a signal nobody asked for (a stop an operator
+/// A job that failed (or whose checks failed), died, or was killed by a signal nobody asked for (a stop an operator
 /// asked for is no failure), within [`FAILED_HORIZON`] of its end.
 fn failure_event(job: &Job, now: DateTime<Utc>, host: &str) -> Option<Event> {
     let what = match (job.status, job.exit_code) {
@@ -275,6 +275,13 @@ fn failure_event(job: &Job, now: DateTime<Utc>, host: &str) -> Option<Event> {
             format!("was killed (exit {code}) and nobody asked for it")
         }
         (Status::Died, _) => "died: its agent ended without an exit line".to_owned(),
+        (Status::ChecksFailed, _) => match job.checks().and_then(|c| c.first_failure()) {
+            Some(f) => format!(
+                "failed its checks: {}",
+                crate::jobs::model::checks::failure(f)
+            ),
+            None => "failed its checks".to_owned(),
+        },
         _ => return None,
     };
     let ended = job.finished.unwrap_or(now);

@@ -100,6 +100,7 @@ fn counts_every_status_and_the_queue() {
             queued: 3,
             completed: 1,
             failed: 1,
+            checks_failed: 0,
             died: 1,
             killed: 1,
             unknown: 1,

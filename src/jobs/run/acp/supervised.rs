@@ -39,7 +39,7 @@ pub(in crate::jobs::run) async fn run_job(
     (dir, log): (&Path, &File),
     plan: &supervise::Plan,
     agent: Option<&Recorded>,
-    mut signals: Option<Signals>,
+    mut signals: Option<&mut Signals>,
 ) -> i32 {
     let prompt = match read_capped(&dir.join(PROMPT_FILE), META_FILE_CAP) {
         Ok(Some(p)) => String::from_utf8_lossy(&p).into_owned(),
@@ -60,9 +60,9 @@ pub(in crate::jobs::run) async fn run_job(
             _ => None,
         },
     };
-    let code = run_to_end(child, dir, log, session, signals.as_mut()).await;
+    let code = run_to_end(child, dir, log, session, signals.as_deref_mut()).await;
     if let Some(a) = agent
-        && let Some(note) = leftovers::wait_out(&a.process(), signals.as_mut()).await
+        && let Some(note) = leftovers::wait_out(&a.process(), signals).await
     {
         let _ = finish::append(dir, log, &note);
     }

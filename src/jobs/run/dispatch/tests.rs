@@ -36,6 +36,7 @@ fn spec(root: &Path) -> Spec {
         permissions: Permissions::default(),
         isolation: None,
         claude_dirs: Default::default(),
+        steps: Default::default(),
     }
 }
 

@@ -19,6 +19,7 @@ fn job(cmd: &[&str]) -> (tempfile::TempDir, PathBuf) {
         permissions: Default::default(),
         isolation: None,
         claude_dirs: Default::default(),
+        steps: Default::default(),
     };
     let c = create(root.path(), &spec, Utc::now()).unwrap();
     (root, c.dir)

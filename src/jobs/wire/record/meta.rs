@@ -6,6 +6,7 @@ use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use super::is_false;
+use crate::jobs::model::checks::Checks;
 use crate::jobs::model::meta::{Meta, MetaMore};
 use crate::jobs::model::review::Review;
 use crate::jobs::model::session::{RunResult, Usage};
@@ -144,5 +145,11 @@ mirror! {
         foreground: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         review: Option<Box<Review>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        checks: Option<Box<Checks>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        port: Option<u16>,
+        #[serde(skip_serializing_if = "CompactString::is_empty")]
+        setup_error: CompactString,
     }
 }

@@ -40,7 +40,10 @@ impl Tab {
             Tab::Active => status.is_active(),
             Tab::Waiting => job.awaits_person(),
             Tab::Done => status == Status::Completed,
-            Tab::Failed => matches!(status, Status::Failed | Status::Killed | Status::Died),
+            Tab::Failed => matches!(
+                status,
+                Status::Failed | Status::ChecksFailed | Status::Killed | Status::Died
+            ),
         }
     }
 

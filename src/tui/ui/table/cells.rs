@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 
 use crate::jobs::Job;
 use crate::jobs::insight::alarms::AlarmKind;
+use crate::jobs::model::checks::CheckState;
 use crate::jobs::model::review::ChangeStat;
 use crate::jobs::run::agents::Kind;
 use crate::jobs::text::sanitize::plain_text;
@@ -99,6 +100,9 @@ pub fn alert_width(app: &App, job: &Job, theme: &Theme, issues: &mut Vec<usize>)
         }
         return issues[at];
     }
+    if let Some(o) = app.overlap.found.get(&job.id) {
+        return text_width(theme.alarm_mark()) + 1 + text_width(o);
+    }
     0
 }
 
@@ -133,6 +137,13 @@ pub fn alert_cell<'a>(app: &App, job: &Job, theme: &Theme) -> Line<'a> {
                     .remove_modifier(Modifier::REVERSED),
             ),
         ]);
+    }
+    if let Some(o) = app.overlap.found.get(&job.id) {
+        // Another unmerged job touches the same files: the order of their merges matters.
+        return Line::from(Span::styled(
+            format!("{} {}", theme.alarm_mark(), plain_text(o)),
+            theme.warn(),
+        ));
     }
     Line::default()
 }
@@ -180,6 +191,29 @@ pub fn changes_cell<'a>(job: &Job, short: bool, theme: &Theme) -> Line<'a> {
         spans.push(Span::styled(format!(" · {rest}"), theme.dim()));
     }
     Line::from(spans)
+}
+
+/// The CHECKS cell's text (`✓ 3/3`, `✗ 1/3`, `… 2/3`), for a job whose project has checks.
+/// Checks that never ran say so only once the job has ended: before, they are yet to come.
+pub fn checks_label(job: &Job) -> Option<String> {
+    let c = job.checks()?;
+    if c.state == CheckState::Planned && job.status.is_active() {
+        return None;
+    }
+    Some(c.label())
+}
+
+/// The CHECKS cell: passed green, failed red, running or not run dimmed.
+pub fn checks_cell<'a>(job: &Job, theme: &Theme) -> Line<'a> {
+    let (Some(label), Some(c)) = (checks_label(job), job.checks()) else {
+        return Line::default();
+    };
+    let style = match c.state {
+        CheckState::Passed => theme.added(),
+        CheckState::Failed => theme.error(),
+        _ => theme.dim(),
+    };
+    Line::from(Span::styled(label, style))
 }
 
 /// What the job's run cost, when its figures say.

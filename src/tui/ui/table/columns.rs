@@ -3,7 +3,9 @@
 //! the task given what is left. Every job the table lists counts, on screen or not, so that
 //! scrolling never moves the columns.
 
-use super::cells::{agent_of, alert_width, changes_label, changes_of, cost_of, status_label};
+use super::cells::{
+    agent_of, alert_width, changes_label, changes_of, checks_label, cost_of, status_label,
+};
 use crate::jobs::model::session::format_cost;
 use crate::jobs::run::agents::Kind;
 use crate::jobs::text::sanitize::plain_text;
@@ -47,6 +49,8 @@ pub struct Columns {
     /// What the job changed in its project (`+120 -8 · 5 files`, `+120-8` where narrow).
     pub changes: u16,
     pub changes_short: bool,
+    /// How the project's checks went (`✓ 3/3`, `✗ 1/3`, `… 2/3`).
+    pub checks: u16,
     pub task: u16,
     /// How many bytes of each id are shown (its shortest unique prefix), by its row in the
     /// list the columns were fitted to; empty where ids are whole. Two bytes a row: at 80
@@ -67,6 +71,7 @@ struct Content {
     alert: u16,
     changes: u16,
     changes_short: u16,
+    checks: u16,
     host: u16,
     /// The widest kind of agent's name, and which kinds were seen (bits by place in
     /// [`Kind::ALL`]).
@@ -75,6 +80,7 @@ struct Content {
     /// How many jobs have an alert, and how many a change recorded.
     alerting: usize,
     changed: usize,
+    checked: usize,
 }
 
 /// Columns `s` takes; ASCII (ids, most projects) without segmenting it.
@@ -133,6 +139,10 @@ impl Content {
                 c.changed += 1;
                 c.changes = c.changes.max(cols(&changes_label(stat, false)));
                 c.changes_short = c.changes_short.max(cols(&changes_label(stat, true)));
+            }
+            if let Some(label) = checks_label(job) {
+                c.checked += 1;
+                c.checks = c.checks.max(cols(&label));
             }
             let alert = alert_width(app, job, theme, &mut issue_widths);
             c.alert = c.alert.max(u16::try_from(alert).unwrap_or(u16::MAX));
@@ -229,6 +239,7 @@ impl Columns {
                 sized(c.changes_short, 7, sparse(c.changed, 12))
             },
             changes_short: !wide,
+            checks: sized(c.checks, 6, sparse(c.checked, 8)),
             task: 0,
             id_len,
         };
@@ -265,6 +276,7 @@ impl Columns {
             self.cost,
             self.alert,
             self.changes,
+            self.checks,
         ];
         let n = shown.iter().filter(|w| **w > 0).count() as u16;
         shown.iter().sum::<u16>() + n

@@ -14,7 +14,7 @@ use crate::tui::app::table::view::Tab;
 use crate::tui::app::{App, Focus};
 use crate::tui::theme::Theme;
 use crate::tui::ui::hosts::{host_label, id_text, stale_text};
-use cells::{agent_of, alert_cell, changes_cell, cost_of, status_label};
+use cells::{agent_of, alert_cell, changes_cell, checks_cell, cost_of, status_label};
 
 pub fn render_tabs(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
@@ -130,8 +130,8 @@ pub fn render(app: &App, theme: &Theme, f: &mut Frame, area: Rect) {
 
 fn constraints(c: &Columns) -> Vec<Constraint> {
     [
-        c.status, c.host, c.id, c.project, c.agent, c.progress, c.elapsed, c.changes, c.cost,
-        c.alert, c.task,
+        c.status, c.host, c.id, c.project, c.agent, c.progress, c.elapsed, c.changes, c.checks,
+        c.cost, c.alert, c.task,
     ]
     .into_iter()
     .filter(|w| *w > 0)
@@ -152,6 +152,7 @@ fn titles(c: &Columns, theme: &Theme) -> Vec<Line<'static>> {
         (c.progress, "PROGRESS"),
         (c.elapsed, "ELAPSED"),
         (c.changes, "CHANGES"),
+        (c.checks, "CHECKS"),
         (c.cost, "COST"),
         (c.alert, "ALERT"),
         (c.task, "TASK"),
@@ -213,6 +214,10 @@ fn job_row<'a>(app: &App, (row, job): (usize, &'a Job), theme: &Theme, cols: &Co
     if cols.changes > 0 {
         let changes = changes_cell(job, cols.changes_short, theme);
         cells.push(Cell::from(cut_line(changes, w(cols.changes), theme)));
+    }
+    if cols.checks > 0 {
+        let checks = checks_cell(job, theme);
+        cells.push(Cell::from(cut_line(checks, w(cols.checks), theme)));
     }
     if cols.cost > 0 {
         // Blank without figures: the costs that exist stand out.
