@@ -10,6 +10,7 @@ use std::path::Path;
 
 use common::bridge::*;
 use common::sshd::Sshd;
+use common::stderr_of;
 
 #[test]
 fn a_question_on_another_host_answered_from_telegram_lands_there_once() {
@@ -38,5 +39,69 @@ fn a_question_on_another_host_answered_from_telegram_lands_there_once() {
         asker.history_with("\"source\":\"telegram\""),
         1,
         "it landed there once"
+    );
+}
+
+#[test]
+fn a_question_and_a_gate_on_another_host_settled_there_say_who_settled_them_and_how() {
+    let remote = tempfile::tempdir().unwrap();
+    let remote_jobs = remote.path().join("jobs");
+    fs::create_dir_all(&remote_jobs).unwrap();
+    let Some(sshd) = Sshd::start("b", &remote_jobs) else {
+        return;
+    };
+    let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
+    let _watcher = w.bridge();
+    // `luzia` at that host's own command line, as its operator would run it there.
+    let there = |args: &[&str]| {
+        let out = w
+            .luzia()
+            .arg("--jobs-dir")
+            .arg(&remote_jobs)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    };
+
+    let id = "171000-dddd";
+    let mut asker = w.agent_in(&remote_jobs, id, &ASK);
+    let m = w.bot.wait_message("Which database?");
+    let stale = w.bot.buttons(m.id);
+    there(&["answer", id, "--question", "q1", "production"]);
+    assert_eq!(asker.finish().1, "production\n");
+    let edited = w.bot.wait_edit(m.id, "(on b)");
+    assert!(
+        edited
+            .text
+            .contains("answered at the command line by bruno@")
+            && edited.text.contains("'production' (on b)"),
+        "{}",
+        edited.text
+    );
+    assert!(edited.markup.is_none(), "the buttons are gone");
+    let press = w.bot.press(ANA, m.id, &stale[1].1);
+    let notice = w.bot.wait_notice(press);
+    assert!(
+        notice.starts_with("Already settled: answered at the command line by bruno@"),
+        "{notice}"
+    );
+    assert_eq!(
+        asker.history_with("telegram"),
+        0,
+        "Telegram decided nothing"
+    );
+
+    let gate = "171001-eeee";
+    let mut gater = w.agent_in(&remote_jobs, gate, &["gate", "deploy", "Ship build 42"]);
+    let g = w.bot.wait_message("Ship build 42");
+    there(&["deny", gate, "--reason", "the freeze is on"]);
+    assert_eq!(gater.finish().0.code(), Some(4));
+    let edited = w.bot.wait_edit(g.id, "(on b)");
+    assert!(
+        edited.text.contains("denied at the command line by bruno@")
+            && edited.text.contains(": 'the freeze is on' (on b)"),
+        "{}",
+        edited.text
     );
 }
