@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use common::*;
-use luzia::jobs::wire::{Change, Line, PROTOCOL, Record, decode};
+use luzia::jobs::wire::{Change, How, Line, PROTOCOL, Pending, Record, decode};
 
 /// `luzia watch --json` running as a child, its stdin held open, its lines decoded as they come.
 struct Watching {
@@ -76,7 +76,7 @@ impl Watching {
     /// The next `job` line of job `id` with this change.
     fn job(&mut self, id: &str, change: Change) -> Record {
         self.until(&format!("{change:?} of {id}"), |line| match line {
-            Line::Job { change: c, job } if *c == change && job.id.as_str() == id => {
+            Line::Job { change: c, job, .. } if *c == change && job.id.as_str() == id => {
                 Some((**job).clone())
             }
             _ => None,
@@ -184,12 +184,29 @@ fn the_state_then_a_job_s_whole_life_as_it_happens() {
     assert_eq!(raised.status.as_str(), "waiting");
 
     w.luzia(&["answer", &id, "staging"]);
-    let settled = watch.job(&id, Change::Settled);
+    let (settled, how) = watch.until("settled", |l| match l {
+        Line::Job {
+            change: Change::Settled,
+            job,
+            settled,
+        } if job.id.as_str() == id => Some(((**job).clone(), settled.clone())),
+        _ => None,
+    });
     assert!(settled.question.is_none(), "{settled:?}");
+    // The line says who answered and how, so that another machine can say so too.
+    let [how] = &how[..] else {
+        panic!("one settlement: {how:?}")
+    };
+    assert_eq!(
+        (how.kind, how.id.as_str(), how.how, how.source.as_str()),
+        (Pending::Question, "q1", How::Answered, "cli")
+    );
+    assert_eq!(how.text, "staging");
+    assert!(how.by.contains('@'), "{how:?}");
 
     fs::write(&w.release, "").unwrap();
     let ended = watch.until("the exit line", |l| match l {
-        Line::Job { change, job } if job.id.as_str() == id && job.exit_code.is_some() => {
+        Line::Job { change, job, .. } if job.id.as_str() == id && job.exit_code.is_some() => {
             Some((*change, (**job).clone()))
         }
         _ => None,
@@ -380,7 +397,7 @@ fn a_jobs_root_moved_away_and_made_again_is_watched_again() {
     // then changed.
     let mut first = None;
     watch.until("the new job, finished", |l| match l {
-        Line::Job { job, change } if job.id.as_str() == "100001-new" => {
+        Line::Job { job, change, .. } if job.id.as_str() == "100001-new" => {
             first.get_or_insert(*change);
             (job.exit_code == Some(0)).then_some(())
         }
@@ -396,7 +413,7 @@ fn a_jobs_root_moved_away_and_made_again_is_watched_again() {
         Line::Job { job, .. } if job.id.as_str() == "100002-stale" => {
             panic!("a job of the old root reached the stream")
         }
-        Line::Job { job, change } if job.id.as_str() == "100003-later" => {
+        Line::Job { job, change, .. } if job.id.as_str() == "100003-later" => {
             (*change == Change::Added).then_some(())
         }
         _ => None,

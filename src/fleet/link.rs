@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::HostConfig;
 use crate::jobs::JobId;
-use crate::jobs::wire::{self, Change, Hello, Line, Record};
+use crate::jobs::wire::{self, Change, Hello, Line, Record, Settlement};
 
 use super::run::{VERSION, classify, last_line};
 use super::ssh;
@@ -26,6 +26,8 @@ pub enum LinkEvent {
     Job {
         change: Change,
         job: Box<Record>,
+        /// What went away with this change, and how it was settled there.
+        settled: Vec<Settlement>,
     },
     Gone(JobId),
     /// The host's whole state has been sent since `Hello`.
@@ -265,7 +267,15 @@ impl Session {
                     * self.timing.heartbeat_misses.max(1);
                 LinkEvent::Hello(hello)
             }
-            Line::Job { change, job } => LinkEvent::Job { change, job },
+            Line::Job {
+                change,
+                job,
+                settled,
+            } => LinkEvent::Job {
+                change,
+                job,
+                settled,
+            },
             Line::Synced { .. } => LinkEvent::Synced,
             Line::Gone { id } => LinkEvent::Gone(id),
             Line::Heartbeat { .. } => LinkEvent::Heartbeat,

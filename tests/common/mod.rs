@@ -606,6 +606,7 @@ pub const LUZIA_VARS: [&str; 6] = [
 
 pub mod acp;
 pub mod agents;
+pub mod bridge;
 pub mod claude;
 pub mod fake_chat;
 pub mod fake_responses;

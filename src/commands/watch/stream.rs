@@ -3,11 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
+use crate::jobs::hitl::settled;
 use crate::jobs::model::process::Processes;
 use crate::jobs::model::review::Isolation;
 use crate::jobs::run::queue;
@@ -195,7 +196,7 @@ impl<W: Write> Stream<W> {
         let count = jobs.len();
         for job in jobs {
             self.watch(&job);
-            self.offer(Record::of(&job))?;
+            self.offer(Record::of(&job), Some(&job.dir()))?;
         }
         let gone: Vec<JobId> = self
             .sent
@@ -223,7 +224,7 @@ impl<W: Write> Stream<W> {
         let seen: HashSet<JobId> = rows.iter().map(|r| r.id.clone()).collect();
         let count = rows.len();
         for row in rows {
-            self.offer(Record::of(&row))?;
+            self.offer(Record::of(&row), None)?;
         }
         let left: Vec<JobId> = self
             .sent
@@ -251,7 +252,7 @@ impl<W: Write> Stream<W> {
             .unwrap_or_default();
         self.watch(&job);
         let retry_of = job.retry_of();
-        self.offer(Record::of(&job))?;
+        self.offer(Record::of(&job), Some(&job.dir()))?;
         match retry_of {
             Some(of) if new => self.relink(&of, |by| {
                 if !by.contains(&id) {
@@ -262,15 +263,23 @@ impl<W: Write> Stream<W> {
         }
     }
 
-    /// Sends the record if it differs from the last one sent of its job.
-    fn offer(&mut self, record: Record) -> io::Result<()> {
-        let change = match self.sent.get(&record.id) {
+    /// Sends the record if it differs from the last one sent of its job, with how what went
+    /// away was settled (read in `dir`, the job's directory; a queued task has none).
+    fn offer(&mut self, record: Record, dir: Option<&Path>) -> io::Result<()> {
+        let (change, settled) = match self.sent.get(&record.id) {
             Some(old) if old.record == record => return Ok(()),
-            old => change_of(old.map(|s| &s.record), &record),
+            old => (
+                change_of(old.map(|s| &s.record), &record),
+                match (old, dir) {
+                    (Some(old), Some(dir)) => settled::gone(dir, &old.record, &record),
+                    _ => Vec::new(),
+                },
+            ),
         };
         let line = Line::Job {
             change,
             job: Box::new(record),
+            settled,
         };
         self.emit(&line)?;
         if let Line::Job { job, .. } = line {
@@ -303,7 +312,7 @@ impl<W: Write> Stream<W> {
         };
         let mut record = sent.record.clone();
         edit(&mut record.retried_by);
-        self.offer(record)
+        self.offer(record, None)
     }
 
     /// Keeps the job's directory watched while its files can still change; a directory watched

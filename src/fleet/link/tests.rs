@@ -102,6 +102,7 @@ fn the_stream_becomes_events_in_order() {
         encode(&Line::Job {
             change: Change::Raised,
             job: Box::new(Record::of(&job)),
+            settled: Vec::new(),
         }),
         encode(&Line::Synced { jobs: 1 }),
         r#"{"type":"newer-than-us","x":1}"#.into(),
@@ -122,6 +123,7 @@ fn the_stream_becomes_events_in_order() {
     let LinkEvent::Job {
         change,
         job: record,
+        ..
     } = next(&rx)
     else {
         panic!()

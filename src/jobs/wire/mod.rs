@@ -6,6 +6,7 @@
 //! break an older reader; anything that would is a new [`PROTOCOL`], which `hello` announces.
 
 mod record;
+mod settled;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ pub use record::{
     ActivityRecord, AnswerRecord, ExchangeRecord, GateRecord, MetaRecord, ProblemRecord,
     ProgressRecord, QuestionRecord, Record,
 };
+pub use settled::{How, Pending, Settlement};
 
 /// The version of the wire. A reader refuses a `hello` with another one; fields may be added
 /// within a version, never removed or given another meaning.
@@ -61,6 +63,10 @@ pub enum Line {
     Job {
         change: Change,
         job: Box<Record>,
+        /// The questions and gates this line saw go, and how each was settled (none from a
+        /// luzia older than this field).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        settled: Vec<Settlement>,
     },
     /// The initial state has been sent: `jobs` lines of it.
     Synced {

@@ -24,16 +24,19 @@ fn assert_round_trip(job: &Job) {
     let line = encode(&Line::Job {
         change: Change::Added,
         job: Box::new(Record::of(job)),
+        settled: Vec::new(),
     });
     assert!(!line.contains('\n'), "one line: {line}");
     let Ok(Line::Job {
         change,
         job: record,
+        settled,
     }) = decode(&line)
     else {
         panic!("{line}")
     };
     assert_eq!(change, Change::Added);
+    assert!(settled.is_empty(), "nothing settled said, none read");
     assert_eq!(record.id, job.id);
     let back = record.into_job(job.id.clone(), job.dir());
     let same = |a: &Job, b: &Job| {
@@ -363,6 +366,7 @@ fn each_line_type_is_written_as_the_protocol_says() {
                     JobId::parse("a1").unwrap(),
                     "/x".into(),
                 ))),
+                settled: Vec::new(),
             },
             r#"{"type":"job","change":"raised","job":{"id":"a1","status":"unknown","log_len":0}}"#,
         ),
@@ -388,10 +392,18 @@ fn a_newer_writer_s_lines_are_read_or_skipped() {
         r#"{"type":"job","change":"moved","extra":1,"job":{"id":"a1","status":"hibernating",
             "log_len":5,"shiny":{"x":[1]},"meta":{"project":"p","new":true},
             "question":{"id":"q1","type":"slider","question":"how much?"},
-            "retried_by":["b2","../etc"]}}"#,
+            "retried_by":["b2","../etc"]},
+            "settled":[{"kind":"poll","id":"p1","how":"voted","by":"x"},
+                       {"kind":"question","id":"q0","how":"answered","by":"ana@b","source":"cli",
+                        "text":"yes","when":"later"}]}"#,
     )
     .unwrap();
-    let Line::Job { change, job } = line else {
+    let Line::Job {
+        change,
+        job,
+        settled,
+    } = line
+    else {
         panic!("{line:?}")
     };
     assert_eq!(change, Change::Changed, "an unknown change is a change");
@@ -400,6 +412,19 @@ fn a_newer_writer_s_lines_are_read_or_skipped() {
     assert_eq!(job.meta.unwrap().project, "p");
     assert_eq!(job.question.unwrap().kind, QuestionType::Text);
     assert_eq!(job.retried_by, [JobId::parse("b2").unwrap()]);
+    assert_eq!(
+        (settled[0].kind, settled[0].how),
+        (Pending::Unknown, How::Unknown),
+        "an unknown settlement is read as one, not refused"
+    );
+    assert_eq!(
+        (
+            settled[1].how,
+            settled[1].by.as_str(),
+            settled[1].text.as_str()
+        ),
+        (How::Answered, "ana@b", "yes")
+    );
     let hello = decode(r#"{"type":"hello","protocol":2,"luzia":"9.0.0","quic":true}"#).unwrap();
     assert!(matches!(hello, Line::Hello(Hello { protocol: 2, ref luzia, .. }) if luzia == "9.0.0"));
 }
@@ -469,7 +494,7 @@ proptest! {
         }
         job.activity = Some(Box::new(Activity { what, since: None }));
         job.log_len = len;
-        let back = decode(&encode(&Line::Job { change: Change::Changed, job: Box::new(Record::of(&job)) })).unwrap();
-        prop_assert_eq!(back, Line::Job { change: Change::Changed, job: Box::new(Record::of(&job)) });
+        let back = decode(&encode(&Line::Job { change: Change::Changed, job: Box::new(Record::of(&job)), settled: Vec::new() })).unwrap();
+        prop_assert_eq!(back, Line::Job { change: Change::Changed, job: Box::new(Record::of(&job)), settled: Vec::new() });
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use chrono::Utc;
 
-use super::format::{User, answered, decided};
+use super::format::{UNANSWERED, User, WITHDRAWN, answered, decided};
 use super::state::{Posted, What};
 use crate::config::HostConfig;
 use crate::fleet::RemoteError;
@@ -148,12 +148,8 @@ fn fate_words<T>(
 ) -> Option<String> {
     match r {
         Ok(Outcome::Already(t) | Outcome::Done(t)) => Some(words(&t)),
-        Err(PublishError::Closed(Closed::Withdrawn)) => {
-            Some("the agent stopped waiting before anyone answered".into())
-        }
-        Err(PublishError::Closed(Closed::Unanswered)) => {
-            Some("it timed out with no answer (the agent had no default)".into())
-        }
+        Err(PublishError::Closed(Closed::Withdrawn)) => Some(WITHDRAWN.into()),
+        Err(PublishError::Closed(Closed::Unanswered)) => Some(UNANSWERED.into()),
         Err(_) => None,
     }
 }

@@ -11,6 +11,7 @@ use crate::jobs::hitl::operator::{Decision, Response};
 use crate::jobs::model::time::format_duration;
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
+use crate::jobs::wire::{How, Settlement};
 
 /// Telegram's limit is 4096 characters a message: the agent's words get most of it.
 const QUESTION_CAP: usize = 2500;
@@ -219,22 +220,48 @@ fn by_whom(source: &str, by: &str) -> String {
 
 /// How a question was settled.
 pub fn answered(r: &Response) -> String {
-    let answer = ellipsize(&plain_text(&r.answer), 300);
-    match r.source.as_str() {
+    answer_words(&r.source, &r.answered_by, &r.answer)
+}
+
+fn answer_words(source: &str, by: &str, answer: &str) -> String {
+    let answer = ellipsize(&plain_text(answer), 300);
+    match source {
         "timeout" => format!("the agent took the default: '{answer}'"),
-        source => format!("answered {}: '{answer}'", by_whom(source, &r.answered_by)),
+        source => format!("answered {}: '{answer}'", by_whom(source, by)),
     }
 }
 
 /// How a gate was decided.
 pub fn decided(d: &Decision) -> String {
-    let reason = match d.reason.trim() {
+    decision_words(d.verb(), &d.source, &d.decided_by, &d.reason)
+}
+
+fn decision_words(verb: &str, source: &str, by: &str, reason: &str) -> String {
+    let reason = match reason.trim() {
         "" => String::new(),
         r => format!(": '{}'", ellipsize(&plain_text(r), 300)),
     };
-    match d.source.as_str() {
-        "auto" => format!("{} by itself when its time ran out{reason}", d.verb()),
-        source => format!("{} {}{reason}", d.verb(), by_whom(source, &d.decided_by)),
+    match source {
+        "auto" => format!("{verb} by itself when its time ran out{reason}"),
+        source => format!("{verb} {}{reason}", by_whom(source, by)),
+    }
+}
+
+/// An instance the agent gave up waiting for.
+pub const WITHDRAWN: &str = "the agent stopped waiting before anyone answered";
+/// An instance whose time ran out with nothing to take.
+pub const UNANSWERED: &str = "it timed out with no answer (the agent had no default)";
+
+/// How an instance on another host was settled, as that host's luzia said: the same words as
+/// for one here (`None`: a way this luzia does not know).
+pub fn settlement_words(s: &Settlement) -> Option<String> {
+    match s.how {
+        How::Answered => Some(answer_words(&s.source, &s.by, &s.text)),
+        How::Approved => Some(decision_words("approved", &s.source, &s.by, &s.text)),
+        How::Denied => Some(decision_words("denied", &s.source, &s.by, &s.text)),
+        How::Withdrawn => Some(WITHDRAWN.into()),
+        How::Unanswered => Some(UNANSWERED.into()),
+        How::Unknown => None,
     }
 }
 

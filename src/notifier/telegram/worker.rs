@@ -17,11 +17,14 @@ use serde_json::{Value, json};
 
 use super::answer::{Target, job_key};
 use super::api::Api;
-use super::format::{closed_text, gate_keyboard, gate_text, question_keyboard, question_text};
+use super::format::{
+    closed_text, gate_keyboard, gate_text, question_keyboard, question_text, settlement_words,
+};
 use super::state::{Closed, Posted, State, Store, What};
 use crate::fleet::LinkEvent;
 use crate::jobs::insight::alarms::AlarmRules;
 use crate::jobs::insight::notify::{Kind, events_of};
+use crate::jobs::wire::{Pending, Settlement};
 use crate::jobs::{Job, JobId};
 
 /// How soon a post or an edit the API did not take is tried again.
@@ -85,7 +88,7 @@ impl Worker {
                     jobs,
                     asked,
                     full,
-                }) => self.on_jobs(host.as_deref(), &jobs, &asked, full),
+                }) => self.on_jobs(host.as_deref(), &jobs, &asked, full, &[]),
                 Some(Msg::Updates { updates, ack }) => {
                     for u in &updates {
                         self.on_update(u);
@@ -109,14 +112,14 @@ impl Worker {
 
     fn on_link(&mut self, host: &str, event: LinkEvent) {
         match event {
-            LinkEvent::Job { job, .. } => {
+            LinkEvent::Job { job, settled, .. } => {
                 let key = JobId::on_host(host, &job.id);
                 let job = job.into_job(key.clone(), PathBuf::new());
-                self.on_jobs(Some(host), &[job], &[key], false);
+                self.on_jobs(Some(host), &[job], &[key], false, &settled);
             }
             LinkEvent::Gone(id) => {
                 let key = JobId::on_host(host, &id);
-                self.on_jobs(Some(host), &[], &[key], false);
+                self.on_jobs(Some(host), &[], &[key], false, &[]);
             }
             LinkEvent::Down { error } | LinkEvent::Incompatible { message: error } => {
                 self.error(format!("telegram: host {host}: {error}"));
@@ -128,7 +131,15 @@ impl Worker {
         }
     }
 
-    fn on_jobs(&mut self, host: Option<&str>, jobs: &[Job], asked: &[JobId], full: bool) {
+    /// `settled`: how what went away on another host was settled there, as its luzia said.
+    fn on_jobs(
+        &mut self,
+        host: Option<&str>,
+        jobs: &[Job],
+        asked: &[JobId],
+        full: bool,
+        settled: &[Settlement],
+    ) {
         let now = Utc::now();
         let mut standing: HashMap<String, (&Job, What)> = HashMap::new();
         for job in jobs {
@@ -168,10 +179,7 @@ impl Worker {
             .map(|(k, p)| {
                 let outcome = match host {
                     None => self.target.fate(p, by_id.get(p.job.as_str()).copied()),
-                    Some(h) => format!(
-                        "settled on {h} (`luzia jobs {}` there says how)",
-                        job_key(&p.job).map_or(String::new(), |(id, _)| id.to_string())
-                    ),
+                    Some(h) => remote_fate(h, p, settled),
                 };
                 (k.clone(), outcome)
             })
@@ -348,6 +356,28 @@ impl Worker {
             self.last_error = Some(message);
         }
     }
+}
+
+/// What became of `posted`'s instance on `host`: in the words used for this machine's when
+/// that host's luzia said how it was settled, else where to look.
+fn remote_fate(host: &str, posted: &Posted, settled: &[Settlement]) -> String {
+    let kind = match posted.what {
+        What::Question => Pending::Question,
+        What::Gate => Pending::Gate,
+    };
+    settled
+        .iter()
+        .find(|s| s.kind == kind && s.id == posted.instance)
+        .and_then(settlement_words)
+        .map_or_else(
+            || {
+                format!(
+                    "settled on {host} (`luzia jobs {}` there says how)",
+                    job_key(&posted.job).map_or(String::new(), |(id, _)| id.to_string())
+                )
+            },
+            |words| format!("{words} (on {host})"),
+        )
 }
 
 /// One line on stdout, as the notifier says what it sent.

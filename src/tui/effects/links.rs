@@ -145,6 +145,7 @@ mod tests {
         LinkEvent::Job {
             change: Change::Added,
             job: Box::new(Record::of(&job)),
+            settled: Vec::new(),
         }
     }
 

@@ -1,0 +1,107 @@
+//! The Telegram bridge and questions on another host (`[hosts.NAME]`, a real sshd on 127.0.0.1,
+//! tests/common/sshd.rs): answered from Telegram, they land there once, through that host's own
+//! luzia (the harness in tests/common/bridge.rs).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::bridge::*;
+use common::sshd::Sshd;
+use common::stderr_of;
+
+#[test]
+fn a_question_on_another_host_answered_from_telegram_lands_there_once() {
+    let remote = tempfile::tempdir().unwrap();
+    let remote_jobs = remote.path().join("jobs");
+    fs::create_dir_all(&remote_jobs).unwrap();
+    let Some(sshd) = Sshd::start("b", &remote_jobs) else {
+        return;
+    };
+    let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
+    let _watcher = w.bridge();
+    let mut asker = w.agent_in(&remote_jobs, "170000-cccc", &ASK);
+    let m = w.bot.wait_message("Which database?");
+    assert!(m.text.contains("job 170000-cccc on b"), "{}", m.text);
+    let buttons = w.bot.buttons(m.id);
+    let press = w.bot.press(BRUNO, m.id, &buttons[1].1);
+    let notice = w.bot.wait_notice(press);
+    assert!(notice.starts_with("Done"), "{notice}\nsshd: {}", sshd.log());
+    assert_eq!(asker.finish().1, "staging\n");
+    w.bot.wait_edit(m.id, "(on b)");
+    assert_eq!(asker.history_with("\"telegram:@bruno (111)\""), 1);
+    let again = w.bot.press(ANA, m.id, &buttons[0].1);
+    let notice = w.bot.wait_notice(again);
+    assert!(notice.starts_with("Already settled"), "{notice}");
+    assert_eq!(
+        asker.history_with("\"source\":\"telegram\""),
+        1,
+        "it landed there once"
+    );
+}
+
+#[test]
+fn a_question_and_a_gate_on_another_host_settled_there_say_who_settled_them_and_how() {
+    let remote = tempfile::tempdir().unwrap();
+    let remote_jobs = remote.path().join("jobs");
+    fs::create_dir_all(&remote_jobs).unwrap();
+    let Some(sshd) = Sshd::start("b", &remote_jobs) else {
+        return;
+    };
+    let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
+    let _watcher = w.bridge();
+    // `luzia` at that host's own command line, as its operator would run it there.
+    let there = |args: &[&str]| {
+        let out = w
+            .luzia()
+            .arg("--jobs-dir")
+            .arg(&remote_jobs)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    };
+
+    let id = "171000-dddd";
+    let mut asker = w.agent_in(&remote_jobs, id, &ASK);
+    let m = w.bot.wait_message("Which database?");
+    let stale = w.bot.buttons(m.id);
+    there(&["answer", id, "--question", "q1", "production"]);
+    assert_eq!(asker.finish().1, "production\n");
+    let edited = w.bot.wait_edit(m.id, "(on b)");
+    assert!(
+        edited
+            .text
+            .contains("answered at the command line by bruno@")
+            && edited.text.contains("'production' (on b)"),
+        "{}",
+        edited.text
+    );
+    assert!(edited.markup.is_none(), "the buttons are gone");
+    let press = w.bot.press(ANA, m.id, &stale[1].1);
+    let notice = w.bot.wait_notice(press);
+    assert!(
+        notice.starts_with("Already settled: answered at the command line by bruno@"),
+        "{notice}"
+    );
+    assert_eq!(
+        asker.history_with("telegram"),
+        0,
+        "Telegram decided nothing"
+    );
+
+    let gate = "171001-eeee";
+    let mut gater = w.agent_in(&remote_jobs, gate, &["gate", "deploy", "Ship build 42"]);
+    let g = w.bot.wait_message("Ship build 42");
+    there(&["deny", gate, "--reason", "the freeze is on"]);
+    assert_eq!(gater.finish().0.code(), Some(4));
+    let edited = w.bot.wait_edit(g.id, "(on b)");
+    assert!(
+        edited.text.contains("denied at the command line by bruno@")
+            && edited.text.contains(": 'the freeze is on' (on b)"),
+        "{}",
+        edited.text
+    );
+}
