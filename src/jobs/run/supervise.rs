@@ -8,35 +8,38 @@
 //! `process.json` with their start times, so that neither is ever mistaken for a later process
 //! of the same pid.
 
-use crate::jobs::fs::names::{
-    LOG_FILE, META_FILE, PID_FILE, PRIVATE_DIR, PROCESS_FILE, PROMPT_FILE,
-};
+use crate::jobs::fs::names::{LOG_FILE, META_FILE, PID_FILE, PRIVATE_DIR, PROCESS_FILE};
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use chrono::Local;
 use serde_json::Value;
 
-use crate::jobs::fs::files::{META_FILE_CAP, open_append, open_nofollow, read_capped};
+use crate::jobs::fs::files::{META_FILE_CAP, open_append, read_capped};
 use crate::jobs::fs::private::Private;
 use crate::jobs::fs::publish::write_atomic;
 use crate::jobs::model::checks::{CheckState, Checks, failure};
 use crate::jobs::model::process::{ProcessRecord, Recorded};
 use crate::jobs::model::stop::{self, StopRequest};
 use crate::jobs::review::record::{self, Begun};
-use crate::jobs::run::account::{Account, AgentEnv, agent_env};
+use crate::jobs::run::account::AgentEnv;
 use crate::jobs::run::acp;
 use crate::jobs::run::agents::{Kind, speaks_acp};
 use crate::jobs::run::stream::{self, JobSink, reader::Pump};
-use crate::jobs::run::{finish, leftovers, shell, steps};
+use crate::jobs::run::{finish, leftovers, steps};
 use crate::jobs::text::sanitize::plain_text;
 
 mod line;
+mod signals;
+mod spawn;
 pub(super) use line::{add_port, run_line};
+pub use signals::Signals;
+pub(super) use signals::{on_stop_signal, run_to_end, status_code};
+pub use spawn::may_stream;
+use spawn::spawn_agent;
+pub(super) use spawn::{die_with_supervisor, run_as};
 
 /// How long an agent has to stop after SIGTERM before it is killed.
 pub const KILL_GRACE: Duration = Duration::from_secs(10);
@@ -382,211 +385,6 @@ fn run_agent(
         }
         code
     })
-}
-
-/// Why the agent could not be started (written to its log, where a person reads it).
-#[derive(Debug, thiserror::Error)]
-pub(super) enum SpawnError {
-    #[error("cannot read prompt.txt: {0}")]
-    Prompt(std::io::Error),
-    #[error("no user '{0}' on this machine (add it, or fix [projects.NAME] user in the config)")]
-    NoUser(String),
-    #[error("cannot give the job directory to user '{0}': {1}")]
-    TakeDir(String, std::io::Error),
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-}
-
-fn spawn_agent(
-    dir: &Path,
-    plan: &Plan,
-    log: &File,
-    rules: &AgentEnv,
-) -> Result<tokio::process::Child, SpawnError> {
-    let acp = speaks_acp(&plan.argv);
-    // An ACP agent reads its messages on stdin; the task is the prompt the session sends.
-    let stdin = if acp {
-        Stdio::piped()
-    } else {
-        open_nofollow(&dir.join(PROMPT_FILE))
-            .and_then(|f| f.ok_or_else(|| rustix::io::Errno::NOENT.into()))
-            .map(Stdio::from)
-            .map_err(SpawnError::Prompt)?
-    };
-    let mut cmd = std::process::Command::new(&plan.argv[0]);
-    cmd.args(&plan.argv[1..])
-        .current_dir(&plan.cwd)
-        .stdin(stdin)
-        .stdout(if acp || may_stream(&plan.argv) {
-            Stdio::piped()
-        } else {
-            Stdio::from(log.try_clone()?)
-        })
-        .stderr(log.try_clone()?)
-        // Its own process group: a kill reaches everything the agent started.
-        .process_group(0);
-    let account = run_as(dir, plan, &mut cmd)?;
-    // After the switch of user, which would clear the death signal.
-    die_with_supervisor(&mut cmd);
-    let mut env = agent_env(
-        std::env::vars_os(),
-        rules,
-        Kind::of(&plan.argv),
-        account.as_ref(),
-        (dir, &plan.id),
-    );
-    add_port(&mut env, plan.port);
-    shell::for_the_shell(&mut env, shell::luzia_dir().as_deref());
-    cmd.env_clear().envs(env);
-    tokio::process::Command::from(cmd)
-        .kill_on_drop(false)
-        .spawn()
-        .map_err(SpawnError::Io)
-}
-
-/// Whether the agent's stdout goes through the supervisor, which then tells stream-json from
-/// anything else by the first line: when its command line asks for stream-json (`claude
-/// --output-format stream-json`, or a shell command that says it). Any other agent writes
-/// output.log itself, as it always did: a pipe would hide from it that the disk is full, and an
-/// agent writing for ever would then never learn to stop.
-pub fn may_stream(argv: &[String]) -> bool {
-    argv.iter().any(|a| a.contains("stream-json"))
-}
-
-/// With a project user and luzia running as root, the agent runs as that user, in a job
-/// directory that is the user's: see [`Account`]. Returns the account switched to.
-pub(super) fn run_as(
-    dir: &Path,
-    plan: &Plan,
-    cmd: &mut std::process::Command,
-) -> Result<Option<Account>, SpawnError> {
-    if plan.user.is_empty() || !rustix::process::geteuid().is_root() {
-        return Ok(None);
-    }
-    let account =
-        Account::lookup(&plan.user).ok_or_else(|| SpawnError::NoUser(plan.user.clone()))?;
-    account
-        .take_dir(dir)
-        .map_err(|e| SpawnError::TakeDir(plan.user.clone(), e))?;
-    account.switch(cmd);
-    Ok(Some(account))
-}
-
-/// The agent gets SIGKILL from the kernel when the supervisor ends, however it ends: even a
-/// SIGKILL of the supervisor, which leaves it no chance to pass anything on. Set between fork
-/// and exec, after any change of user (which would clear it). The kernel sends it when the
-/// thread that spawned the agent ends: the supervisor spawns from the thread that waits for it.
-#[allow(
-    unsafe_code,
-    reason = "pre_exec runs code between fork and exec, which only Rust's unsafe can express; the closure makes only async-signal-safe system calls"
-)]
-pub(super) fn die_with_supervisor(cmd: &mut std::process::Command) {
-    let supervisor = rustix::process::getpid();
-    // SAFETY: prctl and getppid are system calls that allocate nothing: async-signal-safe.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
-            // A supervisor that died before the line above will send no signal: do not start.
-            if rustix::process::getppid() != Some(supervisor) {
-                return Err(rustix::io::Errno::SRCH.into());
-            }
-            Ok(())
-        });
-    }
-}
-
-/// SIGTERM, SIGINT and SIGHUP: each asks the supervisor to stop the agent.
-pub struct Signals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> std::io::Result<Signals> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals {
-            term: signal(SignalKind::terminate())?,
-            int: signal(SignalKind::interrupt())?,
-            hup: signal(SignalKind::hangup())?,
-        })
-    }
-
-    /// The next stop signal, whichever it is.
-    pub async fn recv(&mut self) {
-        tokio::select! {
-            _ = self.term.recv() => {}
-            _ = self.int.recv() => {}
-            _ = self.hup.recv() => {}
-        }
-    }
-}
-
-/// Waits for the agent, passing a stop signal on to its group (then SIGKILL after the grace
-/// period). Returns its exit code, or minus the signal that ended it.
-pub(super) async fn run_to_end(
-    mut child: tokio::process::Child,
-    mut signals: Option<&mut Signals>,
-) -> i32 {
-    let pgid = child
-        .id()
-        .and_then(|p| rustix::process::Pid::from_raw(p as i32));
-    let mut deadline: Option<tokio::time::Instant> = None;
-    loop {
-        let kill_at = async {
-            match deadline {
-                Some(d) => tokio::time::sleep_until(d).await,
-                None => std::future::pending().await,
-            }
-        };
-        let stop = async {
-            match signals.as_deref_mut() {
-                Some(s) => s.recv().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            status = child.wait() => return status_code(status),
-            _ = stop => deadline = Some(on_stop_signal(deadline, pgid)),
-            _ = kill_at => {
-                if let Some(p) = pgid {
-                    let _ = rustix::process::kill_process_group(p, rustix::process::Signal::KILL);
-                }
-                deadline = Some(tokio::time::Instant::now() + Duration::from_secs(3600));
-            }
-        }
-    }
-}
-
-/// The first stop signal passes SIGTERM on and starts the grace period; a second one (as
-/// `luzia kill` sends when its own grace is over) kills the agent's group at once.
-pub(super) fn on_stop_signal(
-    deadline: Option<tokio::time::Instant>,
-    pgid: Option<rustix::process::Pid>,
-) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    let sig = if deadline.is_some() {
-        rustix::process::Signal::KILL
-    } else {
-        rustix::process::Signal::TERM
-    };
-    if let Some(p) = pgid {
-        let _ = rustix::process::kill_process_group(p, sig);
-    }
-    match deadline {
-        Some(d) => d.min(now),
-        None => now + KILL_GRACE,
-    }
-}
-
-pub(super) fn status_code(status: std::io::Result<std::process::ExitStatus>) -> i32 {
-    match status {
-        Ok(s) => s
-            .code()
-            .or_else(|| s.signal().map(|sig| -sig))
-            .unwrap_or(-1),
-        Err(_) => -1,
-    }
 }
 
 /// `[HH:MM:SS] Agent <job id> finished (exit <code>)`, one line, one write; after a requested
