@@ -127,18 +127,12 @@ impl FakeGemini {
         home
     }
 
-    /// What the agent needs in its environment, as a TOML inline table for `[agent] env`.
-    pub fn agent_env_toml(&self, home: &Path) -> String {
-        let pairs = [
-            ("HOME", home.display().to_string()),
-            ("GEMINI_API_KEY", "fake".to_owned()),
-            ("GOOGLE_GEMINI_BASE_URL", self.base_url()),
-        ];
-        let pairs: Vec<String> = pairs
-            .iter()
-            .map(|(k, v)| format!("{k} = {}", Value::from(v.as_str())))
-            .collect();
-        format!("{{ {} }}", pairs.join(", "))
+    /// What the agent needs in its environment besides its HOME: the key and this API.
+    pub fn agent_env(&self) -> Vec<(String, String)> {
+        vec![
+            ("GEMINI_API_KEY".into(), "fake".into()),
+            ("GOOGLE_GEMINI_BASE_URL".into(), self.base_url()),
+        ]
     }
 
     /// The agent's turns so far.
