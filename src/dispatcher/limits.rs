@@ -53,7 +53,7 @@ pub fn agent_kind(program: &str) -> String {
         .unwrap_or_default()
 }
 
-fn limits_dir(queue: &Path) -> PathBuf {
+pub(super) fn limits_dir(queue: &Path) -> PathBuf {
     queue.join(LIMITS_DIR)
 }
 
@@ -86,22 +86,34 @@ impl Dispatcher<'_> {
     /// a hold that has lapsed (its tasks may start). A look at one small directory: cheap
     /// enough for every tick of a watcher.
     pub fn limits_due(&self, now: DateTime<Utc>) -> bool {
+        self.dues().any(|at| at <= now)
+    }
+
+    /// The first time after `after` when the queue's starter will have something to do for
+    /// the limit (a hold lapsing, a job to continue), if any: when the waiter looks next.
+    pub fn next_due(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.dues().filter(|at| *at > after).min()
+    }
+
+    /// When each hold and each pending resume is due: its reset and the margin.
+    fn dues(&self) -> impl Iterator<Item = DateTime<Utc>> {
         let dir = limits_dir(&self.cfg.queue_dir);
-        let due = |path: &Path| {
-            crate::jobs::fs::files::read_small(path)
-                .ok()
+        let files = |d: &Path| {
+            std::fs::read_dir(d)
+                .into_iter()
                 .flatten()
-                .and_then(|b| serde_json::from_slice::<Hold>(&b).ok())
-                .is_some_and(|h| h.resets_at + MARGIN <= now)
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.path())
+                .collect::<Vec<_>>()
         };
-        let any_due = |d: &Path| {
-            std::fs::read_dir(d).is_ok_and(|entries| {
-                entries
-                    .flatten()
-                    .any(|e| e.file_type().is_ok_and(|t| t.is_file()) && due(&e.path()))
-            })
-        };
-        any_due(&dir) || any_due(&dir.join(RESUME_DIR))
+        let mut all = files(&dir);
+        all.extend(files(&dir.join(RESUME_DIR)));
+        all.into_iter().filter_map(|path| {
+            let bytes = crate::jobs::fs::files::read_small(&path).ok()??;
+            let hold: Hold = serde_json::from_slice(&bytes).ok()?;
+            Some(hold.resets_at + MARGIN)
+        })
     }
 
     /// Removes the holds that have lapsed (the queue's lock held): their tasks are started now,
@@ -131,14 +143,15 @@ impl Dispatcher<'_> {
 
     /// Called as a job ends with `code`, before its exit line is written (so `job` may still
     /// read as running): a job the limit stopped holds its agent's tasks until the reset and,
-    /// where its project allows, is to be continued then.
-    pub fn record_limit(&self, job: &Job, code: i32) -> Result<()> {
+    /// where its project allows, is to be continued then. Whether it holds the queue: a
+    /// waiter is to look at the reset.
+    pub fn record_limit(&self, job: &Job, code: i32) -> Result<bool> {
         let limit_stands = job.limit_resets_at().is_some();
         if ended_limited(code, job.stop.is_some(), limit_stands) != Status::Limited {
-            return Ok(());
+            return Ok(false);
         }
         let (Some(resets_at), Some(meta)) = (job.limit_resets_at(), job.meta.as_ref()) else {
-            return Ok(());
+            return Ok(false);
         };
         let dir = limits_dir(&self.cfg.queue_dir);
         std::fs::create_dir_all(dir.join(RESUME_DIR))?;
@@ -168,7 +181,7 @@ impl Dispatcher<'_> {
                 &serde_json::to_vec(&hold)?,
             )?;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Continues every job whose limit has reset (and a margin), once each, as slots allow;
