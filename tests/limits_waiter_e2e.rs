@@ -291,16 +291,14 @@ fn transcript(world: &World, id: &str) -> PathBuf {
         .join(format!("{sid}.jsonl"))
 }
 
-#[test]
-fn a_session_that_cannot_be_continued_is_said_once_and_not_tried_again() {
-    if !git_or_skip() {
-        return;
-    }
+/// The job is limited; `lose` takes away what its continuation needs; at the reset the
+/// waiter's look finds it cannot be continued: said once, in the job, and not tried again.
+fn said_once_and_not_tried_again(lose: impl FnOnce(&World, &str), because: &str) {
     let reset = now() + RESET_IN;
     let world = world(reset);
     let id = run(&world, "write the docs");
     wait_limited(&world, &id, reset);
-    fs::remove_file(transcript(&world, &id)).unwrap();
+    lose(&world, &id);
     let pending = queue_dir(&world).join("limits/resume").join(&id);
     assert!(pending.exists(), "a resume is pending");
     wait_for("the pending resume to be dropped", WAIT, || {
@@ -311,25 +309,51 @@ fn a_session_that_cannot_be_continued_is_said_once_and_not_tried_again() {
         waiters(&world).is_empty().then_some(())
     });
     // Said once, in the job: its timeline, and the claim that keeps any other look from it.
-    let detail = text(&world.luzia(&["jobs", &id]).stdout);
+    let detail = text(&world.run(&world.home, "luzia", &["jobs", &id]).stdout);
     assert_eq!(
         detail.matches("not resumed after the usage limit").count(),
         1,
         "{detail}"
     );
-    assert!(detail.contains("transcript"), "{detail}");
+    assert!(detail.contains(because), "{detail}");
     let claim = fs::read_to_string(jobs_dir(&world).join(&id).join("limit-resume.json")).unwrap();
     assert!(
         claim.contains("not resumed after the usage limit"),
         "{claim}"
     );
-    // Nothing was started to continue it; with the pending resume dropped, no look tries again.
-    let all = world.jobs();
+    // Nothing was started to continue it; with the pending resume dropped, no look tries again,
+    // and the hold has lapsed.
+    let all: Vec<Value> =
+        serde_json::from_slice(&world.run(&world.home, "luzia", &["jobs", "--json"]).stdout)
+            .unwrap();
     assert_eq!(all.len(), 1, "{all:?}");
     let job = &all[0];
     assert_eq!(job["status"], "limited", "{job}");
     assert!(
         job["retried_by"].as_array().is_none_or(Vec::is_empty),
         "{job}"
+    );
+    assert!(!queue_dir(&world).join("limits/claude.json").exists());
+}
+
+#[test]
+fn a_session_whose_transcript_is_gone_is_said_once_and_not_tried_again() {
+    if !git_or_skip() {
+        return;
+    }
+    said_once_and_not_tried_again(
+        |world, id| fs::remove_file(transcript(world, id)).unwrap(),
+        "transcript of its session",
+    );
+}
+
+#[test]
+fn a_session_whose_directory_is_gone_is_said_once_and_not_tried_again() {
+    if !git_or_skip() {
+        return;
+    }
+    said_once_and_not_tried_again(
+        |world, _| fs::remove_dir_all(&world.repo).unwrap(),
+        "does not exist",
     );
 }
