@@ -1,8 +1,9 @@
 //! The usage limit from nothing: a fresh HOME with no config file, no XDG variables, only
 //! `luzia` and a `claude` on PATH, as a user has them, in a git repository of their own. The
 //! user runs `luzia run "task"`, the account's five-hour limit refuses it, and the job is
-//! `limited` with the reset to the second; the user keeps the cockpit open (`luzia tui`), which
-//! at the reset continues the job's session once (`--resume`), and the continuation completes.
+//! `limited` with the reset to the second; the user keeps the cockpit open (`luzia tui`), and
+//! at the reset the job's session is continued once (`--resume`: by the cockpit or the waiter
+//! its supervisor left, whichever looks first), and the continuation completes.
 //!
 //! Twice: with a fake `claude` that prints Claude Code 2.1.197's stream-json, and with the real
 //! Claude Code CLI (every version the environment names: `clis_or_skip`) logged in to a
@@ -62,7 +63,7 @@ fn limited_then_continued(world: &World, reset: u64) -> String {
             .then_some(())
     });
 
-    // Continued once, at the reset, by the cockpit: the one luzia looking.
+    // Continued once, at the reset, by the cockpit or the waiter: both look.
     let next = wait_for("the continuation", WAIT, || {
         let job = world.job(&id)?;
         job["retried_by"]
