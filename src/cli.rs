@@ -99,6 +99,10 @@ pub enum Command {
     /// Run a job's agent to the end (started by `run`; not for people)
     #[command(hide = true)]
     Supervise(SuperviseArgs),
+    /// Wait for the usage limit's reset and continue what it stopped (started by a supervisor;
+    /// not for people)
+    #[command(hide = true, name = "__limit-waiter")]
+    LimitWaiter(LimitWaiterArgs),
     /// Write a commented config file from what is found here: the agent CLIs on PATH, the git
     /// repository you stand in as a project, the jobs root in use
     Init(InitArgs),
@@ -632,6 +636,16 @@ pub struct DoctorArgs {
     /// One JSON object: `ready`, and each check's level, topic, what it says and its fix
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LimitWaiterArgs {
+    /// The queue root whose holds and resumes it waits for
+    #[arg(long)]
+    pub queue: PathBuf,
+    /// Its standard input is the queue's waiter lock, taken by its starter
+    #[arg(long)]
+    pub inherit_lock: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@
 
 pub mod limits;
 mod sessions;
+pub mod waiter;
 
 pub use sessions::{Continuation, attach, continue_prompt, reply};
 
@@ -257,10 +258,14 @@ impl<'a> Dispatcher<'a> {
         let now = Utc::now();
         let resumed = self.resume_due(slots, now);
         round.held_notes = resumed.notes;
-        if !slots.has_pending()? || self.hold(now).is_some() {
+        if self.hold(now).is_some() {
             return Ok(round);
         }
+        // Lapsed holds go now, tasks or not: the look at a reset leaves nothing of it behind.
         self.clear_lapsed(now);
+        if !slots.has_pending()? {
+            return Ok(round);
+        }
         let mut running = self.running(slots)?;
         while running < self.cfg.agent.max_concurrent {
             let Some(claim) = slots.claim_next()? else {

@@ -71,7 +71,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 config: cli.global.config.clone(),
                 jobs_dir: cli.global.jobs_dir.clone(),
             };
-            if let Command::Supervise(_) = operator {
+            if let Command::Supervise(_) | Command::LimitWaiter(_) = operator {
                 commands::run::detach();
             }
             let cfg = Config::load(&overrides)?;
@@ -107,6 +107,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
                 Command::Queue(args) => commands::run::queue(&cfg, args, &mut out)?,
                 Command::Gc(args) => commands::gc::run(&cfg, args, &mut out)?,
                 Command::Supervise(args) => commands::run::supervise(&cfg, args)?,
+                Command::LimitWaiter(args) => commands::limit_waiter::run(&cfg, args)?,
                 // Its sending thread writes to stdout too: this thread must not hold it locked.
                 Command::Notify(args) => {
                     drop(out);

@@ -14,6 +14,7 @@ pub mod init;
 pub mod install;
 pub mod job_rows;
 pub mod jobs;
+pub mod limit_waiter;
 pub mod logs;
 pub mod manual;
 pub mod mcp;

@@ -340,9 +340,10 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     let d = Dispatcher::new(cfg).ok();
     // The hold is on disk before the exit line: a task dispatched the moment the job reads
     // `limited` is held, not started.
+    let held = std::cell::Cell::new(false);
     let ending = |code: i32| {
         if let Some(d) = &d {
-            record_limit(d, &args.job_dir, code);
+            held.set(record_limit(d, &args.job_dir, code));
         }
     };
     let code = supervise::supervise_with(
@@ -353,6 +354,18 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
     );
     if let Some(slot) = slot {
         slot.remove();
+    }
+    // Someone must look at the reset, whether or not anything else of luzia runs then: a
+    // waiter of its own, which outlives this process.
+    if let Some(d) = &d
+        && held.get()
+        && let Err(e) = crate::dispatcher::waiter::start(d)
+    {
+        crate::say!(
+            "luzia: cannot start the waiter for the usage limit's reset in {}: {e} (the cockpit, \
+             `luzia notify --watch` or the next `luzia run` continues the job instead)",
+            d.cfg.queue_dir.display()
+        );
     }
     // A slot is free now, whatever became of this job's bookkeeping (a full disk may have
     // refused it): queued tasks may start, or be recorded as unable to.
@@ -365,21 +378,23 @@ pub fn supervise(cfg: &Config, args: &SuperviseArgs) -> Result<u8> {
 }
 
 /// A job the account's usage limit stopped holds its agent's queue until the reset, and is
-/// continued then ([`limits`](crate::dispatcher::limits)).
-fn record_limit(d: &Dispatcher, job_dir: &std::path::Path, code: i32) {
+/// continued then ([`limits`](crate::dispatcher::limits)). Whether it holds the queue now.
+fn record_limit(d: &Dispatcher, job_dir: &std::path::Path, code: i32) -> bool {
     let Some(id) = job_dir
         .file_name()
         .and_then(|n| crate::jobs::JobId::parse(&n.to_string_lossy()).ok())
     else {
-        return;
+        return false;
     };
     let root = job_dir.parent().unwrap_or(job_dir);
-    if let Some(job) = crate::jobs::model::job::read_job(root, &id, Utc::now())
-        && let Err(e) = d.record_limit(&job, code)
-    {
+    let Some(job) = crate::jobs::model::job::read_job(root, &id, Utc::now()) else {
+        return false;
+    };
+    d.record_limit(&job, code).unwrap_or_else(|e| {
         crate::say!(
             "luzia: cannot record that the usage limit stopped job {id}: {}",
             super::describe(&e)
         );
-    }
+        false
+    })
 }

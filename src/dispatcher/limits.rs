@@ -18,17 +18,20 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
+use super::sessions::Nowhere;
 use super::{Continuation, Dispatcher};
 use crate::config::Config;
-use crate::jobs::fs::names::LIMIT_RESUME_FILE;
-use crate::jobs::fs::publish::{Published, publish_once, write_atomic};
+use crate::jobs::fs::names::{HISTORY_FILE, LIMIT_RESUME_FILE};
+use crate::jobs::fs::publish::{Published, append_line, publish_once, write_atomic};
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::read_job;
 use crate::jobs::model::lifecycle::find_retries;
 use crate::jobs::model::limit::Hold;
 use crate::jobs::model::status::ended_limited;
 use crate::jobs::run::agents::Kind;
+use crate::jobs::run::dispatch::DispatchError;
 use crate::jobs::run::queue::Slots;
+use crate::jobs::run::resume::ResumeError;
 use crate::jobs::run::session::is_claude;
 use crate::jobs::{Job, Status};
 
@@ -53,7 +56,7 @@ pub fn agent_kind(program: &str) -> String {
         .unwrap_or_default()
 }
 
-fn limits_dir(queue: &Path) -> PathBuf {
+pub(super) fn limits_dir(queue: &Path) -> PathBuf {
     queue.join(LIMITS_DIR)
 }
 
@@ -72,7 +75,8 @@ pub fn standing_hold(cfg: &Config, now: DateTime<Utc>) -> Option<Hold> {
 pub struct Resumed {
     /// `(limited job, the job that continues it)`
     pub started: Vec<(String, String)>,
-    /// Why a resume due could not be done now (it is tried again at the next look).
+    /// Why a resume due was not done: not now (it is tried again at the next look), or never
+    /// (said once, and noted in its job).
     pub notes: Vec<String>,
 }
 
@@ -86,22 +90,34 @@ impl Dispatcher<'_> {
     /// a hold that has lapsed (its tasks may start). A look at one small directory: cheap
     /// enough for every tick of a watcher.
     pub fn limits_due(&self, now: DateTime<Utc>) -> bool {
+        self.dues().any(|at| at <= now)
+    }
+
+    /// The first time after `after` when the queue's starter will have something to do for
+    /// the limit (a hold lapsing, a job to continue), if any: when the waiter looks next.
+    pub fn next_due(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.dues().filter(|at| *at > after).min()
+    }
+
+    /// When each hold and each pending resume is due: its reset and the margin.
+    fn dues(&self) -> impl Iterator<Item = DateTime<Utc>> {
         let dir = limits_dir(&self.cfg.queue_dir);
-        let due = |path: &Path| {
-            crate::jobs::fs::files::read_small(path)
-                .ok()
+        let files = |d: &Path| {
+            std::fs::read_dir(d)
+                .into_iter()
                 .flatten()
-                .and_then(|b| serde_json::from_slice::<Hold>(&b).ok())
-                .is_some_and(|h| h.resets_at + MARGIN <= now)
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.path())
+                .collect::<Vec<_>>()
         };
-        let any_due = |d: &Path| {
-            std::fs::read_dir(d).is_ok_and(|entries| {
-                entries
-                    .flatten()
-                    .any(|e| e.file_type().is_ok_and(|t| t.is_file()) && due(&e.path()))
-            })
-        };
-        any_due(&dir) || any_due(&dir.join(RESUME_DIR))
+        let mut all = files(&dir);
+        all.extend(files(&dir.join(RESUME_DIR)));
+        all.into_iter().filter_map(|path| {
+            let bytes = crate::jobs::fs::files::read_small(&path).ok()??;
+            let hold: Hold = serde_json::from_slice(&bytes).ok()?;
+            Some(hold.resets_at + MARGIN)
+        })
     }
 
     /// Removes the holds that have lapsed (the queue's lock held): their tasks are started now,
@@ -131,14 +147,15 @@ impl Dispatcher<'_> {
 
     /// Called as a job ends with `code`, before its exit line is written (so `job` may still
     /// read as running): a job the limit stopped holds its agent's tasks until the reset and,
-    /// where its project allows, is to be continued then.
-    pub fn record_limit(&self, job: &Job, code: i32) -> Result<()> {
+    /// where its project allows, is to be continued then. Whether it holds the queue: a
+    /// waiter is to look at the reset.
+    pub fn record_limit(&self, job: &Job, code: i32) -> Result<bool> {
         let limit_stands = job.limit_resets_at().is_some();
         if ended_limited(code, job.stop.is_some(), limit_stands) != Status::Limited {
-            return Ok(());
+            return Ok(false);
         }
         let (Some(resets_at), Some(meta)) = (job.limit_resets_at(), job.meta.as_ref()) else {
-            return Ok(());
+            return Ok(false);
         };
         let dir = limits_dir(&self.cfg.queue_dir);
         std::fs::create_dir_all(dir.join(RESUME_DIR))?;
@@ -168,7 +185,7 @@ impl Dispatcher<'_> {
                 &serde_json::to_vec(&hold)?,
             )?;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Continues every job whose limit has reset (and a margin), once each, as slots allow;
@@ -201,9 +218,17 @@ impl Dispatcher<'_> {
                 Ok(None) => {
                     let _ = std::fs::remove_file(&entry);
                 }
-                Err(e) => done.notes.push(format!(
+                Err(NotDone::Later(e)) => done.notes.push(format!(
                     "job {id} could not be resumed after the usage limit: {e:#}"
                 )),
+                // Said once: the resume goes, and its job keeps why.
+                Err(NotDone::Never(why)) => {
+                    done.notes.push(format!(
+                        "job {id} cannot be resumed after the usage limit: {why} (noted in its \
+                         timeline; `luzia jobs {id}`)"
+                    ));
+                    let _ = std::fs::remove_file(&entry);
+                }
             }
         }
         done
@@ -211,7 +236,12 @@ impl Dispatcher<'_> {
 
     /// `Some(new job)` when `id` was continued now, `None` when it is no longer to be (killed,
     /// retried, continued already, gone).
-    fn resume_one(&self, slots: &Slots, id: &JobId, now: DateTime<Utc>) -> Result<Option<String>> {
+    fn resume_one(
+        &self,
+        slots: &Slots,
+        id: &JobId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<String>, NotDone> {
         let Some(mut job) = read_job(self.root(), id, now) else {
             return Ok(None);
         };
@@ -224,9 +254,9 @@ impl Dispatcher<'_> {
             "at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             "why": "resumed after the usage limit",
         });
-        if let Published::Lost(_) =
-            publish_once(&job.dir(), LIMIT_RESUME_FILE, claim.to_string().as_bytes())?
-        {
+        let published = publish_once(&job.dir(), LIMIT_RESUME_FILE, claim.to_string().as_bytes())
+            .map_err(|e| NotDone::Later(e.into()))?;
+        if let Published::Lost(_) = published {
             return Ok(None);
         }
         let how = Continuation {
@@ -236,14 +266,89 @@ impl Dispatcher<'_> {
             addendum: None,
             retry_of: Some(job.id.to_string()),
         };
-        match self.resume_locked(slots, &job, &how) {
+        let resumed = self
+            .transcript_kept(&job)
+            .and_then(|()| self.resume_locked(slots, &job, &how));
+        match resumed {
             Ok(created) => Ok(Some(created.id.to_string())),
+            Err(e) if cannot_be_continued(&e) => {
+                // The claim stays, saying why: no look tries again.
+                let why = format!("{e:#}");
+                not_resumed(&job, &why, now);
+                Err(NotDone::Never(why))
+            }
             Err(e) => {
                 // Not done: the claim goes, so that the next look (under the same lock) tries
                 // again.
                 let _ = std::fs::remove_file(job.dir().join(LIMIT_RESUME_FILE));
-                Err(e)
+                Err(NotDone::Later(e))
             }
         }
     }
+
+    /// Refuses a session whose transcript is known to be gone: `claude --resume` would only
+    /// fail on it.
+    fn transcript_kept(&self, job: &Job) -> Result<()> {
+        let session = job.meta.as_ref().map_or("", |m| m.session_id.as_str());
+        match self.transcript_saved(job, session) {
+            Some(false) => Err(TranscriptGone {
+                job: job.id.to_string(),
+                session: session.to_owned(),
+            }
+            .into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why a resume due was not done.
+enum NotDone {
+    /// Not now (every slot taken, the session being continued by another job, the machine at
+    /// fault): tried again at the next look.
+    Later(anyhow::Error),
+    /// Never: the session cannot be continued.
+    Never(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the transcript of its session {session} is gone from the agent's Claude Code projects, and \
+     Claude Code cannot continue a session without it; `luzia retry {job}` starts the task over"
+)]
+struct TranscriptGone {
+    job: String,
+    session: String,
+}
+
+/// Whether a resume failed for a reason no later look removes: the session or the place to
+/// continue it is gone, or the job or the config cannot start it. What the moment or the
+/// machine is at fault for (every slot taken, the session being continued, a write refused) is
+/// not.
+fn cannot_be_continued(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<TranscriptGone>().is_some()
+        || e.downcast_ref::<Nowhere>().is_some()
+        || matches!(
+            e.downcast_ref::<ResumeError>(),
+            Some(ResumeError::NotClaude { .. } | ResumeError::NoSession { .. })
+        )
+        || e.downcast_ref::<DispatchError>().is_some_and(|d| {
+            !matches!(
+                d,
+                DispatchError::Io { .. } | DispatchError::Write { .. } | DispatchError::Spawn(..)
+            )
+        })
+}
+
+/// Records in `job` that it was not resumed after the usage limit, and why: the claim says so
+/// (no look tries again), and its history, which its timeline shows.
+fn not_resumed(job: &Job, why: &str, now: DateTime<Utc>) {
+    let at = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let claim = serde_json::json!({
+        "by": crate::jobs::hitl::operator::operator(),
+        "at": at,
+        "why": format!("not resumed after the usage limit: {why}"),
+    });
+    let _ = write_atomic(&job.dir(), LIMIT_RESUME_FILE, claim.to_string().as_bytes());
+    let record = serde_json::json!({"limit_resume": {"at": at, "resumed": false, "why": why}});
+    let _ = append_line(&job.dir(), HISTORY_FILE, &record.to_string());
 }

@@ -28,6 +28,25 @@ pub fn continue_prompt(status: Status) -> String {
     )
 }
 
+/// Every slot is taken, and a continuation is started at once or not at all.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "every one of the {0} slots is taken: a continued session cannot wait in the queue; try \
+     again when a job has ended"
+)]
+pub struct SlotsTaken(pub usize);
+
+/// A job of a project the config does not name, whose meta.json names no directory.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "job {job} names no directory in meta.json and its project '{project}' is not configured: \
+     nowhere to continue it"
+)]
+pub struct Nowhere {
+    job: String,
+    project: String,
+}
+
 /// How a continuation runs.
 #[derive(Clone, Debug)]
 pub struct Continuation {
@@ -66,11 +85,7 @@ impl Dispatcher<'_> {
         if !how.interactive {
             let running = all.iter().filter(|j| j.status.is_active()).count();
             if running >= self.cfg.agent.max_concurrent {
-                bail!(
-                    "every one of the {} slots is taken: a continued session cannot wait in the \
-                     queue; try again when a job has ended",
-                    self.cfg.agent.max_concurrent
-                );
+                return Err(SlotsTaken(self.cfg.agent.max_concurrent).into());
             }
         }
         let spec = self.resume_spec(now, session, how)?;
@@ -103,12 +118,13 @@ impl Dispatcher<'_> {
         let project = self.cfg.projects.get(meta.project.as_str());
         let project_path = match (meta.cwd.as_str(), project) {
             ("", Some(p)) => p.path.clone(),
-            ("", None) => bail!(
-                "job {} names no directory in meta.json and its project '{}' is not configured: \
-                 nowhere to continue it",
-                job.id,
-                meta.project
-            ),
+            ("", None) => {
+                return Err(Nowhere {
+                    job: job.id.to_string(),
+                    project: meta.project.to_string(),
+                }
+                .into());
+            }
             (cwd, _) => PathBuf::from(cwd),
         };
         let prompt = how.prompt.clone().unwrap_or_default();
@@ -238,7 +254,7 @@ impl Dispatcher<'_> {
 
     /// Whether the agent's HOME (the job's user's, else luzia's or the config's) holds the
     /// session's transcript; `None` when it cannot be told.
-    fn transcript_saved(&self, job: &Job, session_id: &str) -> Option<bool> {
+    pub(super) fn transcript_saved(&self, job: &Job, session_id: &str) -> Option<bool> {
         let meta = job.meta.as_ref()?;
         // Only Claude Code's transcripts are known where they are kept.
         if !crate::jobs::run::session::is_claude(&meta.agent) {

@@ -186,6 +186,17 @@ pub fn history_events(record: &Value, job: Option<&JobId>) -> Vec<TimelineEvent>
             text.push_str(&format!(": {}", ellipsize(&name, 100)));
         }
         out.push(event(time_of(record, "at"), EventKind::Progress, text));
+    } else if let Some(r) = record.get("limit_resume") {
+        // A job the usage limit stopped that could not be continued at the reset (luzia's
+        // queue starter writes it, once).
+        out.push(event(
+            time_of(r, "at"),
+            EventKind::Issue,
+            format!(
+                "not resumed after the usage limit: {}",
+                ellipsize(&text_of(r, "why"), 240)
+            ),
+        ));
     }
     out
 }

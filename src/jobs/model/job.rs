@@ -518,7 +518,8 @@ mod tests {
         assert_eq!(both.limit_resets_at(), Some(exact.to_utc()));
         let (_r, words_only) = ended(&format!(r#", "usage": {{{words}}}"#), 1, None);
         let minute = words_only.limit_resets_at().unwrap();
-        assert_eq!(minute.format("%H:%M:%S").to_string(), "15:37:00");
+        // The words drop the seconds: the last second of their minute, never too early.
+        assert_eq!(minute.format("%H:%M:%S").to_string(), "15:37:59");
         let (_r, other) = ended(
             r#", "usage": {"error": "API Error: 500", "resets_at": "2026-12-04T15:37:12Z"}"#,
             1,

@@ -6,12 +6,13 @@
 //!   `You've hit your weekly limit · resets Nov 30, 9am (UTC)`;
 //! - 1.x: `Claude AI usage limit reached|1735689600` (the reset as Unix seconds);
 //! - luzia's own rendering of those: `(resets 2026-11-23 17:00 UTC)`,
-//!   `five_hour limit: rejected until 2026-11-23 17:00 UTC`, the reset somewhere within that
-//!   minute (the seconds are dropped): read as the minute's end, never too early.
+//!   `five_hour limit: rejected until 2026-11-23 17:00 UTC`.
 //!
-//! A time without a date is the first such time after the job ended. A zone that is neither UTC
-//! nor a fixed offset is the machine's local zone: the agent ran here, and Claude Code prints
-//! the reset in the zone of the machine it runs on.
+//! Each gives the reset to the minute (the epoch aside): it is somewhere within that minute,
+//! and is read as the minute's last second, never too early. A time without a date is the
+//! first such time after the job ended. A zone that is neither UTC nor a fixed offset is the
+//! machine's local zone: the agent ran here, and Claude Code prints the reset in the zone of
+//! the machine it runs on.
 
 use std::sync::LazyLock;
 
@@ -73,9 +74,7 @@ pub fn resets_at(text: &str, ended: DateTime<Utc>) -> Option<DateTime<Utc>> {
         let date =
             NaiveDate::from_ymd_opt(c[1].parse().ok()?, c[2].parse().ok()?, c[3].parse().ok()?)?;
         let time = NaiveTime::from_hms_opt(c[4].parse().ok()?, c[5].parse().ok()?, 0)?;
-        // luzia's rendering drops the seconds: the reset is within that minute, and the end of
-        // it is never too early.
-        return Some(date.and_time(time).and_utc() + Duration::minutes(1));
+        return Some(minute_end(date.and_time(time).and_utc()));
     }
     let c = WORDS.as_ref()?.captures(text)?;
     let mut hour: u32 = c[3].parse().ok()?;
@@ -91,7 +90,7 @@ pub fn resets_at(text: &str, ended: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let time = NaiveTime::from_hms_opt(hour, minute, 0)?;
     let zone = Zone::parse(c.get(6).map_or("", |m| m.as_str()));
     let from = ended - SLACK;
-    match (c.get(1), c.get(2)) {
+    let minute = match (c.get(1), c.get(2)) {
         (Some(month), Some(day)) => {
             let month = month_number(month.as_str())?;
             let day: u32 = day.as_str().parse().ok()?;
@@ -108,7 +107,16 @@ pub fn resets_at(text: &str, ended: DateTime<Utc>) -> Option<DateTime<Utc>> {
                 (at >= from).then_some(at)
             })
         }
-    }
+    };
+    minute.map(minute_end)
+}
+
+/// The reset said to the minute (Claude Code's words and luzia's renderings drop the seconds)
+/// is somewhere within that minute: a job continued at the minute's start could meet the limit
+/// again. Its last second is never too early (the accounts give resets in whole seconds), and
+/// at most a minute late; shown to the minute, it reads as the words do.
+fn minute_end(start: DateTime<Utc>) -> DateTime<Utc> {
+    start + Duration::seconds(59)
 }
 
 fn month_number(name: &str) -> Option<u32> {

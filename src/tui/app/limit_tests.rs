@@ -149,7 +149,9 @@ fn a_cockpit_with_only_a_limited_job_ticks_and_continues_it_at_the_reset() {
         now(),
     );
     assert!(app.wants_tick(), "nothing else would wake it at the reset");
-    let reset = claude_hold().resets_at;
+    // Its words say the minute (`resets 5pm`): the reset is that minute's last second.
+    let reset = limited.limit_resets_at().unwrap();
+    assert!(reset > claude_hold().resets_at);
     let early = app.update(Event::Tick, reset);
     assert!(
         !early.contains(&Effect::SyncQueue),

@@ -6,7 +6,8 @@ fn utc(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
 
-/// Each form from the words the CLIs printed (tests/known_issues.rs has where each came from).
+/// Each form from the words the CLIs printed (tests/known_issues.rs has where each came from);
+/// a reset said to the minute is that minute's last second.
 #[test]
 fn every_form_of_the_real_words() {
     let ended = utc("2026-11-23T14:02:10Z");
@@ -14,37 +15,37 @@ fn every_form_of_the_real_words() {
         // Claude Code 2.1.197, subscription, five-hour limit
         (
             "You've hit your session limit · resets 5pm (UTC)",
-            "2026-11-23T17:00:00Z",
+            "2026-11-23T17:00:59Z",
         ),
         // as luzia renders the stream-json result
         (
             "── failed (API error 429): You've hit your session limit · resets 5pm (UTC) · 1 turn · 0.1s",
-            "2026-11-23T17:00:00Z",
+            "2026-11-23T17:00:59Z",
         ),
         (
             "You've hit your session limit · resets 5:30pm (UTC)",
-            "2026-11-23T17:30:00Z",
+            "2026-11-23T17:30:59Z",
         ),
         (
             "You've hit your session limit · resets 9am (UTC)",
-            "2026-11-24T09:00:00Z",
+            "2026-11-24T09:00:59Z",
         ),
         (
             "You've hit your session limit · resets 16:45 (UTC+2)",
-            "2026-11-23T14:45:00Z",
+            "2026-11-23T14:45:59Z",
         ),
         (
             "You've reached your Opus limit · resets 3pm (GMT-05:00)",
-            "2026-11-23T20:00:00Z",
+            "2026-11-23T20:00:59Z",
         ),
         (
             "You've hit your weekly limit · resets Nov 30, 9am (UTC)",
-            "2026-11-30T09:00:00Z",
+            "2026-11-30T09:00:59Z",
         ),
         // Claude Code 2.1.332, subscription, five-hour limit
         (
             "You've hit your 5-hour limit · resets 3:37pm (UTC)",
-            "2026-11-23T15:37:00Z",
+            "2026-11-23T15:37:59Z",
         ),
         // Claude Code 1.x: the epoch
         (
@@ -58,11 +59,11 @@ fn every_form_of_the_real_words() {
         // luzia's renderings, the seconds dropped: the end of the minute
         (
             "✗ Claude AI usage limit reached (resets 2026-11-23 17:00 UTC)",
-            "2026-11-23T17:01:00Z",
+            "2026-11-23T17:00:59Z",
         ),
         (
             "  ↯ five_hour limit: rejected until 2026-11-23 17:00 UTC",
-            "2026-11-23T17:01:00Z",
+            "2026-11-23T17:00:59Z",
         ),
     ];
     for (text, want) in cases {
@@ -93,13 +94,31 @@ fn a_year_end_weekly_limit_is_next_year() {
             "You've hit your weekly limit · resets Jan 2, 9am (UTC)",
             ended
         ),
-        Some(utc("2027-01-02T09:00:00Z"))
+        Some(utc("2027-01-02T09:00:59Z"))
     );
 }
 
+/// Claude Code's words drop the seconds of the reset (15:37:59 reads `resets 3:37pm`): read to
+/// the minute's last second, a job is continued at or after the real reset, never up to a
+/// minute before it.
+#[test]
+fn a_reset_said_to_the_minute_is_never_early() {
+    let ended = utc("2026-11-23T14:02:10Z");
+    let real = utc("2026-11-23T15:37:59Z");
+    for text in [
+        "You've hit your 5-hour limit · resets 3:37pm (UTC)",
+        "You've hit your session limit · resets 15:37 (UTC)",
+        "  ↯ five_hour limit: rejected until 2026-11-23 15:37 UTC",
+    ] {
+        let at = resets_at(text, ended).unwrap();
+        assert!(at >= real, "{text}: {at} is before the reset");
+        assert!(at - real < Duration::minutes(1), "{text}: {at}");
+    }
+}
+
 proptest! {
-    /// An hour (and minute) in UTC: the first such time after the job ended (less the slack),
-    /// at most a day later, whatever the form.
+    /// An hour (and minute) in UTC: the last second of the first such minute after the job
+    /// ended (less the slack), at most a day later, whatever the form.
     #[test]
     fn an_hour_is_the_next_one_after_the_end(
         secs in 1_600_000_000i64..2_000_000_000,
@@ -116,7 +135,7 @@ proptest! {
             (false, _) => format!("{hour}:{minute:02}"),
         };
         let text = format!("You've hit your session limit · resets {clock} (UTC)");
-        let at = resets_at(&text, ended).unwrap();
+        let at = resets_at(&text, ended).unwrap() - Duration::seconds(59);
         prop_assert_eq!((at.hour(), at.minute(), at.second()), (hour, minute, 0));
         prop_assert!(at >= ended - SLACK && at < ended - SLACK + Duration::days(1), "{} {}", text, at);
     }
@@ -133,7 +152,7 @@ proptest! {
     fn an_offset_is_kept(secs in 1_600_000_000i64..2_000_000_000, hour in 0u32..24, off in -12i32..=14) {
         let ended = DateTime::from_timestamp(secs, 0).unwrap();
         let text = format!("You've hit your session limit · resets {hour}:00 (UTC{off:+})");
-        let at = resets_at(&text, ended).unwrap();
+        let at = resets_at(&text, ended).unwrap() - Duration::seconds(59);
         let wall = at + Duration::hours(off.into());
         prop_assert_eq!((wall.hour(), wall.minute()), (hour, 0));
         prop_assert!(at >= ended - SLACK && at < ended - SLACK + Duration::days(1));
