@@ -255,6 +255,8 @@ fn without_switching_the_environment_is_the_allowlist_and_what_the_config_adds()
         assert!(
             shells_own
                 || ["LUZIA_JOB_DIR", "LUZIA_JOB_ID", OWN.0].contains(&name)
+                // The job's ports, set by luzia for dev servers (as LUZIA_JOB_ID is).
+                || ["LUZIA_PORT", "LUZIA_PORT_COUNT"].contains(&name)
                 || allowed.contains(&name),
             "{name} reached the agent:\n{env}"
         );
