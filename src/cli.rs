@@ -636,6 +636,10 @@ pub struct DoctorArgs {
     /// One JSON object: `ready`, and each check's level, topic, what it says and its fix
     #[arg(long)]
     pub json: bool,
+    /// Check the agent of this name (as `luzia run --agent NAME` runs it) rather than
+    /// [agent] kind's or [agent] command
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -16,9 +16,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::acp::{APPROVED, Agent, DENIED, KILLED, WAIT, World};
-use common::gemini::{
-    ANSWER_TOKENS, FakeGemini, PROMPT_TOKENS, Reply, function_responses, gemini_or_skip,
-};
+use common::agents::{GEMINI, agent_or_skip};
+use common::gemini::{ANSWER_TOKENS, FakeGemini, PROMPT_TOKENS, Reply, function_responses};
 
 fn world(gemini: &Path, script: Vec<Reply>, jobs: Option<&Path>) -> World<FakeGemini> {
     World::new(FakeGemini::start(script), jobs, |base, api| Agent {
@@ -48,7 +47,7 @@ fn age_sessions(w: &World<FakeGemini>) {
 
 #[test]
 fn an_approved_command_runs_its_tokens_are_recorded_and_a_reply_continues_the_session() {
-    let Some(gemini) = gemini_or_skip("an_approved_command_runs") else {
+    let Some(gemini) = agent_or_skip("an_approved_command_runs", &GEMINI) else {
         return;
     };
     let script = vec![
@@ -86,7 +85,7 @@ fn an_approved_command_runs_its_tokens_are_recorded_and_a_reply_continues_the_se
 
 #[test]
 fn a_denied_command_does_not_run() {
-    let Some(gemini) = gemini_or_skip("a_denied_command_does_not_run") else {
+    let Some(gemini) = agent_or_skip("a_denied_command_does_not_run", &GEMINI) else {
         return;
     };
     let script = vec![
@@ -103,7 +102,7 @@ fn a_denied_command_does_not_run() {
 
 #[test]
 fn a_kill_cancels_the_turn_and_leaves_no_gate_pending() {
-    let Some(gemini) = gemini_or_skip("a_kill_cancels_the_turn") else {
+    let Some(gemini) = agent_or_skip("a_kill_cancels_the_turn", &GEMINI) else {
         return;
     };
     let w = world(&gemini, vec![Reply::shell("Working.", KILLED)], None);
@@ -114,7 +113,7 @@ fn a_kill_cancels_the_turn_and_leaves_no_gate_pending() {
 #[test]
 fn a_gemini_gate_is_in_the_cockpit_inbox() {
     require_tmux!();
-    let Some(gemini) = gemini_or_skip("a_gemini_gate_is_in_the_cockpit_inbox") else {
+    let Some(gemini) = agent_or_skip("a_gemini_gate_is_in_the_cockpit_inbox", &GEMINI) else {
         return;
     };
     let sb = tmux::Sandbox::new();

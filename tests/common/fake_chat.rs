@@ -72,6 +72,28 @@ impl FakeChat {
         })
     }
 
+    /// Qwen Code's settings in the HOME `home`, as a user writes them once: the kind of login
+    /// (`openai`: the key, endpoint and model from `OPENAI_*`, see [`FakeChat::qwen_env`]; without
+    /// it a headless Qwen Code says "No auth type is selected"), and the approval mode under
+    /// which it asks before a shell command runs (`default`: it asks before anything that
+    /// changes something).
+    pub fn qwen_home(&self, home: &std::path::Path) {
+        std::fs::create_dir_all(home.join(".qwen")).unwrap();
+        let settings = json!({"security": {"auth": {"selectedType": "openai"}},
+            "tools": {"approvalMode": "default"}});
+        std::fs::write(home.join(".qwen/settings.json"), settings.to_string()).unwrap();
+    }
+
+    /// What Qwen Code is given in its environment to reach this API: the key, the endpoint and
+    /// the model.
+    pub fn qwen_env(&self) -> Vec<(String, String)> {
+        vec![
+            ("OPENAI_API_KEY".into(), KEY.into()),
+            ("OPENAI_BASE_URL".into(), self.base_url()),
+            ("OPENAI_MODEL".into(), MODEL.into()),
+        ]
+    }
+
     pub fn push(&self, replies: Vec<Reply>) {
         self.turns.push(replies);
     }

@@ -11,41 +11,16 @@ use std::collections::VecDeque;
 use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::claude::find_on_path;
 use super::http::{read_request, response as http};
 
 /// The tokens every streamed answer reports.
 pub const PROMPT_TOKENS: u64 = 100;
 pub const ANSWER_TOKENS: u64 = 7;
-
-/// The real `gemini`, or `None` after saying loudly why the test is skipped. With
-/// `LUZIA_REQUIRE_AGENTS=1` (CI) a missing CLI fails the test instead.
-pub fn gemini_or_skip(test: &str) -> Option<PathBuf> {
-    let candidate = std::env::var_os("LUZIA_TEST_GEMINI")
-        .map(PathBuf::from)
-        .or_else(|| find_on_path("gemini"));
-    let runs = candidate.filter(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if runs.is_none() {
-        let why = "the Gemini CLI (`gemini`, npm package @google/gemini-cli) is not on PATH (or \
-                   LUZIA_TEST_GEMINI)";
-        if std::env::var_os("LUZIA_REQUIRE_AGENTS").is_some_and(|v| v == "1") {
-            panic!("{test}: {why}, and LUZIA_REQUIRE_AGENTS=1 says it must be");
-        }
-        eprintln!("SKIPPED {test}: {why}; install it with `npm install -g @google/gemini-cli`");
-    }
-    runs
-}
 
 /// One scripted answer of the model.
 #[derive(Clone, Debug)]

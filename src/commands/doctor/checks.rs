@@ -60,14 +60,15 @@ impl Facts {
     }
 }
 
-/// Every check, in the order a person reads them: the config, the agent and its credentials,
-/// the directories, then what some features need.
-pub fn gather(config: Result<&Config, String>, facts: &Facts) -> Vec<Check> {
+/// Every check, in the order a person reads them: the config, the agent (the one `chosen`
+/// names, as `luzia run --agent` does) and its credentials, the directories, then what some
+/// features need.
+pub fn gather(chosen: Option<&str>, config: Result<&Config, String>, facts: &Facts) -> Vec<Check> {
     let mut checks = Vec::new();
     match config {
         Ok(cfg) => {
             checks.push(config_file(cfg));
-            checks.extend(agent(cfg, facts));
+            checks.extend(agent(cfg, chosen, facts));
             checks.push(directory("jobs root", &cfg.jobs_dir, JOBS_ROOT_FIX));
             checks.push(directory("queue", &cfg.queue_dir, QUEUE_FIX));
         }
@@ -92,19 +93,49 @@ fn config_file(cfg: &Config) -> Check {
     }
 }
 
-/// The agent's program (found, and its version) and, for its kind, the credentials it will
-/// receive.
-fn agent(cfg: &Config, facts: &Facts) -> Vec<Check> {
-    let Some(program) = cfg.agent.command.first() else {
+/// The agent a job runs where no project chooses another: the one `chosen` names, else
+/// `[agent] kind`'s, else `[agent] command`. Its program (found, and its version) and, for its
+/// kind, the credentials it will receive.
+fn agent(cfg: &Config, chosen: Option<&str>, facts: &Facts) -> Vec<Check> {
+    let by_name = match (chosen, cfg.agent.kind.as_deref()) {
+        (Some(name), _) => Some((name, format!("--agent {name}"))),
+        (None, Some(kind)) => Some((kind, format!("[agent] kind = \"{kind}\""))),
+        (None, None) => None,
+    };
+    let chose = by_name.is_some();
+    let (command, by) = match by_name {
+        None => (cfg.agent.command.clone(), "[agent] command".to_owned()),
+        Some((name, by)) => match cfg.named_agent_command(name) {
+            Ok(command) => (command, by),
+            Err(e) => {
+                return vec![Check::problem(
+                    "agent",
+                    format!("no agent named '{name}' (known: {})", e.known.join(", ")),
+                    format!(
+                        "choose one of those, or say how it is started with [agents.{name}] \
+                         command = [\"program\", \"arg\"] in {}",
+                        e.file
+                    ),
+                )];
+            }
+        },
+    };
+    let Some(program) = command.first() else {
         return Vec::new();
     };
-    let kind = Kind::of(&cfg.agent.command);
+    let kind = Kind::of(&command);
     let mut checks = vec![match facts.find(program) {
-        None => Check::problem(
-            "agent",
-            format!("`{program}` ([agent] command) is not on PATH, so no job can start"),
-            kind.profile().install,
-        ),
+        None => {
+            let mut fix = kind.profile().install.to_owned();
+            if !chose {
+                fix.push_str(&others_on_path(kind, facts));
+            }
+            Check::problem(
+                "agent",
+                format!("`{program}` ({by}) is not on PATH, so no job can start"),
+                fix,
+            )
+        }
         Some(path) => match probe::version(&path, facts.version_timeout) {
             Ok(v) => Check::ok(
                 "agent",
@@ -122,6 +153,29 @@ fn agent(cfg: &Config, facts: &Facts) -> Vec<Check> {
     }];
     checks.extend(credentials(cfg, facts, kind));
     checks
+}
+
+/// `; or run an agent found on PATH: gemini, qwen (luzia run --agent gemini ...)`: the other
+/// kinds luzia can start by themselves whose program is here, when there is one.
+fn others_on_path(missing: Kind, facts: &Facts) -> String {
+    let found: Vec<&str> = Kind::ALL
+        .into_iter()
+        .filter(|k| *k != missing)
+        .filter(|k| {
+            k.default_command()
+                .and_then(|c| c.first())
+                .is_some_and(|p| facts.find(p).is_some())
+        })
+        .map(Kind::short)
+        .collect();
+    match found.first() {
+        None => String::new(),
+        Some(first) => format!(
+            "; or run an agent found on PATH: {} (luzia run --agent {first} \"task\"; luzia \
+             doctor --agent {first} checks it)",
+            found.join(", ")
+        ),
+    }
 }
 
 /// Which of the variables the agent's kind declares are set (by name), and whether it can log

@@ -78,18 +78,23 @@ impl Check {
 pub fn run(overrides: &Overrides, args: &DoctorArgs, out: &mut dyn Write) -> Result<u8> {
     let config = Config::load(overrides);
     let facts = Facts::of_this_machine();
-    let checks = gather(config.as_ref().map_err(|e| e.to_string()), &facts);
+    let chosen = args.agent.as_deref();
+    let checks = gather(chosen, config.as_ref().map_err(|e| e.to_string()), &facts);
     if args.json {
         write_json(&checks, out)?;
     } else {
-        write_text(&checks, out)?;
+        write_text(&checks, chosen, out)?;
     }
     Ok(u8::from(checks.iter().any(|c| c.level == Level::Problem)))
 }
 
 /// `ok       topic        what it says`, a problem's or a warning's fix on the next line,
-/// then a last line that sums up.
-pub fn write_text(checks: &[Check], out: &mut dyn Write) -> std::io::Result<()> {
+/// then a last line that sums up (with the first job's command line, for the agent `chosen`).
+pub fn write_text(
+    checks: &[Check],
+    chosen: Option<&str>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let width = checks.iter().map(|c| c.topic.len()).max().unwrap_or(0);
     for c in checks {
         writeln!(out, "{:<8} {:<width$}  {}", c.level.word(), c.topic, c.says)?;
@@ -110,8 +115,9 @@ pub fn write_text(checks: &[Check], out: &mut dyn Write) -> std::io::Result<()> 
     } else {
         writeln!(
             out,
-            "\nready for a first job ({}): luzia run \"your task\"",
-            plural(warnings, "warning")
+            "\nready for a first job ({}): luzia run {}\"your task\"",
+            plural(warnings, "warning"),
+            chosen.map_or(String::new(), |a| format!("--agent {a} "))
         )
     }
 }

@@ -75,7 +75,7 @@ const CLAUDE: (&str, &str) = ("claude", "echo '2.1.197 (Claude Code)'");
 
 fn text(checks: &[Check]) -> String {
     let mut out = Vec::new();
-    write_text(checks, &mut out).unwrap();
+    write_text(checks, None, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -149,7 +149,7 @@ fn credentials_are_named_and_none_at_all_is_a_problem() {
             std::fs::create_dir(m.path().join("home/.claude")).unwrap();
             std::fs::write(m.path().join("home/.claude/.credentials.json"), "{}").unwrap();
         }
-        let checks = gather(Ok(&m.config(config)), &m.facts(vars));
+        let checks = gather(None, Ok(&m.config(config)), &m.facts(vars));
         let c = topic(&checks, "credentials");
         assert!(c.says.contains(says), "{vars:?}: {}", c.says);
         assert_eq!(c.level == Level::Problem, *problem, "{vars:?}: {c:?}");
@@ -174,6 +174,7 @@ fn credentials_are_named_and_none_at_all_is_a_problem() {
 fn the_declared_variables_are_listed_by_name() {
     let m = Machine::new(&[CLAUDE]);
     let checks = gather(
+        None,
         Ok(&m.config("")),
         &m.facts(&[("ANTHROPIC_API_KEY", SECRET)]),
     );
@@ -194,6 +195,7 @@ fn the_declared_variables_are_listed_by_name() {
 fn the_agent_program_is_found_and_asked_its_version() {
     let m = Machine::new(&[CLAUDE]);
     let checks = gather(
+        None,
         Ok(&m.config("")),
         &m.facts(&[("ANTHROPIC_API_KEY", SECRET)]),
     );
@@ -209,6 +211,7 @@ fn the_agent_program_is_found_and_asked_its_version() {
     // Missing: a problem, with how to install it.
     let m = Machine::new(&[]);
     let checks = gather(
+        None,
         Ok(&m.config("")),
         &m.facts(&[("ANTHROPIC_API_KEY", SECRET)]),
     );
@@ -236,7 +239,7 @@ fn a_program_that_hangs_cannot_hang_doctor() {
     let mut facts = m.facts(&[("ANTHROPIC_API_KEY", SECRET)]);
     facts.version_timeout = Duration::from_millis(300);
     let began = Instant::now();
-    let checks = gather(Ok(&m.config("")), &facts);
+    let checks = gather(None, Ok(&m.config("")), &facts);
     assert!(
         began.elapsed() < Duration::from_secs(10),
         "{:?}",
@@ -255,6 +258,7 @@ fn a_program_that_hangs_cannot_hang_doctor() {
 fn a_plain_command_needs_no_credential() {
     let m = Machine::new(&[("my-agent", "echo my-agent 0.86")]);
     let checks = gather(
+        None,
         Ok(&m.config("[agent]\ncommand = [\"my-agent\"]\n")),
         &m.facts(&[]),
     );
@@ -271,12 +275,12 @@ fn a_plain_command_needs_no_credential() {
 fn another_known_agent_is_checked_for_its_own_credentials() {
     let m = Machine::new(&[("aider", "echo aider 0.86")]);
     let config = m.config("[agent]\ncommand = [\"aider\"]\n");
-    let without = gather(Ok(&config), &m.facts(&[]));
+    let without = gather(None, Ok(&config), &m.facts(&[]));
     let problem = topic(&without, "credentials");
     assert_eq!(problem.level, Level::Problem);
     assert!(problem.says.contains("OPENAI_API_KEY"), "{}", problem.says);
     assert!(topic(&without, "agent").says.contains("(Aider)"));
-    let with = gather(Ok(&config), &m.facts(&[("OPENAI_API_KEY", "k")]));
+    let with = gather(None, Ok(&config), &m.facts(&[("OPENAI_API_KEY", "k")]));
     assert!(problems(&with).is_empty(), "{with:#?}");
     assert!(topic(&with, "credentials").says.contains("OPENAI_API_KEY"));
 }
@@ -299,7 +303,7 @@ fn directories_are_writable_or_can_be_created() {
     for (dir, level, says) in cases {
         let jobs = m.path().join(dir);
         let cfg = m.config(&format!("jobs_dir = {jobs:?}\nqueue_dir = {jobs:?}\n"));
-        let checks = gather(Ok(&cfg), &m.facts(&[("ANTHROPIC_API_KEY", SECRET)]));
+        let checks = gather(None, Ok(&cfg), &m.facts(&[("ANTHROPIC_API_KEY", SECRET)]));
         for t in ["jobs root", "queue"] {
             let c = topic(&checks, t);
             assert_eq!(c.level, *level, "{dir}: {c:?}");
@@ -314,7 +318,7 @@ fn low_inotify_limits_are_warnings_naming_the_sysctl() {
     let m = Machine::new(&[CLAUDE]);
     let mut facts = m.facts(&[("ANTHROPIC_API_KEY", SECRET)]);
     facts.inotify = (Some(8192), Some(128));
-    let checks = gather(Ok(&m.config("")), &facts);
+    let checks = gather(None, Ok(&m.config("")), &facts);
     let low = topic(&checks, "inotify");
     assert_eq!(low.level, Level::Warning);
     assert!(
@@ -330,7 +334,7 @@ fn low_inotify_limits_are_warnings_naming_the_sysctl() {
     );
     assert!(problems(&checks).is_empty());
     facts.inotify = (Some(MIN_WATCHES), Some(128));
-    let checks = gather(Ok(&m.config("")), &facts);
+    let checks = gather(None, Ok(&m.config("")), &facts);
     assert_eq!(topic(&checks, "inotify").level, Level::Ok);
 }
 
@@ -338,6 +342,7 @@ fn low_inotify_limits_are_warnings_naming_the_sysctl() {
 fn git_tmux_and_ssh_missing_are_warnings() {
     let m = Machine::new(&[CLAUDE, ("git", "true")]);
     let checks = gather(
+        None,
         Ok(&m.config("")),
         &m.facts(&[("ANTHROPIC_API_KEY", SECRET)]),
     );
@@ -352,7 +357,7 @@ fn git_tmux_and_ssh_missing_are_warnings() {
 #[test]
 fn a_config_that_does_not_load_is_a_problem_and_the_rest_is_still_checked() {
     let m = Machine::new(&[CLAUDE]);
-    let checks = gather(Err("the config file /x: bad".into()), &m.facts(&[]));
+    let checks = gather(None, Err("the config file /x: bad".into()), &m.facts(&[]));
     assert_eq!(problems(&checks), ["config"]);
     assert!(checks.iter().any(|c| c.topic == "inotify"));
 }
@@ -360,7 +365,7 @@ fn a_config_that_does_not_load_is_a_problem_and_the_rest_is_still_checked() {
 #[test]
 fn json_has_every_check() {
     let m = Machine::new(&[CLAUDE]);
-    let checks = gather(Ok(&m.config("")), &m.facts(&[]));
+    let checks = gather(None, Ok(&m.config("")), &m.facts(&[]));
     let mut out = Vec::new();
     super::write_json(&checks, &mut out).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
@@ -372,5 +377,73 @@ fn json_has_every_check() {
             .unwrap()
             .iter()
             .any(|c| c["topic"] == "credentials" && c["level"] == "problem")
+    );
+}
+
+#[test]
+fn the_agent_checked_is_the_one_a_job_runs() {
+    let m = Machine::new(&[("gemini", "echo 0.61.0")]);
+    let key = [("GEMINI_API_KEY", SECRET)];
+    // `[agent] kind` chooses it: its own command line is checked, not `[agent] command`.
+    let checks = gather(
+        None,
+        Ok(&m.config("[agent]\nkind = \"gemini\"\n")),
+        &m.facts(&key),
+    );
+    assert!(problems(&checks).is_empty(), "{checks:#?}");
+    let agent = topic(&checks, "agent");
+    assert!(
+        agent.says.ends_with("(Gemini CLI): 0.61.0"),
+        "{}",
+        agent.says
+    );
+    assert!(
+        topic(&checks, "credentials")
+            .says
+            .contains("Gemini CLI will log in with GEMINI_API_KEY"),
+        "{checks:#?}"
+    );
+    // Chosen and missing: the choice is named.
+    let none = Machine::new(&[]);
+    let checks = gather(
+        None,
+        Ok(&none.config("[agent]\nkind = \"qwen\"\n")),
+        &none.facts(&[]),
+    );
+    let agent = topic(&checks, "agent");
+    assert!(
+        agent
+            .says
+            .contains("`qwen` ([agent] kind = \"qwen\") is not on PATH"),
+        "{}",
+        agent.says
+    );
+    assert!(
+        agent
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("@qwen-code/qwen-code"),
+        "{agent:?}"
+    );
+}
+
+#[test]
+fn without_the_default_agent_the_agents_on_path_are_named() {
+    let m = Machine::new(&[("gemini", "echo 0.61.0"), ("qwen", "echo 0.15.10")]);
+    let checks = gather(
+        None,
+        Ok(&m.config("")),
+        &m.facts(&[("GEMINI_API_KEY", SECRET)]),
+    );
+    let agent = topic(&checks, "agent");
+    assert_eq!(agent.level, Level::Problem);
+    let fix = agent.fix.as_deref().unwrap();
+    assert!(
+        fix.contains(
+            "or run an agent found on PATH: gemini, qwen (luzia run --agent gemini \"task\"; \
+             luzia doctor --agent gemini checks it)"
+        ),
+        "{fix}"
     );
 }

@@ -95,6 +95,7 @@ where
         loading: false,
         asked: None,
         waiting: VecDeque::new(),
+        requests: usage::Requests::default(),
         cost: None,
         cost_before: plan.cost_before,
         denied: false,
@@ -149,6 +150,8 @@ struct Client<R, S> {
     loading: bool,
     asked: Option<Waiting>,
     waiting: VecDeque<Asked>,
+    /// What the updates said of each request to the model (Qwen Code's tokens).
+    requests: usage::Requests,
     /// The last cost in US dollars an update gave, and the session's before this job.
     cost: Option<f64>,
     cost_before: Option<f64>,
@@ -223,7 +226,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
         let cost = self
             .cost
             .map(|c| (c - self.cost_before.unwrap_or(0.0)).max(0.0));
-        let figures = usage::of_response(&result, cost, took);
+        let figures = usage::of_response(&result, &self.requests, cost, took);
         let end = self.renderer.finish(&figures);
         self.show(end);
         Ok(result["stopReason"]
@@ -308,6 +311,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
         if cost.is_some() {
             self.cost = cost;
         }
+        self.requests.update(update);
         let shown = self.renderer.update(update);
         self.show(shown);
     }

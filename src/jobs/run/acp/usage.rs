@@ -1,7 +1,9 @@
 //! The figures of a prompt's turn, wherever the agent gives them: the response's `usage`
 //! (ACP's own: `inputTokens`, `outputTokens`, `cachedReadTokens`, `cachedWriteTokens`,
 //! `thoughtTokens`), else Gemini CLI's `_meta.quota` (`token_count`, and the model in
-//! `model_usage`); the cost from the last `usage_update` that gave one in US dollars. They go
+//! `model_usage`), else the sum of what the agent said of each of its requests to the model
+//! (Qwen Code: ACP's names in the `_meta.usage` of a message chunk, [`Requests`]); the cost
+//! from the last `usage_update` that gave one in US dollars. They go
 //! into the same fields as Claude Code's (`Usage`), its outcome `success` for a turn that ended
 //! as asked (`end_turn`), else the stop reason, with why in words.
 
@@ -35,33 +37,72 @@ pub fn stop_words(reason: &str) -> String {
     }
 }
 
-/// The figures of the `session/prompt` response `result`, which took `duration_ms`; `cost` the
-/// last cost in US dollars an update gave.
-pub fn of_response(result: &Value, cost: Option<f64>, duration_ms: u64) -> Usage {
+/// Tokens in, out (thoughts included), read from and written to the cache.
+type Counts = [Option<u64>; 4];
+
+/// The counts of an object in ACP's names (`inputTokens`, ...).
+fn acp_counts(u: &Value) -> Counts {
+    let count = |v: &Value| v.as_u64();
+    let output = match (count(&u["outputTokens"]), count(&u["thoughtTokens"])) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    [
+        count(&u["inputTokens"]),
+        output,
+        count(&u["cachedReadTokens"]),
+        count(&u["cachedWriteTokens"]),
+    ]
+}
+
+/// The tokens of a turn as an agent gives them with each of its requests to the model rather
+/// than with the turn's end (Qwen Code sends, after each request, an `agent_message_chunk`
+/// whose `_meta.usage` has ACP's names), added up: each request is paid for, a subagent's too.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Requests {
+    sum: Counts,
+}
+
+impl Requests {
+    /// Takes one `session/update`; only one that carries `_meta.usage` counts.
+    pub fn update(&mut self, update: &Value) {
+        let u = &update["_meta"]["usage"];
+        if !u.is_object() {
+            return;
+        }
+        for (sum, n) in self.sum.iter_mut().zip(acp_counts(u)) {
+            if let Some(n) = n {
+                *sum = Some(sum.unwrap_or(0).saturating_add(n));
+            }
+        }
+    }
+}
+
+/// The figures of the `session/prompt` response `result`, which took `duration_ms`;
+/// `requests` what the updates said of each request to the model, `cost` the last cost in US
+/// dollars an update gave.
+pub fn of_response(
+    result: &Value,
+    requests: &Requests,
+    cost: Option<f64>,
+    duration_ms: u64,
+) -> Usage {
     let reason = result["stopReason"].as_str().unwrap_or_default();
     let count = |v: &Value| v.as_u64();
     let u = &result["usage"];
     let quota = &result["_meta"]["quota"];
-    let (input, output, read, write) = if u.is_object() {
-        let thought = count(&u["thoughtTokens"]);
-        let output = match (count(&u["outputTokens"]), thought) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
-        (
-            count(&u["inputTokens"]),
-            output,
-            count(&u["cachedReadTokens"]),
-            count(&u["cachedWriteTokens"]),
-        )
+    let tokens = &quota["token_count"];
+    let [input, output, read, write] = if u.is_object() {
+        acp_counts(u)
+    } else if tokens.is_object() {
+        [
+            count(&tokens["input_tokens"]),
+            count(&tokens["output_tokens"]),
+            None,
+            None,
+        ]
     } else {
-        let t = &quota["token_count"];
-        (
-            count(&t["input_tokens"]),
-            count(&t["output_tokens"]),
-            None,
-            None,
-        )
+        requests.sum
     };
     let model = quota["model_usage"]
         .as_array()
@@ -137,7 +178,7 @@ mod tests {
         let gemini = json!({"stopReason": "end_turn", "_meta": {"quota": {
             "token_count": {"input_tokens": 20, "output_tokens": 10},
             "model_usage": [{"model": "gemini-3.1-pro-preview", "token_count": {}}, {"model": "auto"}]}}});
-        let u = of_response(&gemini, None, 1500);
+        let u = of_response(&gemini, &Requests::default(), None, 1500);
         assert_eq!(
             (
                 u.input_tokens,
@@ -156,7 +197,7 @@ mod tests {
         );
         let acp = json!({"stopReason": "max_tokens", "usage": {"inputTokens": 7, "outputTokens": 3,
             "thoughtTokens": 2, "cachedReadTokens": 100, "totalTokens": 112}});
-        let u = of_response(&acp, Some(0.25), 10);
+        let u = of_response(&acp, &Requests::default(), Some(0.25), 10);
         assert_eq!(
             (
                 u.input_tokens,
@@ -169,8 +210,47 @@ mod tests {
         );
         assert_eq!(u.outcome, "max_tokens");
         assert_eq!(u.error, "the model reached its limit of tokens");
-        let none = of_response(&json!({"stopReason": "end_turn"}), None, 1);
+        let none = of_response(
+            &json!({"stopReason": "end_turn"}),
+            &Requests::default(),
+            None,
+            1,
+        );
         assert_eq!((none.input_tokens, none.output_tokens), (None, None));
+    }
+
+    #[test]
+    fn tokens_given_with_each_request_are_added_up_when_the_turn_gives_none() {
+        // Qwen Code 0.15: after each request to the model, an empty chunk with its usage.
+        let mut requests = Requests::default();
+        let each = |input: u64, thought: Option<u64>| {
+            let mut usage = json!({"inputTokens": input, "outputTokens": 40,
+                "totalTokens": input + 40, "cachedReadTokens": 10});
+            if let Some(t) = thought {
+                usage["thoughtTokens"] = json!(t);
+            }
+            json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": ""},
+                "_meta": {"usage": usage, "durationMs": 12}})
+        };
+        requests.update(&each(900, None));
+        requests.update(&json!({"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "no figures here"}}));
+        requests.update(&each(1000, Some(5)));
+        let turn = json!({"stopReason": "end_turn"});
+        let u = of_response(&turn, &requests, None, 1);
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_creation_tokens
+            ),
+            (Some(1900), Some(85), Some(20), None)
+        );
+        // A turn that gives its own figures is believed over the requests'.
+        let own = json!({"stopReason": "end_turn", "usage": {"inputTokens": 7, "outputTokens": 3}});
+        let u = of_response(&own, &requests, None, 1);
+        assert_eq!((u.input_tokens, u.output_tokens), (Some(7), Some(3)));
     }
 
     #[test]

@@ -1,0 +1,219 @@
+//! An ACP agent's first job, from nothing: a fresh HOME with no luzia config file at all and no
+//! XDG variables, `luzia` and the agent's CLI on PATH, only what a user of that agent has set
+//! (its key and endpoint in the environment, its own settings file in HOME), standing in a git
+//! repository of their own. `luzia run --agent NAME "task"` starts the kind's default command
+//! line (`gemini --acp`, `qwen --acp`) found on PATH, and the job completes with the model's
+//! answer in its output and its tokens recorded, in the per-user jobs root; `luzia doctor
+//! --agent NAME` says beforehand that it is ready.
+//!
+//! Runs as root with the real CLIs (CI pins and installs them; without one the test says
+//! SKIPPED loudly, or fails where `LUZIA_REQUIRE_AGENTS=1`), against the scripted APIs the
+//! tests start on 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use common::agents::{GEMINI, QWEN, agent_or_skip};
+use common::fake_chat::{self, FakeChat};
+use common::gemini::{self, FakeGemini};
+use common::http::Reply;
+use common::{git_or_skip, kill_processes_mentioning, stderr_of, stdout_of, wait_for};
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Generous: a real agent starts in a second or two, more on a loaded machine.
+const WAIT: Duration = Duration::from_secs(120);
+/// What the model answers: the job's output must show it.
+const ANSWER: &str = "Hello from the first job: the repository is ready.";
+
+/// A machine as a new user of an agent finds it: `bin/` with `luzia` and the agent's program,
+/// a git repository, a HOME the caller fills with the agent's settings. Dropping it stops
+/// whatever it started.
+struct Fresh {
+    _tmp: TempDir,
+    base: PathBuf,
+    repo: PathBuf,
+    bin: PathBuf,
+    home: PathBuf,
+    /// The agent's variables, as the user's shell exports them.
+    vars: Vec<(String, String)>,
+}
+
+impl Drop for Fresh {
+    fn drop(&mut self) {
+        kill_processes_mentioning(&self.base);
+    }
+}
+
+impl Fresh {
+    /// `program` on PATH as `name`; `home` and `vars` made by `setup` from the base directory.
+    fn new(
+        program: &Path,
+        name: &str,
+        setup: impl FnOnce(&Path) -> (PathBuf, Vec<(String, String)>),
+    ) -> Fresh {
+        let tmp = tempfile::Builder::new()
+            .prefix("luzia-acp-first-use-")
+            .tempdir()
+            .unwrap();
+        let base = tmp.path().to_owned();
+        let (repo, bin) = (base.join("repo"), base.join("bin"));
+        fs::create_dir_all(&repo).unwrap();
+        fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(program, bin.join(name)).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_luzia"), bin.join("luzia")).unwrap();
+        let (home, vars) = setup(&base);
+        let fresh = Fresh {
+            _tmp: tmp,
+            base,
+            repo,
+            bin,
+            home,
+            vars,
+        };
+        let init = fresh.run("git", &["init", "-q", "."]);
+        assert!(init.status.success(), "git init: {}", stderr_of(&init));
+        fs::write(fresh.repo.join("README"), "a project\n").unwrap();
+        fresh
+    }
+
+    /// `program ARGS` in the repository with nothing of the test's environment: what a login
+    /// shell has, and the agent's variables.
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        Command::new(program)
+            .args(args)
+            .current_dir(&self.repo)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("USER", "root")
+            .env("LOGNAME", "root")
+            .env("SHELL", "/bin/sh")
+            .env("LANG", "C.UTF-8")
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display()),
+            )
+            .envs(self.vars.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn luzia(&self, args: &[&str]) -> Output {
+        self.run(&self.bin.join("luzia").display().to_string(), args)
+    }
+
+    /// `luzia doctor --agent NAME`: ready, the agent found on PATH and logging in with `key`,
+    /// and the first job's command line given.
+    fn doctor(&self, agent: &str, name: &str, key: &str) {
+        let out = self.luzia(&["doctor", "--agent", agent]);
+        let said = stdout_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{said}{}", stderr_of(&out));
+        let program = self.bin.join(agent).display().to_string();
+        for line in [
+            // Found (its version may be slow to come on a loaded machine: a warning).
+            format!("agent        {program} ({name}): "),
+            format!("{name} will log in with {key}"),
+            format!("luzia run --agent {agent} \"your task\""),
+        ] {
+            assert!(said.contains(&line), "{line:?} not in:\n{said}");
+        }
+    }
+
+    /// `luzia run --agent NAME TASK` until the job ends: its `luzia jobs ID --json`, its
+    /// meta.json and its output.
+    fn first_job(&self, agent: &str) -> (Value, Value, String) {
+        let run = self.luzia(&["run", "--agent", agent, "Say hello to the new user"]);
+        assert!(
+            run.status.success(),
+            "`luzia run --agent {agent}` failed from nothing: {}{}",
+            stdout_of(&run),
+            stderr_of(&run)
+        );
+        let id = stdout_of(&run).trim().to_owned();
+        let dir = self.home.join(".local/state/luzia/jobs").join(&id);
+        let log = || fs::read_to_string(dir.join("output.log")).unwrap_or_default();
+        let job = wait_for("the first job to end", WAIT, || {
+            let out = self.luzia(&["jobs", &id, "--json"]);
+            let job: Value = serde_json::from_slice(&out.stdout).ok()?;
+            (!job["exit_code"].is_null()).then_some(job)
+        });
+        assert_eq!(job["status"], "completed", "{job}\n{}", log());
+        assert_eq!(job["project"], "repo", "the project is the directory");
+        let meta: Value =
+            serde_json::from_slice(&fs::read(dir.join("meta.json")).unwrap()).unwrap();
+        let shown = stdout_of(&self.luzia(&["logs", &id]));
+        assert!(shown.contains(ANSWER), "`luzia logs {id}`:\n{shown}");
+        (job, meta, log())
+    }
+}
+
+#[test]
+fn gemini_runs_a_first_job_with_nothing_but_its_key_and_settings() {
+    let test = "gemini_runs_a_first_job_from_nothing";
+    let Some(gemini) = agent_or_skip(test, &GEMINI) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    let api = FakeGemini::start(vec![gemini::Reply::text(ANSWER)]);
+    let fresh = Fresh::new(&gemini, "gemini", |base| (api.home(base), api.agent_env()));
+    fresh.doctor("gemini", "Gemini CLI", "GEMINI_API_KEY");
+    let (_, meta, log) = fresh.first_job("gemini");
+    assert_eq!(
+        meta["argv"],
+        serde_json::json!(["gemini", "--acp"]),
+        "{meta}"
+    );
+    assert!(log.contains("── Gemini CLI session "), "{log}");
+    assert_eq!(
+        (
+            &meta["usage"]["input_tokens"],
+            &meta["usage"]["output_tokens"]
+        ),
+        (
+            &Value::from(gemini::PROMPT_TOKENS),
+            &Value::from(gemini::ANSWER_TOKENS)
+        ),
+        "{meta}"
+    );
+}
+
+#[test]
+fn qwen_runs_a_first_job_with_nothing_but_its_key_and_settings() {
+    let test = "qwen_runs_a_first_job_from_nothing";
+    let Some(qwen) = agent_or_skip(test, &QWEN) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    let api = FakeChat::start(vec![Reply::text(ANSWER)]);
+    let fresh = Fresh::new(&qwen, "qwen", |base| {
+        let home = base.join("home");
+        api.qwen_home(&home);
+        (home, api.qwen_env())
+    });
+    fresh.doctor("qwen", "Qwen Code", "OPENAI_API_KEY");
+    let (_, meta, log) = fresh.first_job("qwen");
+    assert_eq!(meta["argv"], serde_json::json!(["qwen", "--acp"]), "{meta}");
+    assert!(log.contains("── Qwen Code session "), "{log}");
+    assert_eq!(
+        (
+            &meta["usage"]["input_tokens"],
+            &meta["usage"]["output_tokens"]
+        ),
+        (
+            &Value::from(fake_chat::INPUT_TOKENS),
+            &Value::from(fake_chat::OUTPUT_TOKENS)
+        ),
+        "{meta}"
+    );
+}
