@@ -63,7 +63,38 @@ fn codex_an_approved_command_runs_and_a_reply_continues_the_session() {
     assert!(!ended.session.is_empty(), "{}", ended.meta);
     assert_eq!(ended.meta["agent"], codex.to_str().unwrap());
     assert_eq!(ended.meta["usage"]["outcome"], "success", "{}", ended.meta);
-    w.reply_continues(&id, &ended, "Codex");
+    // Two requests to the model (the command, then the last words), read from Codex's file.
+    assert_tokens(&ended.meta, 2);
+    let log = w.log(&id);
+    assert!(
+        log.contains(" · 1,600 in / 80 out / 200 cache read tokens"),
+        "{log}"
+    );
+    let next = w.reply_continues(&id, &ended, "Codex");
+    // The loaded session's totals go on from the first job's: only its own turn is counted.
+    assert_tokens(&next.meta, 1);
+}
+
+/// The job's `usage` holds the tokens of `requests` responses of the fake API, each of
+/// which reports [`fake_responses::INPUT_TOKENS`] in (of them [`fake_responses::CACHED_TOKENS`]
+/// cached) and [`fake_responses::OUTPUT_TOKENS`] out: in Claude Code's fields, input without
+/// the part read from the cache.
+fn assert_tokens(meta: &serde_json::Value, requests: u64) {
+    let usage = &meta["usage"];
+    let cached = fake_responses::CACHED_TOKENS * requests;
+    assert_eq!(
+        (
+            usage["input_tokens"].as_u64(),
+            usage["cache_read_tokens"].as_u64(),
+            usage["output_tokens"].as_u64()
+        ),
+        (
+            Some(fake_responses::INPUT_TOKENS * requests - cached),
+            Some(cached),
+            Some(fake_responses::OUTPUT_TOKENS * requests)
+        ),
+        "{meta}"
+    );
 }
 
 #[test]
@@ -76,6 +107,7 @@ fn codex_a_denied_command_does_not_run() {
     // Codex ends its turn at a rejection (`cancelled`): the job ends as the operator decided.
     let (job, log) = w.deny_at_gate(&id);
     assert_eq!(job["usage"]["outcome"], "denied", "{job}");
+    assert_tokens(&w.meta(&id), 1);
     assert!(
         log.contains(": not today (the agent is told only that it was rejected)\n── denied: the agent ended its turn at the denied request"),
         "{log}"

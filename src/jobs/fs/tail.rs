@@ -5,6 +5,8 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+pub mod backwards;
+
 /// Blocks read backwards at a time.
 const BLOCK: u64 = 64 * 1024;
 /// Bytes kept of one line: its end, which is what a `\r` progress redraw leaves on screen.

@@ -341,8 +341,8 @@ fn run_agent(
     rules: &AgentEnv,
 ) -> i32 {
     // Spawning registers the child with the runtime's reaper.
-    let mut child = match spawn_agent(dir, plan, log, rules) {
-        Ok(child) => child,
+    let (mut child, tokens) = match spawn_agent(dir, plan, log, rules) {
+        Ok(spawned) => spawned,
         Err(message) => {
             let line = format!(
                 "luzia: cannot start the agent {:?}: {message}\n",
@@ -361,7 +361,7 @@ fn run_agent(
             child,
             (dir, log),
             plan,
-            agent.as_ref(),
+            (agent.as_ref(), tokens),
             signals,
         ));
     }

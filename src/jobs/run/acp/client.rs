@@ -43,6 +43,8 @@ pub struct Plan {
     /// What the session had cost before this job (ACP's cost is the session's, not the
     /// turn's), when it continues one; an agent that says it while loading says it better.
     pub cost_before: Option<f64>,
+    /// Where the turn's tokens come from.
+    pub tokens: usage::TokensFrom,
 }
 
 /// How the session ended.
@@ -212,6 +214,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
         let begin = Renderer::begin(self.name, &init["agentInfo"], &self.session, loaded);
         self.show(begin);
         let started = Instant::now();
+        let since = chrono::Utc::now().timestamp();
         let prompt = json!({
             "sessionId": self.session,
             "prompt": [{"type": "text", "text": plan.prompt}]
@@ -226,7 +229,18 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
         let cost = self
             .cost
             .map(|c| (c - self.cost_before.unwrap_or(0.0)).max(0.0));
-        let figures = usage::of_response(&result, &self.requests, cost, took);
+        let mut figures = usage::of_response(&result, &self.requests, cost, took);
+        if let usage::TokensFrom::CodexSessions(sessions) = &plan.tokens {
+            match usage::codex_turn(sessions.as_ref(), &self.session, since).await {
+                Ok(tokens) => tokens.into_usage(&mut figures),
+                Err(why) => {
+                    let note = self
+                        .renderer
+                        .note(&format!("luzia: no tokens for this turn: {why}"));
+                    self.show(note);
+                }
+            }
+        }
         let end = self.renderer.finish(&figures);
         self.show(end);
         Ok(result["stopReason"]

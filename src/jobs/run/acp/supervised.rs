@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::client::{self, Ending, Plan};
+use super::usage::TokensFrom;
 use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
 use crate::jobs::fs::names::PROMPT_FILE;
 use crate::jobs::model::process::Recorded;
@@ -38,7 +39,7 @@ pub(in crate::jobs::run) async fn run_job(
     child: tokio::process::Child,
     (dir, log): (&Path, &File),
     plan: &supervise::Plan,
-    agent: Option<&Recorded>,
+    (agent, tokens): (Option<&Recorded>, TokensFrom),
     mut signals: Option<&mut Signals>,
 ) -> i32 {
     let prompt = match read_capped(&dir.join(PROMPT_FILE), META_FILE_CAP) {
@@ -59,6 +60,7 @@ pub(in crate::jobs::run) async fn run_job(
             }
             _ => None,
         },
+        tokens,
     };
     let code = run_to_end(child, dir, log, session, signals.as_deref_mut()).await;
     if let Some(a) = agent

@@ -5,19 +5,62 @@
 //! (Qwen Code: ACP's names in the `_meta.usage` of a message chunk, [`Requests`]); the cost
 //! from the last `usage_update` that gave one in US dollars. They go
 //! into the same fields as Claude Code's (`Usage`), its outcome `success` for a turn that ended
-//! as asked (`end_turn`), else the stop reason, with why in words.
+//! as asked (`end_turn`), else the stop reason, with why in words. Codex's adapter reports no
+//! tokens: they are read from Codex's own session file instead ([`codex_turn`]).
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::jobs::fs::files::read_capped;
 use crate::jobs::model::session::Usage;
+use crate::jobs::run::agents::codex::rollout::{self, Sessions, Tokens};
 
 /// The most jobs followed back along a session.
 const CHAIN_MAX: usize = 1000;
 /// The most of a meta.json read.
 const META_CAP: u64 = 1024 * 1024;
+
+/// How long Codex is given to write the end of its turn once its adapter has answered.
+const ROLLOUT_WAIT: Duration = Duration::from_secs(2);
+const ROLLOUT_POLL: Duration = Duration::from_millis(100);
+
+/// Where the tokens of a turn come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokensFrom {
+    /// The prompt's response (ACP's `usage`, Gemini CLI's `_meta.quota`).
+    Response,
+    /// Codex's session file, among these sessions (`None`: the agent's environment has
+    /// neither `CODEX_HOME` nor `HOME`).
+    CodexSessions(Option<Sessions>),
+}
+
+/// The tokens of Codex's turn in session `session`, begun at `since` (Unix seconds), from its
+/// session file under `sessions`: read again while the turn's end is not written yet, for at
+/// most [`ROLLOUT_WAIT`]. Why there are none, in words, when there are none.
+pub async fn codex_turn(
+    sessions: Option<&Sessions>,
+    session: &str,
+    since: i64,
+) -> Result<Tokens, String> {
+    let sessions = sessions
+        .ok_or("the agent's environment has neither CODEX_HOME nor HOME")?
+        .clone();
+    let deadline = tokio::time::Instant::now() + ROLLOUT_WAIT;
+    loop {
+        let (s, id) = (sessions.clone(), session.to_owned());
+        let read = tokio::task::spawn_blocking(move || rollout::turn_of(&s, &id, since))
+            .await
+            .map_err(|e| e.to_string())?;
+        let late = tokio::time::Instant::now() >= deadline;
+        match read {
+            Ok(turn) if turn.ended || late => return Ok(turn.tokens),
+            Err(unread) if !unread.again || late => return Err(unread.why),
+            _ => tokio::time::sleep(ROLLOUT_POLL).await,
+        }
+    }
+}
 
 /// luzia's own stop reason for a turn the agent ended when the operator rejected its request
 /// (Codex does, saying `cancelled`): the job ends as decided, not as failed.
@@ -292,6 +335,31 @@ mod tests {
         assert_eq!(before("100000-aaaa"), None);
         assert_eq!(before("100004-eeee"), None);
         assert_eq!(before("no-such-job"), None);
+    }
+
+    #[tokio::test]
+    async fn codex_tokens_that_cannot_be_read_say_why_within_a_bound() {
+        let err = codex_turn(None, "01a24246-32a9-79f2-8dc6-5ebbfc3c4f88", 0)
+            .await
+            .unwrap_err();
+        assert!(err.contains("neither CODEX_HOME nor HOME"), "{err}");
+        let root = tempfile::tempdir().unwrap();
+        let sessions = Sessions {
+            dir: root.path().to_owned(),
+            owner: rustix::process::geteuid().as_raw(),
+        };
+        let begun = std::time::Instant::now();
+        let err = codex_turn(Some(&sessions), "01a24246-32a9-79f2-8dc6-5ebbfc3c4f88", 0)
+            .await
+            .unwrap_err();
+        assert!(err.contains("no file of session"), "{err}");
+        assert!(
+            begun.elapsed() < ROLLOUT_WAIT * 3,
+            "looked for again only until the deadline: {:?}",
+            begun.elapsed()
+        );
+        let err = codex_turn(Some(&sessions), "../x", 0).await.unwrap_err();
+        assert!(err.contains("not a Codex session id"), "{err}");
     }
 
     #[test]

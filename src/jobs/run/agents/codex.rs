@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use super::{Acp, Needs, Profile, Var};
 
+pub mod rollout;
+
 pub const PROFILE: Profile = Profile {
     short: "codex",
     name: "Codex",

@@ -1,5 +1,6 @@
 //! Starting the agent: its command line, its stdio, its user and its environment.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -9,6 +10,8 @@ use super::{Plan, add_port};
 use crate::jobs::fs::files::open_nofollow;
 use crate::jobs::fs::names::PROMPT_FILE;
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
+use crate::jobs::run::acp::usage::TokensFrom;
+use crate::jobs::run::agents::codex::rollout::Sessions;
 use crate::jobs::run::agents::{Kind, speaks_acp};
 use crate::jobs::run::shell;
 
@@ -25,12 +28,14 @@ pub(in crate::jobs::run) enum SpawnError {
     Io(#[from] std::io::Error),
 }
 
+/// Starts the agent; with it, where the tokens of its turn come from (for an ACP agent: Codex's
+/// are in its session file, which its environment says where to find).
 pub(super) fn spawn_agent(
     dir: &Path,
     plan: &Plan,
     log: &File,
     rules: &AgentEnv,
-) -> Result<tokio::process::Child, SpawnError> {
+) -> Result<(tokio::process::Child, TokensFrom), SpawnError> {
     let acp = speaks_acp(&plan.argv);
     // An ACP agent reads its messages on stdin; the task is the prompt the session sends.
     let stdin = if acp {
@@ -56,20 +61,34 @@ pub(super) fn spawn_agent(
     let account = run_as(dir, plan, &mut cmd)?;
     // After the switch of user, which would clear the death signal.
     die_with_supervisor(&mut cmd);
+    let kind = Kind::of(&plan.argv);
     let mut env = agent_env(
         std::env::vars_os(),
         rules,
-        Kind::of(&plan.argv),
+        kind,
         account.as_ref(),
         (dir, &plan.id),
     );
     add_port(&mut env, plan.port);
     shell::for_the_shell(&mut env, shell::luzia_dir().as_deref());
+    let tokens = if kind == Kind::Codex {
+        let var = |k: &str| {
+            env.get(OsStr::new(k))
+                .map(|v| v.to_string_lossy().into_owned())
+        };
+        let owner = account
+            .as_ref()
+            .map_or_else(|| rustix::process::geteuid().as_raw(), |a| a.uid);
+        TokensFrom::CodexSessions(Sessions::of(&var, owner))
+    } else {
+        TokensFrom::Response
+    };
     cmd.env_clear().envs(env);
-    tokio::process::Command::from(cmd)
+    let child = tokio::process::Command::from(cmd)
         .kill_on_drop(false)
         .spawn()
-        .map_err(SpawnError::Io)
+        .map_err(SpawnError::Io)?;
+    Ok((child, tokens))
 }
 
 /// Whether the agent's stdout goes through the supervisor, which then tells stream-json from
