@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::jobs::fs::names::LOG_FILE;
+use crate::jobs::hitl::operator::Scope;
 use crate::jobs::{Job, JobId};
 
 /// The most events the recent-events feed holds (and reads from the notifications log).
@@ -36,6 +37,8 @@ pub enum Effect {
         job: JobId,
         gate_id: String,
         approved: bool,
+        /// An approval for the session (where the gate offers it), or for this request.
+        scope: Scope,
         reason: String,
     },
     /// Start a job (or queue it): from the input bar, or a retry (`retry_of`); on `host`, or

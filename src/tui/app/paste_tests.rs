@@ -3,6 +3,7 @@
 use crossterm::event::KeyCode;
 
 use super::*;
+use crate::jobs::hitl::operator::Scope;
 use crate::tui::testing::*;
 
 fn paste(text: &str) -> Event {
@@ -82,6 +83,7 @@ fn into_the_reason_for_a_denial() {
             job: id("155700-gate"),
             gate_id: "g1".into(),
             approved: false,
+            scope: Scope::Once,
             reason: "not during\nbusiness hours".into()
         }]
     );

@@ -21,6 +21,7 @@ use super::worker::Worker;
 use crate::config::HostConfig;
 use crate::fleet::RemoteError;
 use crate::jobs::JobId;
+use crate::jobs::hitl::operator::Verdict;
 use crate::tui::effect::Effect;
 use crate::tui::event::Event;
 
@@ -136,9 +137,15 @@ impl Remote {
                 job,
                 gate_id,
                 approved,
+                scope,
                 reason,
             } => {
-                let args = remote_text::decide_args(&job.local_id(), &gate_id, approved, &reason);
+                let verdict = Verdict {
+                    approved,
+                    scope,
+                    reason: &reason,
+                };
+                let args = remote_text::decide_args(&job.local_id(), &gate_id, verdict);
                 self.answered(job, args);
             }
             Effect::Dispatch {

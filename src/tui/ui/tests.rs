@@ -217,6 +217,14 @@ fn inbox_popups() {
         press(&mut app, "not today".chars().map(ch));
         app
     });
+    // A gate of an agent that offers approving for the session: its key, and what it covers.
+    snapshot("inbox_gate_session", |w, h| {
+        let mut app = app(w, h);
+        let job = session_gate_job();
+        app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
+        press(&mut app, [ch('i'), key(KeyCode::BackTab)]);
+        app
+    });
 }
 
 #[test]
