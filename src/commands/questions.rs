@@ -318,6 +318,10 @@ struct GateJson<'a> {
     context: &'a str,
     awaiting_since: Option<String>,
     auto_approve_after_minutes: Option<f64>,
+    /// Present only when the gate may be approved for the session (`luzia approve --always`):
+    /// what that covers, in the agent's words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allow_session: Option<&'a str>,
 }
 
 fn rfc3339(t: Option<DateTime<Utc>>) -> Option<String> {
@@ -352,6 +356,7 @@ fn item_json<'a>(i: &Item<'a>, now: DateTime<Utc>) -> ItemJson<'a> {
             context: &g.context,
             awaiting_since: rfc3339(g.awaiting_since),
             auto_approve_after_minutes: g.auto_approve_after_minutes,
+            allow_session: g.allow_session.as_deref(),
         })),
     };
     ItemJson {
