@@ -48,6 +48,8 @@ pub enum Effect {
         project: String,
         task: String,
         retry_of: Option<JobId>,
+        /// The agent chosen by name (as `luzia run --agent`); `None`: the project's own.
+        agent: Option<String>,
     },
     /// Start the job again, with the answer it stopped for (a Claude job resumes its session).
     Retry(JobId),

@@ -240,6 +240,10 @@ sections! {
             [both(2, 0, "hide")];
         NextProject "next_project" keys(&["tab"]), "the next project", HIDDEN, [];
         PrevProject "prev_project" keys(&["shift-tab"]), "the previous project", HIDDEN, [];
+        NextAgent "next_agent" keys(&["ctrl-t"]),
+            "the next agent for the task (the project's own first, then every agent by name)",
+            HIDDEN, [];
+        PrevAgent "prev_agent" keys(&["alt-t"]), "the previous agent", HIDDEN, [];
     }
 
     /// Typing the jobs filter.

@@ -35,6 +35,7 @@ fn into_the_input_bar_with_its_lines() {
             project: "librec".into(),
             task: "Task: Fix the flaky test\n\tthen run the suite\nand report\ndone".into(),
             retry_of: None,
+            agent: None,
         }]
     );
 }

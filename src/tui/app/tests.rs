@@ -1151,7 +1151,8 @@ fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
             host: None,
             project: "musica".into(),
             task: "run the tests\nthen report".into(),
-            retry_of: None
+            retry_of: None,
+            agent: None,
         }]
     );
     app.update(

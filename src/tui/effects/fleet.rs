@@ -152,8 +152,9 @@ impl Remote {
                 project,
                 task,
                 retry_of,
+                agent,
                 ..
-            } => self.dispatch(&project, &task, retry_of),
+            } => self.dispatch(&project, &task, retry_of, agent.as_deref()),
             Effect::Retry(job) => {
                 let result = self
                     .luzia(&remote_text::args(&["retry", job.local_id().as_str()]))
@@ -217,7 +218,7 @@ impl Remote {
         });
     }
 
-    fn dispatch(&self, project: &str, task: &str, retry_of: Option<JobId>) {
+    fn dispatch(&self, project: &str, task: &str, retry_of: Option<JobId>, agent: Option<&str>) {
         let result = match retry_of {
             // The app retries with `Retry`; a dispatch naming what it retries cannot say so
             // to `luzia run` there, and is not run rather than run without it.
@@ -225,9 +226,15 @@ impl Remote {
                 "a retry of {of} is started with the retry key, not as a new task on {}",
                 self.name
             )),
-            None => self
-                .luzia(&remote_text::args(&["run", project, "--", task]))
-                .map(|out| remote_text::started(&self.name, &out, Some(project))),
+            None => {
+                let mut args = vec!["run"];
+                if let Some(agent) = agent {
+                    args.extend(["--agent", agent]);
+                }
+                args.extend([project, "--", task]);
+                self.luzia(&remote_text::args(&args))
+                    .map(|out| remote_text::started(&self.name, &out, Some(project)))
+            }
         };
         self.send(Event::Dispatched(result));
     }

@@ -126,6 +126,7 @@ fn writing_effects(job: &JobId) -> Vec<Effect> {
             project: "web".into(),
             task: "t".into(),
             retry_of: None,
+            agent: None,
         },
     ]
 }

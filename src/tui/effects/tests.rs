@@ -150,6 +150,7 @@ fn a_dispatch_blocked_on_the_slot_lock_holds_up_neither_perform_nor_other_effect
         project: "p".into(),
         task: "waits for a slot".into(),
         retry_of: None,
+        agent: None,
     });
     r.exec.perform(Effect::ReadJobs(vec![id("100001-busy")]));
     r.exec.perform(Effect::Answer {

@@ -103,9 +103,11 @@ impl Writes {
                 project,
                 task,
                 retry_of,
+                agent,
             } => {
                 let mut req = Request::new(&project, &task);
                 req.retry_of = retry_of.map(|r| r.to_string());
+                req.agent = agent;
                 let result = self.dispatch(&req);
                 self.send(Event::Dispatched(result));
             }
