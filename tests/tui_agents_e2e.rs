@@ -117,7 +117,10 @@ fn the_input_bar_picks_the_agent_a_task_runs() {
     ck.wait_text("new task for p · agent work.sh (the project's) (ctrl-t: another agent)");
     ck.type_text("First task");
     ck.key("Enter");
-    ck.wait_for("the first job", |s| s.contains("First task"));
+    // The bar closes once the dispatch has come back (opened before, it would close then).
+    ck.wait_for("the first job, the bar closed", |s| {
+        s.contains("First task") && !s.contains("new task for")
+    });
 
     ck.key("n");
     ck.wait_text("agent work.sh (the project's)");
