@@ -324,6 +324,10 @@ pub struct ApproveArgs {
     /// Why, recorded with the decision (the agent receives it)
     #[arg(long, value_name = "R")]
     pub reason: Option<String>,
+    /// Approve for the session: the agent stops asking for requests like this one (what that
+    /// covers is the agent's: `luzia questions` says it). Refused at a gate that does not offer it
+    #[arg(long)]
+    pub always: bool,
     #[command(flatten)]
     pub relay: Relay,
 }
@@ -421,6 +425,10 @@ pub struct GateArgs {
     /// Approve by itself after this long (a gate never opens by itself otherwise)
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub auto_approve_after: Option<std::time::Duration>,
+    /// Let the operator approve for the session too (WHAT: what that covers, shown with the
+    /// gate); the scope approved, `once` or `session`, is then printed on stdout
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, default_missing_value = "")]
+    pub allow_session: Option<String>,
     #[command(flatten)]
     pub dir: JobDirArg,
 }

@@ -47,7 +47,7 @@ fn run(cli: &Cli) -> anyhow::Result<u8> {
     // in it) must never stop an agent from asking.
     let code = match &cli.command {
         Command::Ask(args) => commands::agent::ask(args, &mut out)?,
-        Command::Gate(args) => commands::agent::gate(args)?,
+        Command::Gate(args) => commands::agent::gate(args, &mut out)?,
         Command::Progress(args) => commands::agent::progress(args)?,
         Command::Mcp(args) => commands::mcp::run(args)?,
         Command::DemoAgent(args) => commands::demo_agent::run(args)?,

@@ -918,6 +918,94 @@ fn an_agent_script_asks_waits_at_gates_and_gets_every_answer() {
     assert!(questions_json(&sb, &[]).is_empty());
 }
 
+const SESSION_SCRIPT: &str = r#"
+set -u
+echo $$ > "$LUZIA_JOB_DIR/pid"
+"$LUZIA" gate migrate "Run 3 migrations" > "$OUT/gate1.txt" 2> "$OUT/gate1.err"
+echo "gate1 rc=$?" >> "$OUT/log.txt"
+"$LUZIA" gate deploy "Deploy to staging" --allow-session "every deploy of this job" \
+    > "$OUT/gate2.txt" 2> "$OUT/gate2.err"
+echo "gate2 rc=$?" >> "$OUT/log.txt"
+"#;
+
+/// `luzia approve --always` at a gate that offers the session (`luzia gate --allow-session`),
+/// and refused at one that does not, saying so; the gate's stdout says what was approved.
+#[test]
+fn approving_for_the_session_only_where_the_gate_offers_it() {
+    let sb = Sandbox::new();
+    let id = "e2e-s";
+    let meta = json!({"id": id, "project": "e2e", "task": "release", "started": now_rfc3339()});
+    sb.write(id, "meta.json", meta.to_string());
+    let dir = sb.job_dir(id);
+    let out = sb.tmp.path().join("agent-out");
+    fs::create_dir(&out).unwrap();
+    let mut script = Command::new("sh");
+    isolate(&mut script, &sb);
+    script
+        .arg("-c")
+        .arg(SESSION_SCRIPT)
+        .env("LUZIA_JOB_DIR", &dir)
+        .env("LUZIA", LUZIA)
+        .env("OUT", &out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    let mut script = ChildGuard::new(script.spawn().expect("spawn sh"));
+
+    let item = wait_for_item(&sb, id, "approval", |i| i["approval"]["gate"] == "migrate");
+    assert!(item["approval"].get("allow_session").is_none(), "{item}");
+    let refused = run(&mut operator(&sb, &["approve", id, "--always"]), "approve");
+    assert_eq!(refused.code, Some(1), "{refused:?}");
+    assert_eq!(
+        refused.stderr,
+        format!(
+            "luzia: error: gate 'migrate' (g1) of job {id} cannot be approved for the session: \
+             its agent did not offer it (it asks again for each request); approve it once with \
+             `luzia approve {id}`\n"
+        )
+    );
+    assert!(!dir.join("approved.json").exists(), "nothing was published");
+    let done = run(&mut operator(&sb, &["approve", id]), "approve");
+    assert_eq!(done.code, Some(0), "{done:?}");
+
+    let item = wait_for_item(&sb, id, "approval", |i| i["approval"]["gate"] == "deploy");
+    assert_eq!(
+        item["approval"]["allow_session"],
+        "every deploy of this job"
+    );
+    let done = run(&mut operator(&sb, &["approve", id, "--always"]), "approve");
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert_eq!(
+        done.stdout,
+        format!("approved for the session {id} at gate 'deploy'\n")
+    );
+
+    let status = script.wait_within(HANG_GUARD, "the agent script");
+    assert!(status.success(), "{status:?}");
+    let read = |name: &str| fs::read_to_string(out.join(name)).unwrap();
+    assert_eq!(read("log.txt"), "gate1 rc=0\ngate2 rc=0\n");
+    assert_eq!(
+        read("gate1.txt"),
+        "",
+        "a gate that offers no session prints nothing"
+    );
+    assert_eq!(read("gate2.txt"), "session\n");
+    assert!(
+        read("gate2.err").starts_with("luzia: approved for the session by operator@"),
+        "{}",
+        read("gate2.err")
+    );
+    let h = history(&dir);
+    assert_eq!(h.len(), 2, "{h:#?}");
+    assert!(h[0]["decision"].get("scope").is_none(), "{h:#?}");
+    assert_eq!(
+        h[1]["approval"]["allow_session"],
+        "every deploy of this job"
+    );
+    assert_eq!(h[1]["decision"]["scope"], "session");
+    assert_eq!(h[1]["decision"]["approved"], true);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. The operator's commands in detail
 // ---------------------------------------------------------------------------------------------

@@ -83,6 +83,68 @@ fn an_approved_command_runs_its_tokens_are_recorded_and_a_reply_continues_the_se
     w.reply_continues(&id, &ended, "Gemini CLI");
 }
 
+/// Gemini CLI's "Allow for this session" on a shell command covers every later command with
+/// the same root program (`touch ...`) for as long as the agent runs: approved so once, the
+/// second `touch` runs without a gate, and a command of another program (`echo`) asks again.
+#[test]
+fn approving_for_the_session_lets_the_next_command_of_its_kind_run_without_a_gate() {
+    let Some(gemini) = gemini_or_skip("approving_for_the_session") else {
+        return;
+    };
+    let script = vec![
+        Reply::shell("The first file.", "touch first.txt"),
+        Reply::shell("The second file.", "touch second.txt"),
+        Reply::shell("And a note.", "echo third > third.txt"),
+        Reply::text("All three are there."),
+    ];
+    let w = world(&gemini, script, None);
+    let id = w.run("Make the files.");
+    let gate = w.wait_gate(&id);
+    assert_eq!(gate["gate"], "execute: touch first.txt", "{gate}");
+    assert_eq!(gate["allow_session"], "Allow for this session", "{gate}");
+    let said = w.ok(&["approve", &id, "--always"]);
+    assert!(said.contains("approved for the session"), "{said}");
+
+    // The second `touch` needs no one; the `echo` stops at a gate of its own.
+    let gate = w.wait_gate(&id);
+    assert_eq!(gate["gate"], "execute: echo third > third.txt", "{gate}");
+    assert!(w.project().join("second.txt").exists(), "{}", w.log(&id));
+    w.ok(&["approve", &id]);
+    let job = w.wait_finished(&id);
+    assert_eq!(job["status"], "completed", "{job}\n{}", w.log(&id));
+    for file in ["first.txt", "second.txt", "third.txt"] {
+        assert!(w.project().join(file).exists(), "{file}\n{}", w.log(&id));
+    }
+    let log = w.log(&id);
+    assert!(
+        log.contains("  ✓ approved for the session by ")
+            && log.contains("(the agent's \"Allow for this session\")"),
+        "{log}"
+    );
+    assert!(log.contains("All three are there."), "{log}");
+
+    let history = fs::read_to_string(w.dir(&id).join("history.jsonl")).unwrap();
+    let gates: Vec<serde_json::Value> = history
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r.get("approval").is_some())
+        .collect();
+    let names: Vec<&str> = gates
+        .iter()
+        .map(|r| r["approval"]["gate"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "execute: touch first.txt",
+            "execute: echo third > third.txt"
+        ],
+        "the second touch asked nobody: {history}"
+    );
+    assert_eq!(gates[0]["decision"]["scope"], "session", "{history}");
+    assert!(gates[1]["decision"].get("scope").is_none(), "{history}");
+}
+
 #[test]
 fn a_denied_command_does_not_run() {
     let Some(gemini) = agent_or_skip("a_denied_command_does_not_run", &GEMINI) else {

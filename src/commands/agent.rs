@@ -12,6 +12,7 @@ use crate::jobs::fs::wait::Stop;
 use crate::jobs::hitl::agent::{
     self, AgentError, Ask, AskResult, GateResult, GateSpec, ProgressReport,
 };
+use crate::jobs::hitl::operator::Scope;
 use crate::jobs::model::waiting::QuestionType;
 
 /// Exit code when a question timed out with no default.
@@ -65,18 +66,32 @@ fn said_ask(result: AskResult, out: &mut dyn Write) -> Result<u8> {
     }
 }
 
-pub fn gate(args: &GateArgs) -> Result<u8> {
+pub fn gate(args: &GateArgs, out: &mut dyn Write) -> Result<u8> {
     let spec = GateSpec {
         gate: args.name.clone(),
         description: args.description.clone(),
         context: args.context.clone(),
         auto_approve_after: args.auto_approve_after,
+        allow_session: args.allow_session.clone(),
     };
     let (stop, signalled) = stop_on_signals()?;
     match agent::gate_or_stop(&args.dir.job_dir, &spec, &stop) {
         Err(AgentError::Stopped(what)) => interrupted(&what, &signalled),
         Err(e) => Err(e.into()),
-        Ok(result) => Ok(said_gate(result)),
+        Ok(result) => {
+            // A gate that offers the session says which was approved, for the script to keep.
+            if let (Some(_), GateResult::Decided(d) | GateResult::AutoApproved(d)) =
+                (&args.allow_session, &result)
+                && d.approved
+            {
+                let word = match d.scope {
+                    Scope::Once => "once",
+                    Scope::Session => "session",
+                };
+                writeln!(out, "{word}")?;
+            }
+            Ok(said_gate(result))
+        }
     }
 }
 
@@ -109,7 +124,7 @@ fn interrupted(what: &str, signalled: &AtomicI32) -> Result<u8> {
 fn said_gate(result: GateResult) -> u8 {
     match result {
         GateResult::Decided(d) if d.approved => {
-            crate::say!("luzia: approved by {}", d.who());
+            crate::say!("luzia: {} by {}", d.verb(), d.who());
             0
         }
         GateResult::AutoApproved(_) => {

@@ -250,6 +250,7 @@ impl Demo {
             description: "About to swap the live search index (1.2M documents)".into(),
             context: String::new(),
             auto_approve_after: None,
+            allow_session: None,
         };
         match agent::gate(&self.dir, &spec)? {
             GateResult::Decided(d) if !d.approved => {

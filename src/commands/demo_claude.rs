@@ -211,6 +211,7 @@ impl<W: Write, D: FnMut(&GateSpec) -> Result<Option<String>>> Stream<W, D> {
                 .map_or_else(|| format!("Claude wants to use {tool}"), str::to_owned),
             context: serde_json::to_string_pretty(input)?,
             auto_approve_after: None,
+            allow_session: None,
         };
         let Some(reason) = (self.decide)(&spec)? else {
             return Ok(true);

@@ -71,6 +71,7 @@ pub fn jobs() -> Vec<Job> {
         context: String::new(),
         awaiting_since: Some(now() - Duration::minutes(1)),
         auto_approve_after_minutes: Some(5.0),
+        allow_session: None,
     }));
     gated.activity = Some(Box::new(Activity {
         what: "Bash: rm -rf build".into(),

@@ -11,7 +11,7 @@ use crate::cli::{AnswerArgs, ApproveArgs, DenyArgs, QuestionsArgs, Relay};
 use crate::commands::question_rows::{QuestionRow, write_sections};
 use crate::commands::table::{Column, Table, plain};
 use crate::config::Config;
-use crate::jobs::hitl::operator::{self, Answerer, Decision, Outcome};
+use crate::jobs::hitl::operator::{self, Answerer, Decision, Outcome, Scope, Verdict};
 use crate::jobs::model::job::Standing;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, scan};
@@ -55,16 +55,22 @@ pub fn answer(cfg: &Config, args: &AnswerArgs, out: &mut dyn Write) -> Result<u8
 pub fn approve(cfg: &Config, args: &ApproveArgs, out: &mut dyn Write) -> Result<u8> {
     let reason = args.reason.as_deref().unwrap_or("");
     let gate = args.gate.as_deref();
-    decide(cfg, &args.id, gate, true, reason, &args.relay, out)
+    let scope = if args.always {
+        Scope::Session
+    } else {
+        Scope::Once
+    };
+    let verdict = Verdict::approve(scope, reason);
+    decide(cfg, &args.id, gate, verdict, &args.relay, out)
 }
 
 pub fn deny(cfg: &Config, args: &DenyArgs, out: &mut dyn Write) -> Result<u8> {
+    let verdict = Verdict::deny(&args.reason);
     decide(
         cfg,
         &args.id,
         args.gate.as_deref(),
-        false,
-        &args.reason,
+        verdict,
         &args.relay,
         out,
     )
@@ -92,8 +98,7 @@ fn decide(
     cfg: &Config,
     id: &crate::jobs::JobId,
     target: Option<&str>,
-    approved: bool,
-    reason: &str,
+    verdict: Verdict<'_>,
     relay: &Relay,
     out: &mut dyn Write,
 ) -> Result<u8> {
@@ -103,7 +108,7 @@ fn decide(
         source: &source,
         by: &by,
     };
-    match operator::decide_gate(&job, target, approved, reason, who, Utc::now())? {
+    match operator::decide_gate(&job, target, verdict, who, Utc::now())? {
         Outcome::Done(d) => {
             if target.is_none() {
                 crate::say!("luzia: gate {} was the one pending", gate_name(&d));
@@ -313,6 +318,10 @@ struct GateJson<'a> {
     context: &'a str,
     awaiting_since: Option<String>,
     auto_approve_after_minutes: Option<f64>,
+    /// Present only when the gate may be approved for the session (`luzia approve --always`):
+    /// what that covers, in the agent's words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allow_session: Option<&'a str>,
 }
 
 fn rfc3339(t: Option<DateTime<Utc>>) -> Option<String> {
@@ -347,6 +356,7 @@ fn item_json<'a>(i: &Item<'a>, now: DateTime<Utc>) -> ItemJson<'a> {
             context: &g.context,
             awaiting_since: rfc3339(g.awaiting_since),
             auto_approve_after_minutes: g.auto_approve_after_minutes,
+            allow_session: g.allow_session.as_deref(),
         })),
     };
     ItemJson {

@@ -5,8 +5,10 @@ use anyhow::{Context, Result};
 
 use crate::cli::TuiArgs;
 use crate::config::Config;
+use crate::jobs::run::agents::Kind;
 use crate::tui::action::KeyMap;
 use crate::tui::app::Options;
+use crate::tui::app::input_bar::AgentChoice;
 use crate::tui::app::insight::InsightOptions;
 use crate::tui::theme::Theme;
 
@@ -64,6 +66,7 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         known_projects: projects.clone(),
         theme: Theme::detect(cfg.theme.colors),
         bell: cfg.bell,
+        dispatch_agents: dispatch_agents(&cfg, &projects),
         dispatch_projects: projects,
         project_here: here,
         insight: InsightOptions {
@@ -83,6 +86,33 @@ pub fn run(user_cfg: &Config, args: &TuiArgs) -> Result<u8> {
         crate::say!("luzia: {}", end_demo(&cfg, &root, args.keep));
     }
     Ok(result?.map_or(0, |stop| stop.exit_code()))
+}
+
+/// The agents the input bar offers: every name `luzia run --agent` takes, and the one each
+/// project runs by itself (its `agent`, `[agent] kind`, else `[agent] command`: its kind, or
+/// its program's name for a plain command).
+fn dispatch_agents(cfg: &Config, projects: &[String]) -> AgentChoice {
+    let command = || match Kind::of(&cfg.agent.command) {
+        Kind::Command => cfg
+            .agent
+            .command
+            .first()
+            .and_then(|p| std::path::Path::new(p).file_name())
+            .map_or("command".into(), |f| f.to_string_lossy().into_owned()),
+        kind => kind.short().to_owned(),
+    };
+    AgentChoice {
+        names: cfg.agent_names(),
+        of_project: projects
+            .iter()
+            .map(|p| {
+                let own = cfg
+                    .agent_choice(p, None)
+                    .map_or_else(command, str::to_owned);
+                (p.clone(), own)
+            })
+            .collect(),
+    }
 }
 
 /// The config with the project of the repository the cockpit starts in (made a project for

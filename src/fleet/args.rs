@@ -4,6 +4,7 @@
 //! the answer after `--`, so that text beginning with `-` stays text.
 
 use crate::jobs::JobId;
+use crate::jobs::hitl::operator::{Scope, Verdict};
 
 /// Who an answer is relayed for and through what (`telegram`, `telegram:@bruno (111)`):
 /// recorded there as its source and author instead of the ssh user.
@@ -38,19 +39,26 @@ pub fn answer(
     v
 }
 
-/// `luzia approve|deny ID --gate=GN [--reason=R] [--source=S --by=W]`.
+/// `luzia approve|deny ID --gate=GN [--always] [--reason=R] [--source=S --by=W]`.
 pub fn decide(
     id: &JobId,
     gate_id: &str,
-    approved: bool,
-    reason: &str,
+    verdict: Verdict<'_>,
     relay: Option<Relayed<'_>>,
 ) -> Vec<String> {
+    let Verdict {
+        approved,
+        scope,
+        reason,
+    } = verdict;
     let mut v = vec![
         if approved { "approve" } else { "deny" }.into(),
         id.to_string(),
         format!("--gate={gate_id}"),
     ];
+    if scope == Scope::Session {
+        v.push("--always".into());
+    }
     // `deny` requires a reason, even an empty one; `approve` takes one only when given.
     if !approved || !reason.is_empty() {
         v.push(format!("--reason={reason}"));

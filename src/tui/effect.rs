@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::jobs::fs::names::LOG_FILE;
+use crate::jobs::hitl::operator::Scope;
 use crate::jobs::{Job, JobId};
 
 /// The most events the recent-events feed holds (and reads from the notifications log).
@@ -36,6 +37,8 @@ pub enum Effect {
         job: JobId,
         gate_id: String,
         approved: bool,
+        /// An approval for the session (where the gate offers it), or for this request.
+        scope: Scope,
         reason: String,
     },
     /// Start a job (or queue it): from the input bar, or a retry (`retry_of`); on `host`, or
@@ -45,6 +48,8 @@ pub enum Effect {
         project: String,
         task: String,
         retry_of: Option<JobId>,
+        /// The agent chosen by name (as `luzia run --agent`); `None`: the project's own.
+        agent: Option<String>,
     },
     /// Start the job again, with the answer it stopped for (a Claude job resumes its session).
     Retry(JobId),

@@ -113,6 +113,7 @@ pub fn jobs() -> Vec<Job> {
             context: String::new(),
             awaiting_since: Some(now() - chrono::Duration::minutes(4)),
             auto_approve_after_minutes: None,
+            allow_session: None,
         }));
     }));
     jobs
@@ -201,6 +202,23 @@ pub fn text_question_job() -> Job {
             header: String::new(),
             descriptions: Vec::new(),
             multi_select: false,
+        }));
+    })
+}
+
+/// A live job of Gemini CLI stopped at a permission request that may be approved for the
+/// session (as the ACP supervisor writes it).
+pub fn session_gate_job() -> Job {
+    live("150110-e5f6", "160100-gemi", 3, |j| {
+        j.status = Status::Waiting;
+        j.gate = Some(Box::new(Gate {
+            id: "g2".into(),
+            gate: "execute: touch second.txt".into(),
+            description: "Gemini CLI asks permission: touch second.txt".into(),
+            context: "Deny sends the agent a rejection only.".into(),
+            awaiting_since: Some(now() - chrono::Duration::minutes(1)),
+            auto_approve_after_minutes: None,
+            allow_session: Some("Allow for this session".into()),
         }));
     })
 }

@@ -20,7 +20,7 @@ use crate::jobs::hitl::archive::{self, Approval, Clarification, GateRecord, Ques
 use crate::jobs::hitl::history::{next_gate_id, next_question_id};
 use crate::jobs::hitl::once::PublishError;
 use crate::jobs::hitl::operator::{
-    Decision, Outcome, Response, new_token, publish_decision, publish_response, timestamp,
+    Decision, Outcome, Response, Scope, new_token, publish_decision, publish_response, timestamp,
 };
 use crate::jobs::model::progress::Progress;
 use crate::jobs::model::time::format_duration;
@@ -48,6 +48,9 @@ pub struct GateSpec {
     pub description: String,
     pub context: String,
     pub auto_approve_after: Option<Duration>,
+    /// Offered to the operator: approving for the session, covering what this says (the
+    /// agent's words; empty for nothing more). `None`: approved once only.
+    pub allow_session: Option<String>,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -366,6 +369,7 @@ pub fn gate_or_stop(dir: &Path, spec: &GateSpec, stop: &Stop) -> Result<GateResu
         context: &spec.context,
         awaiting_since: timestamp(Utc::now()),
         auto_approve_after_minutes: minutes(spec.auto_approve_after),
+        allow_session: spec.allow_session.as_deref(),
     };
     pretty(&approval)
         .and_then(|b| write_atomic(dir, GATE_FILE, &b))
@@ -442,6 +446,7 @@ fn wait_for_decision(
         decided_at: timestamp(Utc::now()),
         source: "auto".into(),
         token: new_token(),
+        scope: Scope::Once,
     };
     Ok(Some(
         match publish_decision(dir, &ours).map_err(publish_failed(dir, GATE_FILE))? {

@@ -49,6 +49,10 @@ pub struct Approval<'a> {
     pub context: &'a str,
     pub awaiting_since: String,
     pub auto_approve_after_minutes: Option<f64>,
+    /// Written only when the gate may be approved for the session: what that covers (older
+    /// readers ignore it and offer approving once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow_session: Option<&'a str>,
 }
 
 /// A question and how it ended (`null` when nobody answered and there was no default).

@@ -38,6 +38,7 @@ fn decision(gate_id: &str, approved: bool, by: &str) -> Decision {
         decided_at: "2026-01-01T00:00:00Z".into(),
         source: "cli".into(),
         token: crate::jobs::hitl::published::new_token(),
+        scope: Default::default(),
     }
 }
 

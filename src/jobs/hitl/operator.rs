@@ -19,7 +19,7 @@ use crate::jobs::os::account::Account;
 use crate::jobs::text::sanitize::plain_text;
 
 pub use crate::jobs::hitl::once::{Closed, Outcome, publish_decision, publish_response};
-pub use crate::jobs::hitl::published::{Decision, Response, new_token, timestamp};
+pub use crate::jobs::hitl::published::{Decision, Response, Scope, new_token, timestamp};
 
 /// Who is answering: `user@hostname`, the user as `$USER` (else `$LOGNAME`) names it, else
 /// the name of the process's uid.
@@ -63,6 +63,12 @@ pub enum AnswerError {
         what: String,
         closed: Closed,
     },
+    /// Approving for the session, at a gate that may only be approved once.
+    #[error(
+        "{what} of job {job} cannot be approved for the session: its agent did not offer it \
+         (it asks again for each request); approve it once with `luzia approve {job}`"
+    )]
+    NoSessionApproval { job: String, what: String },
     #[error("{0}")]
     Invalid(String),
     #[error(transparent)]
@@ -288,7 +294,34 @@ pub fn settled(dir: &Path, id: Option<&str>) -> Option<Response> {
     }
 }
 
-/// Approves or denies the job's pending gate, whichever it is, exactly once.
+/// What an operator decides at a gate: approve (once, or for the session where the gate offers
+/// it) or deny, with a reason (which a denial needs: the agent receives it word for word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict<'a> {
+    pub approved: bool,
+    pub scope: Scope,
+    pub reason: &'a str,
+}
+
+impl<'a> Verdict<'a> {
+    pub fn approve(scope: Scope, reason: &'a str) -> Verdict<'a> {
+        Verdict {
+            approved: true,
+            scope,
+            reason,
+        }
+    }
+
+    pub fn deny(reason: &'a str) -> Verdict<'a> {
+        Verdict {
+            approved: false,
+            scope: Scope::Once,
+            reason,
+        }
+    }
+}
+
+/// Approves (once) or denies the job's pending gate, whichever it is, exactly once.
 pub fn decide(
     job: &Job,
     approved: bool,
@@ -297,16 +330,21 @@ pub fn decide(
     by: &str,
     now: DateTime<Utc>,
 ) -> Answered<Decision> {
-    decide_gate(job, None, approved, reason, Answerer { source, by }, now)
+    let verdict = Verdict {
+        approved,
+        scope: Scope::Once,
+        reason,
+    };
+    decide_gate(job, None, verdict, Answerer { source, by }, now)
 }
 
-/// Approves or denies gate instance `target` of the job (without one: the gate pending now),
-/// exactly once. A denial needs a reason: the agent receives it word for word.
+/// Decides gate instance `target` of the job (without one: the gate pending now), exactly
+/// once. A denial needs a reason: the agent receives it word for word. Approving for the
+/// session is refused at a gate that does not offer it.
 pub fn decide_gate(
     job: &Job,
     target: Option<&str>,
-    approved: bool,
-    reason: &str,
+    verdict: Verdict<'_>,
     who: Answerer<'_>,
     now: DateTime<Utc>,
 ) -> Answered<Decision> {
@@ -322,10 +360,22 @@ pub fn decide_gate(
         (None, None) => return Err(AnswerError::NoGate(job.id.to_string())),
     };
     check_standing(job)?;
+    let what = format!("gate '{}' ({})", plain_text(&g.gate), g.id);
+    let Verdict {
+        approved,
+        scope,
+        reason,
+    } = verdict;
     if !approved && reason.trim().is_empty() {
         return Err(AnswerError::Invalid(
             "a denial needs a reason (--reason): the agent is told it word for word".into(),
         ));
+    }
+    if scope == Scope::Session && (!approved || g.allow_session.is_none()) {
+        return Err(AnswerError::NoSessionApproval {
+            job: job.id.to_string(),
+            what,
+        });
     }
     let d = Decision {
         gate: g.gate.clone(),
@@ -336,8 +386,8 @@ pub fn decide_gate(
         decided_at: timestamp(now),
         source: who.source.to_owned(),
         token: new_token(),
+        scope,
     };
-    let what = format!("gate '{}' ({})", plain_text(&g.gate), g.id);
     published(job, what, publish_decision(&job.dir(), &d))
 }
 
@@ -416,8 +466,7 @@ pub fn decide_if_pending(
     root: &Path,
     id: &JobId,
     gate_id: &str,
-    approved: bool,
-    reason: &str,
+    verdict: Verdict<'_>,
     who: Answerer<'_>,
     now: DateTime<Utc>,
 ) -> Result<Outcome<Decision>, NotPending> {
@@ -432,14 +481,7 @@ pub fn decide_if_pending(
             fate,
         });
     }
-    Ok(decide_gate(
-        &job,
-        Some(gate_id),
-        approved,
-        reason,
-        who,
-        now,
-    )?)
+    Ok(decide_gate(&job, Some(gate_id), verdict, who, now)?)
 }
 
 #[cfg(test)]

@@ -59,22 +59,28 @@ fn only_the_question_still_pending_is_answered() {
     );
 }
 
+const APPROVE: Verdict = Verdict {
+    approved: true,
+    scope: Scope::Once,
+    reason: "",
+};
+
 /// The gate is named by its instance: the previous gate of the same name (`g3`) is not the one
 /// pending (`g4`).
 #[test]
 fn only_the_gate_still_pending_is_decided() {
     let (root, id) = waiting_job();
     let now = Utc::now();
-    let err = decide_if_pending(root.path(), &id, "g3", true, "", WHO, now).unwrap_err();
+    let err = decide_if_pending(root.path(), &id, "g3", APPROVE, WHO, now).unwrap_err();
     assert_eq!(
         err.to_string(),
         "job 100001-waits's gate g3 is no longer pending"
     );
-    match decide_if_pending(root.path(), &id, "g4", true, "", WHO, now).unwrap() {
+    match decide_if_pending(root.path(), &id, "g4", APPROVE, WHO, now).unwrap() {
         Outcome::Done(d) => assert!(d.approved && d.gate == "migrate" && d.gate_id == "g4"),
         other => panic!("{other:?}"),
     }
-    let again = decide_if_pending(root.path(), &id, "g4", false, "no", WHO, now);
+    let again = decide_if_pending(root.path(), &id, "g4", Verdict::deny("no"), WHO, now);
     match again {
         Err(e @ NotPending::Gate { .. }) => assert!(
             e.to_string()

@@ -105,6 +105,37 @@ pub struct Decision {
     pub source: String,
     /// Its publisher's random token (empty in files written before tokens).
     pub token: String,
+    /// What an approval covers: this request, or (where the gate offered it) every request
+    /// like it for the rest of the agent's session.
+    pub scope: Scope,
+}
+
+/// What an approval covers. On disk `"scope": "session"`, written only for the session: a
+/// decision without it (every older one, every denial) is for the one request, and an older
+/// reader takes a session's approval for a plain one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    #[default]
+    Once,
+    Session,
+}
+
+impl Scope {
+    /// The word `approved.json` says, `None` for `Once` (not written).
+    fn word(self) -> Option<String> {
+        match self {
+            Scope::Once => None,
+            Scope::Session => Some("session".into()),
+        }
+    }
+
+    /// Read leniently: anything but `session` is once.
+    fn read(word: Option<&str>) -> Scope {
+        match word {
+            Some("session") => Scope::Session,
+            _ => Scope::Once,
+        }
+    }
 }
 
 /// `approved.json` as it is on disk.
@@ -126,6 +157,12 @@ struct DecisionFile {
     source: Option<String>,
     #[serde(default, deserialize_with = "lenient::string")]
     token: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "lenient::string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    scope: Option<String>,
 }
 
 impl From<Decision> for DecisionFile {
@@ -139,6 +176,7 @@ impl From<Decision> for DecisionFile {
             decided_at: Some(d.decided_at),
             source: Some(d.source),
             token: Some(d.token),
+            scope: d.scope.word(),
         }
     }
 }
@@ -156,6 +194,11 @@ impl TryFrom<DecisionFile> for Decision {
             decided_at: f.decided_at.unwrap_or_default(),
             source: f.source.unwrap_or_default(),
             token: f.token.unwrap_or_default(),
+            // Only an approval covers more than itself.
+            scope: match f.approved {
+                Some(true) => Scope::read(f.scope.as_deref()),
+                _ => Scope::Once,
+            },
         })
     }
 }
@@ -175,9 +218,13 @@ impl Decision {
         crate::jobs::model::waiting::decides(&self.gate_id, &self.gate, id, name)
     }
 
-    /// "approved" or "denied".
+    /// "approved", "approved for the session" or "denied".
     pub fn verb(&self) -> &'static str {
-        if self.approved { "approved" } else { "denied" }
+        match (self.approved, self.scope) {
+            (true, Scope::Once) => "approved",
+            (true, Scope::Session) => "approved for the session",
+            (false, _) => "denied",
+        }
     }
 }
 
@@ -267,6 +314,50 @@ mod tests {
         let old = d(r#"{"gate": "deploy", "approved": true}"#);
         assert!(old.decides("g3", "deploy") && !old.decides("g3", "migrate"));
         assert!(d(r#"{"approved": false}"#).decides("g-1f", "anything"));
+    }
+
+    #[test]
+    fn a_session_approval_is_written_only_when_given_and_read_back_leniently() {
+        let d = |json: &str| Decision::parse(json.as_bytes()).unwrap();
+        let session = d(r#"{"gate": "g", "approved": true, "scope": "session"}"#);
+        assert_eq!(session.scope, Scope::Session);
+        assert_eq!(session.verb(), "approved for the session");
+        for other in [r#""once""#, r#""forever""#, "7", "null"] {
+            let json = format!(r#"{{"approved": true, "scope": {other}}}"#);
+            assert_eq!(d(&json).scope, Scope::Once, "{json}");
+        }
+        let denied = d(r#"{"approved": false, "reason": "no", "scope": "session"}"#);
+        assert_eq!(denied.scope, Scope::Once, "a denial is for the one request");
+        let once = serde_json::to_value(d(r#"{"approved": true}"#)).unwrap();
+        assert!(once.get("scope").is_none(), "{once}");
+        let written = serde_json::to_value(&session).unwrap();
+        assert_eq!(written["scope"], "session");
+    }
+
+    proptest::proptest! {
+        /// Whatever a decision holds, it reads back as itself from what it writes.
+        #[test]
+        fn a_decision_reads_back_as_written(
+            approved: bool,
+            session: bool,
+            gate in "\\PC{0,12}",
+            reason in "\\PC{0,12}",
+            token in "[0-9a-f]{0,32}",
+        ) {
+            let d = Decision {
+                gate,
+                gate_id: "g1".into(),
+                approved,
+                reason,
+                decided_by: "ana@host".into(),
+                decided_at: "2026-01-01T00:00:00Z".into(),
+                source: "tui".into(),
+                token,
+                scope: if approved && session { Scope::Session } else { Scope::Once },
+            };
+            let bytes = serde_json::to_vec(&d).unwrap();
+            proptest::prop_assert_eq!(Decision::parse(&bytes), Some(d));
+        }
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub struct Gate {
     pub context: String,
     pub awaiting_since: Option<DateTime<Utc>>,
     pub auto_approve_after_minutes: Option<f64>,
+    /// The gate may be approved for the session (the agent then stops asking for calls like
+    /// this one): what that covers, in the agent's words (empty when it says nothing). `None`:
+    /// it may be approved only once (`approval.json` has no `allow_session`).
+    pub allow_session: Option<String>,
 }
 
 /// What a running job is waiting for, in the words of `luzia jobs --json`.
@@ -240,6 +244,11 @@ impl Gate {
                 .and_then(parse_timestamp)
                 .or(mtime),
             auto_approve_after_minutes: minutes(&m, "auto_approve_after_minutes"),
+            allow_session: match m.get("allow_session") {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Bool(true)) => Some(String::new()),
+                _ => None,
+            },
         })
     }
 }

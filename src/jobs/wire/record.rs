@@ -133,6 +133,8 @@ mirror! {
         awaiting_since: Option<DateTime<Utc>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         auto_approve_after_minutes: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        allow_session: Option<String>,
     }
 }
 

@@ -224,6 +224,7 @@ fn everything() -> Job {
             context: "{\"command\":\"rm -rf build\"}".into(),
             awaiting_since: Some(t),
             auto_approve_after_minutes: Some(2.5),
+            allow_session: Some("Allow for this session".into()),
         })),
         started: Some(t),
         finished: None,

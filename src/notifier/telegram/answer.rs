@@ -17,8 +17,8 @@ use crate::fleet::RemoteError;
 use crate::fleet::args::{self, Relayed};
 use crate::jobs::hitl::once::{Closed, PublishError, what_became_of};
 use crate::jobs::hitl::operator::{
-    AnswerError, Answerer, Decision, NotPending, Outcome, Response, answer_if_pending,
-    decide_if_pending,
+    AnswerError, Answerer, Decision, NotPending, Outcome, Response, Scope, Verdict,
+    answer_if_pending, decide_if_pending,
 };
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, Status};
@@ -97,7 +97,12 @@ impl Target {
             }
             Act::Decide { approved, reason } => {
                 let id_ = &posted.instance;
-                match decide_if_pending(&self.root, id, id_, approved, reason, who, now) {
+                let verdict = Verdict {
+                    approved,
+                    scope: Scope::Once,
+                    reason,
+                };
+                match decide_if_pending(&self.root, id, id_, verdict, who, now) {
                     Ok(Outcome::Done(d)) => Applied::Done(decided(&d)),
                     Ok(Outcome::Already(d)) if ours(&d.source, &d.decided_by) => {
                         Applied::Done(decided(&d))
@@ -170,9 +175,16 @@ fn apply_there(
     });
     let argv = match act {
         Act::Answer(text) => args::answer(id, &posted.instance, text, relay),
-        Act::Decide { approved, reason } => {
-            args::decide(id, &posted.instance, approved, reason, relay)
-        }
+        Act::Decide { approved, reason } => args::decide(
+            id,
+            &posted.instance,
+            Verdict {
+                approved,
+                scope: Scope::Once,
+                reason,
+            },
+            relay,
+        ),
     };
     match crate::fleet::run(host, config, &argv) {
         Ok(out) => {

@@ -319,6 +319,7 @@ mod tests {
             decided_at: String::new(),
             source: "telegram".into(),
             token: String::new(),
+            scope: Default::default(),
         };
         assert_eq!(
             decided(&d),

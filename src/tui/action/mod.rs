@@ -223,6 +223,9 @@ sections! {
         Yes "yes" keys(&["y", "Y"]), "answer yes (a yes/no question)", HIDDEN, [];
         No "no" keys(&["n", "N"]), "answer no (a yes/no question)", HIDDEN, [];
         Approve "approve" keys(&["a"]), "approve the gate", HIDDEN, [];
+        ApproveSession "approve_session" keys(&["A"]),
+            "approve the gate for the session: the agent stops asking for requests like it (only where the gate offers it)",
+            HIDDEN, [];
         Deny "deny" keys(&["d"]), "deny the gate: type the reason, then send it", HIDDEN, [];
         Help "help" MAIN, "the help (not while typing)", HIDDEN, [];
     }
@@ -237,6 +240,10 @@ sections! {
             [both(2, 0, "hide")];
         NextProject "next_project" keys(&["tab"]), "the next project", HIDDEN, [];
         PrevProject "prev_project" keys(&["shift-tab"]), "the previous project", HIDDEN, [];
+        NextAgent "next_agent" keys(&["ctrl-t"]),
+            "the next agent for the task (the project's own first, then every agent by name)",
+            HIDDEN, [];
+        PrevAgent "prev_agent" keys(&["alt-t"]), "the previous agent", HIDDEN, [];
     }
 
     /// Typing the jobs filter.

@@ -72,7 +72,8 @@ fn each_command_does_what_it_says() {
             host: None,
             project,
             task: "fix the flaky test".into(),
-            retry_of: None
+            retry_of: None,
+            agent: None,
         }]
     );
     assert_eq!(app.mode, Mode::Normal);

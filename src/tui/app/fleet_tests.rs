@@ -630,6 +630,7 @@ fn n_picks_the_host_then_the_project_and_the_dispatch_goes_there() {
             project: "search".into(),
             task: "train".into(),
             retry_of: None,
+            agent: None,
         }]
     );
 }

@@ -1,6 +1,8 @@
-//! The input bar: pick a project, type a task (several lines if need be), dispatch it. An
-//! error keeps the bar open with the text in it; hiding the bar keeps the draft, so nothing
-//! typed is ever lost.
+//! The input bar: pick a project (and the agent, the project's own unless another is picked),
+//! type a task (several lines if need be), dispatch it. An error keeps the bar open with the
+//! text in it; hiding the bar keeps the draft, so nothing typed is ever lost.
+
+use std::collections::BTreeMap;
 
 use crossterm::event::KeyEvent;
 
@@ -13,12 +15,24 @@ use crate::tui::action::{InputBarAction, Key};
 use crate::tui::effect::Effect;
 use crate::tui::input::TextInput;
 
+/// The agents a new task may run: every name `luzia run --agent` takes, and the agent each
+/// project runs when none is picked (what `[projects.X] agent`, `[agent] kind` or `[agent]
+/// command` say). Empty (another host's projects): the bar offers no choice.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentChoice {
+    pub names: Vec<String>,
+    pub of_project: BTreeMap<String, String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Draft {
     /// The host the task goes to (`None`: this machine).
     pub host: Option<String>,
     pub projects: Vec<String>,
     pub project: usize,
+    pub agents: AgentChoice,
+    /// The agent picked by name; `None`: the project's own.
+    pub agent: Option<String>,
     pub task: TextInput,
     pub error: Option<String>,
     pub sending: bool,
@@ -33,6 +47,8 @@ impl Draft {
             host,
             projects,
             project,
+            agents: AgentChoice::default(),
+            agent: None,
             task: TextInput::lines(),
             error: None,
             sending: false,
@@ -46,6 +62,52 @@ impl Draft {
 
     pub fn text(&self) -> String {
         self.task.text()
+    }
+
+    /// The agent the task will run, and whether it was picked (else it is the project's own);
+    /// `None` where the bar offers no choice.
+    pub fn agent_shown(&self) -> Option<(&str, bool)> {
+        if self.agents.names.is_empty() {
+            return None;
+        }
+        match &self.agent {
+            Some(name) => Some((name, true)),
+            None => Some((self.own_agent()?, false)),
+        }
+    }
+
+    /// The agent the project picked runs when none is chosen.
+    fn own_agent(&self) -> Option<&str> {
+        let project = self.project_name()?;
+        self.agents.of_project.get(project).map(String::as_str)
+    }
+
+    /// The next (or previous) agent: the project's own first, then every other by name.
+    fn step_agent(&mut self, forward: bool) {
+        let own = self.own_agent().map(str::to_owned);
+        let ring: Vec<Option<&String>> = std::iter::once(None)
+            .chain(
+                self.agents
+                    .names
+                    .iter()
+                    .filter(|n| Some(n.as_str()) != own.as_deref())
+                    .map(Some),
+            )
+            .collect();
+        let n = ring.len();
+        if n <= 1 {
+            return;
+        }
+        let at = ring
+            .iter()
+            .position(|r| r.map(String::as_str) == self.agent.as_deref())
+            .unwrap_or(0);
+        let next = if forward {
+            (at + 1) % n
+        } else {
+            (at + n - 1) % n
+        };
+        self.agent = ring[next].cloned();
     }
 
     fn step_project(&mut self, forward: bool) {
@@ -83,6 +145,7 @@ impl Draft {
             project,
             task,
             retry_of: None,
+            agent: self.agent.clone(),
         })
     }
 }
@@ -119,16 +182,17 @@ impl App {
                 d.project = project;
             }
             Some(_) => {}
-            None => {
-                self.draft = Some(Draft::new(
-                    None,
-                    self.opts.dispatch_projects.clone(),
-                    project,
-                ))
-            }
+            None => self.draft = Some(self.local_draft(project)),
         }
         self.mode = Mode::InputBar;
         vec![]
+    }
+
+    /// An empty task for this machine's projects, `project` preselected, with its agents.
+    fn local_draft(&self, project: usize) -> Draft {
+        let mut draft = Draft::new(None, self.opts.dispatch_projects.clone(), project);
+        draft.agents = self.opts.dispatch_agents.clone();
+        draft
     }
 
     /// With remote hosts a new task's host is picked first: this machine, or a host that is up
@@ -203,7 +267,11 @@ impl App {
             .and_then(|j| at(j.project()))
             .or_else(|| self.table.projects.iter().find_map(|p| at(p)))
             .unwrap_or(0);
-        self.draft = Some(Draft::new(host, projects, project));
+        let mut draft = Draft::new(host, projects, project);
+        if draft.host.is_none() {
+            draft.agents = self.opts.dispatch_agents.clone();
+        }
+        self.draft = Some(draft);
         self.mode = Mode::InputBar;
         vec![]
     }
@@ -241,6 +309,8 @@ impl App {
             Typed::Act(A::Hide) => self.mode = Mode::Normal,
             Typed::Act(A::NextProject) => draft.step_project(true),
             Typed::Act(A::PrevProject) => draft.step_project(false),
+            Typed::Act(A::NextAgent) => draft.step_agent(true),
+            Typed::Act(A::PrevAgent) => draft.step_agent(false),
             Typed::Act(A::NewLine) => draft.task.new_line(),
             Typed::Act(A::Dispatch) => return draft.dispatch().into_iter().collect(),
         }

@@ -154,7 +154,8 @@ fn input_bar() {
             host: None,
             project: "librec".into(),
             task: "a\nb".into(),
-            retry_of: None
+            retry_of: None,
+            agent: None,
         }]
     );
 }

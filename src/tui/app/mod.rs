@@ -95,6 +95,8 @@ pub struct Options {
     /// Projects the input bar can dispatch to (from the config, and the repository the cockpit
     /// was started in first).
     pub dispatch_projects: Vec<String>,
+    /// The agents a task of the input bar may run, and each project's own.
+    pub dispatch_agents: input_bar::AgentChoice,
     /// The project of the repository the cockpit was started in: a new task goes there unless
     /// the selected job or the project filter says otherwise.
     pub project_here: Option<String>,
@@ -571,6 +573,8 @@ mod command_tests;
 mod events_tests;
 #[cfg(test)]
 mod fleet_tests;
+#[cfg(test)]
+mod input_bar_tests;
 #[cfg(test)]
 mod key_rules_tests;
 #[cfg(test)]

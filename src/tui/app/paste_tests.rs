@@ -3,6 +3,7 @@
 use crossterm::event::KeyCode;
 
 use super::*;
+use crate::jobs::hitl::operator::Scope;
 use crate::tui::testing::*;
 
 fn paste(text: &str) -> Event {
@@ -34,6 +35,7 @@ fn into_the_input_bar_with_its_lines() {
             project: "librec".into(),
             task: "Task: Fix the flaky test\n\tthen run the suite\nand report\ndone".into(),
             retry_of: None,
+            agent: None,
         }]
     );
 }
@@ -82,6 +84,7 @@ fn into_the_reason_for_a_denial() {
             job: id("155700-gate"),
             gate_id: "g1".into(),
             approved: false,
+            scope: Scope::Once,
             reason: "not during\nbusiness hours".into()
         }]
     );

@@ -7,6 +7,7 @@ use super::*;
 use crate::config::KeyBindings;
 use crate::jobs::Status;
 use crate::jobs::fs::follow::Reset;
+use crate::jobs::hitl::operator::Scope;
 use crate::tui::event::Synced;
 use crate::tui::testing::*;
 
@@ -938,6 +939,7 @@ fn gates_approve_or_deny_with_a_reason() {
             job: id("155700-gate"),
             gate_id: "g1".into(),
             approved: true,
+            scope: Scope::Once,
             reason: String::new()
         }]
     );
@@ -967,6 +969,7 @@ fn gates_approve_or_deny_with_a_reason() {
             job: id("155700-gate"),
             gate_id: "g1".into(),
             approved: false,
+            scope: Scope::Once,
             reason: "not during\nbusiness hours".into()
         }]
     );
@@ -1148,7 +1151,8 @@ fn the_input_bar_dispatches_and_keeps_the_text_on_error() {
             host: None,
             project: "musica".into(),
             task: "run the tests\nthen report".into(),
-            retry_of: None
+            retry_of: None,
+            agent: None,
         }]
     );
     app.update(

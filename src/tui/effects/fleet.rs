@@ -21,6 +21,7 @@ use super::worker::Worker;
 use crate::config::HostConfig;
 use crate::fleet::RemoteError;
 use crate::jobs::JobId;
+use crate::jobs::hitl::operator::Verdict;
 use crate::tui::effect::Effect;
 use crate::tui::event::Event;
 
@@ -136,17 +137,24 @@ impl Remote {
                 job,
                 gate_id,
                 approved,
+                scope,
                 reason,
             } => {
-                let args = remote_text::decide_args(&job.local_id(), &gate_id, approved, &reason);
+                let verdict = Verdict {
+                    approved,
+                    scope,
+                    reason: &reason,
+                };
+                let args = remote_text::decide_args(&job.local_id(), &gate_id, verdict);
                 self.answered(job, args);
             }
             Effect::Dispatch {
                 project,
                 task,
                 retry_of,
+                agent,
                 ..
-            } => self.dispatch(&project, &task, retry_of),
+            } => self.dispatch(&project, &task, retry_of, agent.as_deref()),
             Effect::Retry(job) => {
                 let result = self
                     .luzia(&remote_text::args(&["retry", job.local_id().as_str()]))
@@ -210,7 +218,7 @@ impl Remote {
         });
     }
 
-    fn dispatch(&self, project: &str, task: &str, retry_of: Option<JobId>) {
+    fn dispatch(&self, project: &str, task: &str, retry_of: Option<JobId>, agent: Option<&str>) {
         let result = match retry_of {
             // The app retries with `Retry`; a dispatch naming what it retries cannot say so
             // to `luzia run` there, and is not run rather than run without it.
@@ -218,9 +226,15 @@ impl Remote {
                 "a retry of {of} is started with the retry key, not as a new task on {}",
                 self.name
             )),
-            None => self
-                .luzia(&remote_text::args(&["run", project, "--", task]))
-                .map(|out| remote_text::started(&self.name, &out, Some(project))),
+            None => {
+                let mut args = vec!["run"];
+                if let Some(agent) = agent {
+                    args.extend(["--agent", agent]);
+                }
+                args.extend([project, "--", task]);
+                self.luzia(&remote_text::args(&args))
+                    .map(|out| remote_text::started(&self.name, &out, Some(project)))
+            }
         };
         self.send(Event::Dispatched(result));
     }

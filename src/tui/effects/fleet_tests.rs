@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use super::*;
+use crate::jobs::hitl::operator::Scope;
 use crate::tui::effect::ReviewOp;
 
 const WITHIN: Duration = Duration::from_secs(10);
@@ -107,6 +108,7 @@ fn writing_effects(job: &JobId) -> Vec<Effect> {
             job: job.clone(),
             gate_id: "g1".into(),
             approved: true,
+            scope: Scope::Once,
             reason: String::new(),
         },
         Effect::Retry(job.clone()),
@@ -124,6 +126,7 @@ fn writing_effects(job: &JobId) -> Vec<Effect> {
             project: "web".into(),
             task: "t".into(),
             retry_of: None,
+            agent: None,
         },
     ]
 }

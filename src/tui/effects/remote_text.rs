@@ -7,6 +7,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::jobs::JobId;
+use crate::jobs::hitl::operator::Verdict;
 use crate::jobs::model::review::{Change, ChangeKind, FileChange};
 use crate::jobs::text::sanitize::plain_text;
 use crate::tui::effect::ReviewOp;
@@ -20,9 +21,9 @@ pub fn answer_args(id: &JobId, question_id: &str, answer: &str) -> Vec<String> {
     crate::fleet::args::answer(id, question_id, answer, None)
 }
 
-/// `luzia approve|deny ID --gate=GN [--reason=R]`: this gate instance only.
-pub fn decide_args(id: &JobId, gate_id: &str, approved: bool, reason: &str) -> Vec<String> {
-    crate::fleet::args::decide(id, gate_id, approved, reason, None)
+/// `luzia approve|deny ID --gate=GN [--always] [--reason=R]`: this gate instance only.
+pub fn decide_args(id: &JobId, gate_id: &str, verdict: Verdict<'_>) -> Vec<String> {
+    crate::fleet::args::decide(id, gate_id, verdict, None)
 }
 
 /// The remote command's stdout when it succeeded; else what it said was wrong (its stderr's
@@ -146,6 +147,7 @@ pub fn no_history(host: &str, job: &JobId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::jobs::hitl::operator::Scope;
     use std::os::unix::process::ExitStatusExt;
     use std::process::ExitStatus;
 
@@ -173,17 +175,26 @@ mod tests {
                 "--force, please"
             ]
         );
+        let once = |reason| Verdict::approve(Scope::Once, reason);
         assert_eq!(
-            decide_args(&id("120000-ab"), "g-7", true, ""),
+            decide_args(&id("120000-ab"), "g-7", once("")),
             ["approve", "120000-ab", "--gate=g-7"]
         );
         assert_eq!(
-            decide_args(&id("120000-ab"), "g-7", false, ""),
+            decide_args(&id("120000-ab"), "g-7", Verdict::deny("")),
             ["deny", "120000-ab", "--gate=g-7", "--reason="]
         );
         assert_eq!(
-            decide_args(&id("120000-ab"), "g-7", true, "-looks fine"),
+            decide_args(&id("120000-ab"), "g-7", once("-looks fine")),
             ["approve", "120000-ab", "--gate=g-7", "--reason=-looks fine"]
+        );
+        assert_eq!(
+            decide_args(
+                &id("120000-ab"),
+                "g-7",
+                Verdict::approve(Scope::Session, "")
+            ),
+            ["approve", "120000-ab", "--gate=g-7", "--always"]
         );
     }
 

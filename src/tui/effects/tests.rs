@@ -11,6 +11,7 @@ use super::*;
 use crate::config::Overrides;
 use crate::jobs::fs::follow::Reset;
 use crate::jobs::fs::tail::LINE_CAP;
+use crate::jobs::hitl::operator::Scope;
 
 /// Long enough for a loaded machine; only a result that never comes waits this long.
 const WITHIN: Duration = Duration::from_secs(10);
@@ -149,6 +150,7 @@ fn a_dispatch_blocked_on_the_slot_lock_holds_up_neither_perform_nor_other_effect
         project: "p".into(),
         task: "waits for a slot".into(),
         retry_of: None,
+        agent: None,
     });
     r.exec.perform(Effect::ReadJobs(vec![id("100001-busy")]));
     r.exec.perform(Effect::Answer {
@@ -278,6 +280,7 @@ fn read_only_refuses_writes_where_they_are_performed() {
         job: id("100001-busy"),
         gate_id: "g1".into(),
         approved: true,
+        scope: Scope::Once,
         reason: String::new(),
     });
     let answered = r.next("the refusal", |ev| match ev {

@@ -12,7 +12,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::config::Config;
 use crate::dispatcher::limits::standing_hold;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, reply as reply_with};
-use crate::jobs::hitl::operator::{self, Answerer, Outcome};
+use crate::jobs::hitl::operator::{self, Answerer, Outcome, Verdict};
 use crate::jobs::model::stop::StopSource;
 use crate::jobs::run::{kill, queue};
 use crate::jobs::text::sanitize::plain_text;
@@ -86,9 +86,15 @@ impl Writes {
                 job,
                 gate_id,
                 approved,
+                scope,
                 reason,
             } => {
-                let outcome = self.decide(&job, &gate_id, approved, &reason);
+                let verdict = Verdict {
+                    approved,
+                    scope,
+                    reason: &reason,
+                };
+                let outcome = self.decide(&job, &gate_id, verdict);
                 self.answered(job, outcome);
             }
             // A remote host's dispatch is routed to that host before it comes here.
@@ -97,9 +103,11 @@ impl Writes {
                 project,
                 task,
                 retry_of,
+                agent,
             } => {
                 let mut req = Request::new(&project, &task);
                 req.retry_of = retry_of.map(|r| r.to_string());
+                req.agent = agent;
                 let result = self.dispatch(&req);
                 self.send(Event::Dispatched(result));
             }
@@ -151,29 +159,16 @@ impl Writes {
     }
 
     /// Approves or denies the gate instance the popup showed, if it is still the one pending.
-    fn decide(
-        &self,
-        id: &JobId,
-        gate_id: &str,
-        approved: bool,
-        reason: &str,
-    ) -> Result<String, String> {
+    fn decide(&self, id: &JobId, gate_id: &str, verdict: Verdict<'_>) -> Result<String, String> {
         let by = operator::operator();
         let who = Answerer {
             source: "tui",
             by: &by,
         };
         let now = chrono::Utc::now();
-        match operator::decide_if_pending(&self.root, id, gate_id, approved, reason, who, now) {
-            Ok(Outcome::Done(d)) => Ok(format!(
-                "{} {id} at '{}'",
-                if d.approved { "approved" } else { "denied" },
-                plain_text(&d.gate)
-            )),
-            Ok(Outcome::Already(d)) => {
-                let word = if d.approved { "approved" } else { "denied" };
-                Err(format!("already {word} by {}", d.who()))
-            }
+        match operator::decide_if_pending(&self.root, id, gate_id, verdict, who, now) {
+            Ok(Outcome::Done(d)) => Ok(format!("{} {id} at '{}'", d.verb(), plain_text(&d.gate))),
+            Ok(Outcome::Already(d)) => Err(format!("already {} by {}", d.verb(), d.who())),
             Err(e) => Err(e.to_string()),
         }
     }

@@ -278,19 +278,42 @@ fn gate_lines<'a>(g: &Gate, app: &App, theme: &Theme, lines: &mut Vec<Line<'a>>)
             theme.title(),
         )));
     }
+    if let Some(covers) = &g.allow_session {
+        lines.push(Line::from(vec![
+            Span::styled("session ", theme.dim()),
+            Span::raw(session_words(covers)),
+        ]));
+    }
     lines.push(Line::default());
     if app.opts.read_only {
         lines.push(Line::from(Span::styled(READ_ONLY_GATE, theme.warn())));
         return;
     }
+    let session = match g.allow_session {
+        Some(_) => format!(
+            "   {} approve for the session",
+            km.first_key(A::ApproveSession)
+        ),
+        None => String::new(),
+    };
     lines.push(Line::from(Span::styled(
         format!(
-            "{} approve   {} deny (with a reason)",
+            "{} approve{session}   {} deny (with a reason)",
             km.first_key(A::Approve),
             km.first_key(A::Deny)
         ),
         theme.accent(),
     )));
+}
+
+/// What approving for the session covers, in the agent's words (when it says any).
+fn session_words(covers: &str) -> String {
+    let said = plain_text(covers.trim());
+    if said.is_empty() {
+        "approving for it, the agent stops asking for requests like this one".into()
+    } else {
+        format!("approving for it takes the agent's \"{said}\"")
+    }
 }
 
 fn output_lines<'a>(app: &App, job: &Job, theme: &Theme, lines: &mut Vec<Line<'a>>) {
@@ -329,6 +352,14 @@ fn keys_hint(app: &App, inbox: &Inbox, job: &Job) -> String {
             k(A::Send),
             new_line(1)
         ),
+        (InboxKind::Gate, _) if job.gate.as_ref().is_some_and(|g| g.allow_session.is_some()) => {
+            format!(
+                " {} approve · {} for the session · {} deny · {next} next · {close} close ",
+                k(A::Approve),
+                k(A::ApproveSession),
+                k(A::Deny)
+            )
+        }
         (InboxKind::Gate, _) => format!(
             " {} approve · {} deny · {next} next · {close} close ",
             k(A::Approve),

@@ -168,13 +168,7 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
             },
         ),
     };
-    let others = if draft.reply_to.is_some() {
-        " (its Claude Code session goes on)".to_string()
-    } else if draft.projects.len() > 1 {
-        format!(" ({}: another project)", km.first_key(A::NextProject))
-    } else {
-        String::new()
-    };
+    let title_spans = bar_title(draft, km, theme, (title, project), area.width);
     let verb = if draft.reply_to.is_some() {
         "sends"
     } else {
@@ -193,11 +187,7 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.accent())
-        .title(Line::from(vec![
-            Span::styled(title, theme.title()),
-            Span::styled(project, theme.accent()),
-            Span::styled(others, theme.dim()),
-        ]))
+        .title(Line::from(title_spans))
         .title_bottom(Line::from(Span::styled(hint, theme.dim())));
     let inner = block.inner(rect);
     f.render_widget(block, rect);
@@ -211,6 +201,65 @@ pub fn input_bar(draft: &Draft, km: &KeyMap, theme: &Theme, f: &mut Frame, area:
             error,
         );
     }
+}
+
+/// `new task for PROJECT · agent NAME (the project's) (tab: another project · ...)`: where the
+/// task goes, the agent it runs (the project's own unless another was picked) and the keys that
+/// change them, in fewer words where the line is narrow.
+fn bar_title<'a>(
+    draft: &Draft,
+    km: &KeyMap,
+    theme: &Theme,
+    (title, project): (&'a str, String),
+    width: u16,
+) -> Vec<Span<'a>> {
+    let agent = draft.agent_shown().filter(|_| draft.reply_to.is_none());
+    let say = |long: bool| {
+        let mut keys = Vec::new();
+        let (p, a) = if long {
+            ("another project", "another agent")
+        } else {
+            ("project", "agent")
+        };
+        if draft.projects.len() > 1 {
+            keys.push(format!("{}: {p}", km.first_key(A::NextProject)));
+        }
+        if agent.is_some() {
+            keys.push(format!("{}: {a}", km.first_key(A::NextAgent)));
+        }
+        let own = match agent {
+            Some((_, false)) if long => " (the project's)",
+            Some((_, false)) => " (its own)",
+            _ => "",
+        };
+        let others = if draft.reply_to.is_some() {
+            " (its Claude Code session goes on)".to_string()
+        } else if keys.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", keys.join(" · "))
+        };
+        (own, others)
+    };
+    let name = agent.map_or(String::new(), |(n, _)| n.to_owned());
+    let fixed = title.len() + project.chars().count() + name.len() + " · agent ".len() + 2;
+    let (own, others) = match say(true) {
+        (own, others) if fixed + own.len() + others.chars().count() <= usize::from(width) => {
+            (own, others)
+        }
+        _ => say(false),
+    };
+    let mut spans = vec![
+        Span::styled(title, theme.title()),
+        Span::styled(project, theme.accent()),
+    ];
+    if agent.is_some() {
+        spans.push(Span::styled(" · agent ", theme.title()));
+        spans.push(Span::styled(name, theme.accent()));
+        spans.push(Span::styled(own, theme.dim()));
+    }
+    spans.push(Span::styled(others, theme.dim()));
+    spans
 }
 
 /// The job's task, project and elapsed time say which job it is better than its id.

@@ -217,6 +217,14 @@ fn inbox_popups() {
         press(&mut app, "not today".chars().map(ch));
         app
     });
+    // A gate of an agent that offers approving for the session: its key, and what it covers.
+    snapshot("inbox_gate_session", |w, h| {
+        let mut app = app(w, h);
+        let job = session_gate_job();
+        app.update(Event::JobsRead(vec![(job.id.clone(), Some(job))]), now());
+        press(&mut app, [ch('i'), key(KeyCode::BackTab)]);
+        app
+    });
 }
 
 #[test]
@@ -242,6 +250,33 @@ fn input_bar_and_kill_confirm() {
             )),
             now(),
         );
+        app
+    });
+    // The agent: the project's own (said so), then one picked by name.
+    let with_agents = || Options {
+        dispatch_agents: crate::tui::app::input_bar::AgentChoice {
+            names: ["claude", "codex", "gemini"].map(String::from).to_vec(),
+            of_project: [("librec", "claude"), ("musica", "gemini")]
+                .map(|(p, a)| (p.to_owned(), a.to_owned()))
+                .into_iter()
+                .collect(),
+        },
+        ..projects()
+    };
+    snapshot("input_bar_agent_own", |w, h| {
+        let mut app = app_with(with_agents(), w, h).0;
+        press(&mut app, [ch('n')]);
+        press(&mut app, "Port the importer".chars().map(ch));
+        app
+    });
+    snapshot("input_bar_agent_picked", |w, h| {
+        let mut app = app_with(with_agents(), w, h).0;
+        let ctrl_t = Event::Key(crossterm::event::KeyEvent::new(
+            KeyCode::Char('t'),
+            crossterm::event::KeyModifiers::CONTROL,
+        ));
+        press(&mut app, [ch('n'), ctrl_t]);
+        press(&mut app, "Port the importer".chars().map(ch));
         app
     });
     snapshot("kill_confirm", |w, h| {

@@ -103,6 +103,7 @@ fn gates_deny_with_the_reason_and_auto_approve_only_when_asked() {
         description: "Deploy".into(),
         context: String::new(),
         auto_approve_after: None,
+        allow_session: None,
     };
     let waiter = {
         let dir = dir.clone();
@@ -209,6 +210,7 @@ fn files_keep_their_fields_and_their_order() {
         description: "Deploy".into(),
         context: "ctx".into(),
         auto_approve_after: Some(Duration::from_millis(20)),
+        allow_session: None,
     };
     gate(&dir, &gate_spec).unwrap();
     let progress = ProgressReport {
@@ -246,6 +248,7 @@ fn files_keep_their_fields_and_their_order() {
         decided_at: "t2".into(),
         source: "tui".into(),
         token: "tok2".into(),
+        scope: Default::default(),
     };
     std::fs::write(dir.join(GATE_FILE), r#"{"id": "g2", "gate": "deploy"}"#).unwrap();
     publish_decision(&dir, &d).unwrap();
@@ -350,5 +353,136 @@ fn a_plain_question_is_written_as_before_and_a_richer_one_with_its_fields() {
         stop.stop();
         assert!(matches!(asker.join().unwrap(), Err(AgentError::Stopped(_))));
         assert!(!dir.join(QUESTION_FILE).exists(), "withdrawn");
+    }
+}
+
+/// Waits (with a deadline) for job `j1` under `root` to show a pending gate.
+fn wait_gate(root: &std::path::Path) -> crate::jobs::Job {
+    let id = JobId::parse("j1").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let j = read_job(root, &id, Utc::now()).unwrap();
+        if j.gate.is_some() {
+            return j;
+        }
+        assert!(std::time::Instant::now() < deadline, "no gate appeared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_gate_that_offers_the_session_is_approved_for_it_and_the_history_says_so() {
+    use crate::jobs::hitl::operator::{Answerer, Scope, Verdict, decide_gate};
+    let (root, dir) = job_dir();
+    let spec = GateSpec {
+        gate: "execute: touch a".into(),
+        description: "Gemini CLI asks permission: touch a".into(),
+        context: String::new(),
+        auto_approve_after: None,
+        allow_session: Some("Allow for this session".into()),
+    };
+    let waiter = {
+        let (dir, spec) = (dir.clone(), spec.clone());
+        std::thread::spawn(move || gate(&dir, &spec).unwrap())
+    };
+    let job = wait_gate(root.path());
+    let g = job.gate.as_ref().unwrap();
+    assert_eq!(g.allow_session.as_deref(), Some("Allow for this session"));
+    let who = Answerer {
+        source: "cli",
+        by: "ana@host",
+    };
+    let session = Verdict::approve(Scope::Session, "");
+    let d = match decide_gate(&job, None, session, who, Utc::now()).unwrap() {
+        Outcome::Done(d) => d,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((d.approved, d.scope), (true, Scope::Session));
+    let GateResult::Decided(got) = waiter.join().unwrap() else {
+        panic!("decided by the operator");
+    };
+    assert_eq!(got.scope, Scope::Session, "the agent reads the scope");
+    let history = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
+    let record: Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        record["approval"]["allow_session"], "Allow for this session",
+        "{record}"
+    );
+    assert_eq!(record["decision"]["scope"], "session", "{record}");
+    assert_eq!(
+        record["decision"]["approved"], true,
+        "an older reader sees an approval"
+    );
+}
+
+#[test]
+fn approving_for_the_session_is_refused_at_a_gate_that_does_not_offer_it() {
+    use crate::jobs::hitl::operator::{AnswerError, Answerer, Scope, Verdict, decide_gate};
+    let (root, dir) = job_dir();
+    let spec = GateSpec {
+        gate: "deploy".into(),
+        description: "Deploy".into(),
+        context: String::new(),
+        auto_approve_after: None,
+        allow_session: None,
+    };
+    let waiter = {
+        let (dir, spec) = (dir.clone(), spec.clone());
+        std::thread::spawn(move || gate(&dir, &spec).unwrap())
+    };
+    let job = wait_gate(root.path());
+    let who = Answerer {
+        source: "cli",
+        by: "ana@host",
+    };
+    let session = Verdict::approve(Scope::Session, "");
+    let err = decide_gate(&job, None, session, who, Utc::now()).unwrap_err();
+    assert!(
+        matches!(err, AnswerError::NoSessionApproval { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "gate 'deploy' (g1) of job j1 cannot be approved for the session: its agent did not \
+         offer it (it asks again for each request); approve it once with `luzia approve j1`"
+    );
+    assert!(!dir.join(DECISION_FILE).exists(), "nothing was published");
+    let raw = std::fs::read_to_string(dir.join(GATE_FILE)).unwrap();
+    assert!(!raw.contains("allow_session"), "written as before: {raw}");
+    decide(&job, true, "", "cli", "me", Utc::now()).unwrap();
+    let GateResult::Decided(got) = waiter.join().unwrap() else {
+        panic!("decided by the operator");
+    };
+    assert_eq!(got.scope, Scope::Once);
+    let published = std::fs::read_to_string(dir.join(HISTORY_FILE)).unwrap();
+    assert!(
+        !published.contains("\"scope\""),
+        "a plain approval is written as before"
+    );
+}
+
+proptest::proptest! {
+    /// What `approval.json` offers is what a reader of it finds; a gate that offers nothing
+    /// is written without the field, as before.
+    #[test]
+    fn a_gate_offering_the_session_reads_back_as_written(
+        gate in "\\PC{0,12}",
+        covers in proptest::option::of("\\PC{0,24}"),
+    ) {
+        let approval = Approval {
+            id: "g3".into(),
+            gate: &gate,
+            description: "d",
+            context: "",
+            awaiting_since: "2026-01-01T00:00:00Z".into(),
+            auto_approve_after_minutes: None,
+            allow_session: covers.as_deref(),
+        };
+        let bytes = serde_json::to_vec(&approval).unwrap();
+        let read = crate::jobs::Gate::parse(&bytes, None).unwrap();
+        proptest::prop_assert_eq!(&read.gate, &gate);
+        proptest::prop_assert_eq!(read.allow_session, covers.clone());
+        let text = String::from_utf8(bytes).unwrap();
+        proptest::prop_assert_eq!(text.contains("allow_session"), covers.is_some());
     }
 }

@@ -16,7 +16,7 @@ use crate::jobs::fs::names::{
 use crate::jobs::fs::wait::Stop;
 use crate::jobs::hitl::once::Closed;
 use crate::jobs::hitl::operator::{
-    self, AnswerError, Answerer, Outcome, answer_question, decide_gate,
+    self, AnswerError, Answerer, Outcome, Scope, Verdict, answer_question, decide_gate,
 };
 use crate::jobs::{Job, JobId, read_job};
 
@@ -291,14 +291,8 @@ fn a_permission_request_is_a_gate_and_pings_are_answered_while_it_waits() {
     assert!(gate.context.contains("\"rm -rf build\""), "{gate:?}");
     server.handle(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
     assert_eq!(sink.response(json!(2))["result"], json!({}));
-    let denied = decide_gate(
-        &job,
-        Some(&gate.id),
-        false,
-        "not during the copy",
-        who(),
-        Utc::now(),
-    );
+    let deny = Verdict::deny("not during the copy");
+    let denied = decide_gate(&job, Some(&gate.id), deny, who(), Utc::now());
     assert!(matches!(denied, Ok(Outcome::Done(_))), "{denied:?}");
     assert_eq!(
         verdict(&sink.response(json!(1))),
@@ -401,7 +395,8 @@ fn when_the_client_goes_away_the_pending_gate_is_withdrawn_and_a_late_operator_i
         sink.lines()
     );
     // An operator who still had it on screen is told what became of it.
-    let late = decide_gate(&job, Some("g1"), true, "", who(), Utc::now());
+    let approve = Verdict::approve(Scope::Once, "");
+    let late = decide_gate(&job, Some("g1"), approve, who(), Utc::now());
     assert!(
         matches!(
             late,

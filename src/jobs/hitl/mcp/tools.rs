@@ -125,6 +125,7 @@ fn permission(dir: &Path, args: &Value, stop: &Stop) -> Result<Value, AgentError
         description: gate_description(tool, input, args.get("tool_use_id")),
         context: gate_context(input),
         auto_approve_after: None,
+        allow_session: None,
     };
     Ok(match agent::gate_or_stop(dir, &spec, stop)? {
         GateResult::Decided(d) | GateResult::AutoApproved(d) if d.approved => allow(input),

@@ -167,6 +167,7 @@ fn a_question_waiting_past_five_minutes_is_called_out_and_so_is_a_gate() {
         context: String::new(),
         awaiting_since: Some(t0()),
         auto_approve_after_minutes: None,
+        allow_session: None,
     }));
     let gate = job_alarms(&j, &rules, t0() + Ch::minutes(6));
     assert_eq!(gate[0].detail, "approval unanswered for 6m00s");
@@ -259,6 +260,7 @@ fn alarms_change_only_at_the_next_change_that_was_announced() {
         context: String::new(),
         awaiting_since: Some(t0() + Ch::minutes(3)),
         auto_approve_after_minutes: None,
+        allow_session: None,
     };
     let mut cases = Vec::new();
     let mut silent = job(Status::Running);

@@ -60,6 +60,7 @@ fn gate() -> Gate {
         context: String::new(),
         awaiting_since: Some(t0() + Ch::minutes(2)),
         auto_approve_after_minutes: None,
+        allow_session: None,
     }
 }
 

@@ -186,6 +186,7 @@ fn rows_carry_progress_estimates_questions_alarms_and_plain_text() {
         context: String::new(),
         awaiting_since: Some(t0() + Ch::minutes(2)),
         auto_approve_after_minutes: None,
+        allow_session: None,
     }));
     let jobs = vec![bar, est, silent, asks, gated];
     let set = PatternSet::builtin();

@@ -4,9 +4,12 @@
 //! the job's questions, one for each field it asks for. The waiting is `hitl::agent`'s; these
 //! functions block, and the client runs them off its loop.
 //!
-//! An approval selects the agent's `allow_once` option; a denial its `reject_once`. ACP's
-//! answer is an option and nothing more: the reason of a denial cannot reach the model, which
-//! the gate says in its context, so that the operator knows it when denying.
+//! An approval selects the agent's `allow_once` option; a denial its `reject_once`. Where the
+//! agent offers an `allow_always` option for this session, the gate offers approving for the
+//! session, which selects it (the option's name, the agent's words for what it covers, goes
+//! with the gate). ACP's answer is an option and nothing more: the reason of a denial cannot
+//! reach the model, which the gate says in its context, so that the operator knows it when
+//! denying.
 
 use std::path::Path;
 
@@ -14,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::jobs::fs::wait::Stop;
 use crate::jobs::hitl::agent::{self, AgentError, Ask, AskResult, GateResult, GateSpec};
+use crate::jobs::hitl::operator::{Decision, Scope};
 use crate::jobs::model::waiting::QuestionType;
 use crate::jobs::text::sanitize::ellipsize;
 
@@ -65,10 +69,12 @@ pub fn gate_spec(name: &str, params: &Value) -> GateSpec {
         description: format!("{name} asks permission: {}", ellipsize(&title, 400)),
         context,
         auto_approve_after: None,
+        allow_session: session_option(params)
+            .map(|o| one_line(o["name"].as_str().unwrap_or_default())),
     }
 }
 
-/// The option of `kind` the agent offers (`params.options`), else of `fallback`.
+/// The option of the first of `kinds` the agent offers (`params.options`).
 fn option(params: &Value, kinds: &[&str]) -> Option<String> {
     let options = params["options"].as_array()?;
     kinds.iter().find_map(|k| {
@@ -80,17 +86,57 @@ fn option(params: &Value, kinds: &[&str]) -> Option<String> {
     })
 }
 
+/// The agent's `allow_always` option that lasts for this session only. An agent may offer
+/// several (Gemini CLI, with its permanent approval switched on, adds "... for all future
+/// sessions", which it writes into its policy files): one whose name speaks of the future is
+/// never taken, as luzia's approval ends with the job's session.
+fn session_option(params: &Value) -> Option<&Value> {
+    params["options"].as_array()?.iter().find(|o| {
+        o["kind"] == "allow_always"
+            && o["optionId"].is_string()
+            && !o["name"]
+                .as_str()
+                .is_some_and(|n| n.to_ascii_lowercase().contains("future"))
+    })
+}
+
 /// The response to a permission request: the option that says what was decided, or
-/// `cancelled` when the agent offers none that does.
-pub fn permission_outcome(params: &Value, approved: bool) -> Value {
-    let kinds: &[&str] = if approved {
-        &["allow_once", "allow_always"]
-    } else {
-        &["reject_once", "reject_always"]
+/// `cancelled` when the agent offers none that does. An approval for the session selects the
+/// agent's session option, else (it offers none: the gate did not offer it either, or the
+/// decision was written by hand) its `allow_once`; [`approval_note`] says which. An approval
+/// once takes the session's option only where the agent offers no `allow_once`.
+pub fn permission_outcome(params: &Value, approved: bool, scope: Scope) -> Value {
+    let session = || {
+        session_option(params)?
+            .get("optionId")?
+            .as_str()
+            .map(str::to_owned)
     };
-    match option(params, kinds) {
+    let once = || option(params, &["allow_once"]);
+    let chosen = match (approved, scope) {
+        (true, Scope::Session) => session().or_else(once),
+        (true, Scope::Once) => once().or_else(session),
+        (false, _) => option(params, &["reject_once", "reject_always"]),
+    };
+    match chosen {
         Some(id) => json!({"outcome": {"outcome": "selected", "optionId": id}}),
         None => cancelled(),
+    }
+}
+
+/// The line output.log says of an approval: by whom, and for how long.
+fn approval_note(params: &Value, d: &Decision) -> String {
+    let who = d.who();
+    match (d.scope, session_option(params)) {
+        (Scope::Once, _) => format!("  ✓ approved by {who}"),
+        (Scope::Session, Some(o)) => format!(
+            "  ✓ approved for the session by {who} (the agent's \"{}\")",
+            ellipsize(&one_line(o["name"].as_str().unwrap_or_default()), 120)
+        ),
+        (Scope::Session, None) => format!(
+            "  ✓ approved by {who}, once: the agent offers no approval for the session of this \
+             request"
+        ),
     }
 }
 
@@ -128,7 +174,7 @@ pub fn permission(
         GateResult::Decided(d) | GateResult::AutoApproved(d) => d,
     };
     let note = if decision.approved {
-        format!("  ✓ approved by {}", decision.who())
+        approval_note(params, &decision)
     } else {
         let reason = decision.reason.trim();
         format!(
@@ -139,7 +185,7 @@ pub fn permission(
         )
     };
     Ok(Answered {
-        response: permission_outcome(params, decision.approved),
+        response: permission_outcome(params, decision.approved, decision.scope),
         note,
     })
 }
@@ -296,23 +342,89 @@ mod tests {
     #[test]
     fn approval_selects_allow_once_and_denial_reject_once() {
         let r = request();
+        let once = |r: &Value, approved| permission_outcome(r, approved, Scope::Once);
+        assert_eq!(once(&r, true)["outcome"]["optionId"], "proceed_once");
+        assert_eq!(once(&r, false)["outcome"]["optionId"], "cancel");
+        let only_always = json!({"options": [{"optionId": "a", "kind": "allow_always"}]});
+        assert_eq!(once(&only_always, true)["outcome"]["optionId"], "a");
+        assert_eq!(once(&only_always, false), cancelled());
+        assert!(rejects(&r, &once(&r, false)));
+        assert!(!rejects(&r, &once(&r, true)));
+        assert!(!rejects(&r, &cancelled()));
+    }
+
+    fn decision(scope: Scope) -> Decision {
+        Decision {
+            gate: "g".into(),
+            gate_id: "g1".into(),
+            approved: true,
+            reason: String::new(),
+            decided_by: "ana@host".into(),
+            decided_at: String::new(),
+            source: "cli".into(),
+            token: String::new(),
+            scope,
+        }
+    }
+
+    #[test]
+    fn a_gate_offers_the_session_where_the_agent_does_and_approving_so_selects_it() {
+        let r = request();
+        let spec = gate_spec("Gemini CLI", &r);
         assert_eq!(
-            permission_outcome(&r, true)["outcome"]["optionId"],
-            "proceed_once"
+            spec.allow_session.as_deref(),
+            Some("Allow for this session")
         );
+        let session = permission_outcome(&r, true, Scope::Session);
+        assert_eq!(session["outcome"]["optionId"], "proceed_always");
+        assert!(!rejects(&r, &session));
         assert_eq!(
-            permission_outcome(&r, false)["outcome"]["optionId"],
+            approval_note(&r, &decision(Scope::Session)),
+            "  ✓ approved for the session by ana@host (cli) (the agent's \"Allow for this session\")"
+        );
+        // A denial is for the one request, whatever the decision says.
+        assert_eq!(
+            permission_outcome(&r, false, Scope::Session)["outcome"]["optionId"],
             "cancel"
         );
-        let only_always = json!({"options": [{"optionId": "a", "kind": "allow_always"}]});
+    }
+
+    #[test]
+    fn an_agent_without_a_session_option_gets_allow_once_and_the_note_says_so() {
+        let once_only = json!({"options": [
+            {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "no", "name": "Reject", "kind": "reject_once"}],
+            "toolCall": {"title": "ls", "kind": "execute"}});
+        assert_eq!(gate_spec("Codex", &once_only).allow_session, None);
+        let approved = permission_outcome(&once_only, true, Scope::Session);
+        assert_eq!(approved["outcome"]["optionId"], "yes");
         assert_eq!(
-            permission_outcome(&only_always, true)["outcome"]["optionId"],
-            "a"
+            approval_note(&once_only, &decision(Scope::Session)),
+            "  ✓ approved by ana@host (cli), once: the agent offers no approval for the session \
+             of this request"
         );
-        assert_eq!(permission_outcome(&only_always, false), cancelled());
-        assert!(rejects(&r, &permission_outcome(&r, false)));
-        assert!(!rejects(&r, &permission_outcome(&r, true)));
-        assert!(!rejects(&r, &cancelled()));
+    }
+
+    #[test]
+    fn an_approval_for_all_future_sessions_is_never_taken() {
+        // Gemini CLI with `security.enablePermanentToolApproval`: the permanent option first.
+        let r = json!({"options": [
+            {"optionId": "proceed_always_and_save", "name": "Allow this command for all future sessions", "kind": "allow_always"},
+            {"optionId": "proceed_always", "name": "Allow for this session", "kind": "allow_always"},
+            {"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"}],
+            "toolCall": {"title": "ls", "kind": "execute"}});
+        assert_eq!(
+            permission_outcome(&r, true, Scope::Session)["outcome"]["optionId"],
+            "proceed_always"
+        );
+        let only_permanent = json!({"options": [
+            {"optionId": "save", "name": "Allow for all future sessions", "kind": "allow_always"},
+            {"optionId": "once", "name": "Allow", "kind": "allow_once"}]});
+        assert_eq!(gate_spec("Gemini CLI", &only_permanent).allow_session, None);
+        assert_eq!(
+            permission_outcome(&only_permanent, true, Scope::Session)["outcome"]["optionId"],
+            "once"
+        );
     }
 
     #[test]

@@ -143,6 +143,7 @@ impl App {
             project,
             task,
             retry_of: None,
+            agent: None,
         })
     }
 

@@ -6,6 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{InboxKind, Submission};
+use crate::jobs::hitl::operator::Scope;
 use crate::jobs::model::waiting::QuestionType;
 use crate::tui::action::{InboxAction, Key};
 use crate::tui::app::keys::Typed;
@@ -21,7 +22,8 @@ enum Asks {
     /// A choice of several among this many options.
     Many(usize),
     YesNo,
-    Gate,
+    /// A gate; `true` when it may be approved for the session.
+    Gate(bool),
     /// Nothing to do with keys: the job is gone or asks no more.
     Nothing,
 }
@@ -68,7 +70,11 @@ impl App {
             return Asks::Nothing;
         };
         match (inbox.item.kind, &job.question) {
-            (InboxKind::Gate, _) => Asks::Gate,
+            (InboxKind::Gate, _) => Asks::Gate(
+                job.gate
+                    .as_ref()
+                    .is_some_and(|g| g.id == inbox.target && g.allow_session.is_some()),
+            ),
             (InboxKind::Question, Some(q)) => match q.kind {
                 QuestionType::Choice if q.multi_select => Asks::Many(q.options.len()),
                 QuestionType::Choice => Asks::Choice(q.options.len()),
@@ -128,8 +134,22 @@ impl App {
             }
             (A::Yes, Asks::YesNo) => self.submit(Submission::Text("yes".into())),
             (A::No, Asks::YesNo) => self.submit(Submission::Text("no".into())),
-            (A::Approve, Asks::Gate) => self.submit(Submission::Approve),
-            (A::Deny, Asks::Gate) => {
+            (A::Approve, Asks::Gate(_)) => self.submit(Submission::Approve(Scope::Once)),
+            (A::ApproveSession, Asks::Gate(true)) => {
+                self.submit(Submission::Approve(Scope::Session))
+            }
+            (A::ApproveSession, Asks::Gate(false)) => {
+                let once = self.opts.keymap.first_key(A::Approve);
+                inbox.result = Some((
+                    false,
+                    format!(
+                        "this gate cannot be approved for the session (its agent did not offer \
+                         it): {once} approves it once"
+                    ),
+                ));
+                vec![]
+            }
+            (A::Deny, Asks::Gate(_)) => {
                 inbox.editor = Some(crate::tui::input::TextInput::lines());
                 vec![]
             }

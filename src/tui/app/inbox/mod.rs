@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::{App, Mode};
 use crate::jobs::JobId;
+use crate::jobs::hitl::operator::Scope;
 use crate::jobs::model::job::Standing;
 use crate::jobs::model::waiting::QuestionType;
 use crate::tui::effect::Effect;
@@ -75,10 +76,11 @@ impl Answered {
     }
 }
 
-/// What is sent: a text (an option, an answer, a reason for a denial) or an approval.
+/// What is sent: a text (an option, an answer, a reason for a denial) or an approval (once, or
+/// for the session).
 enum Submission {
     Text(String),
-    Approve,
+    Approve(Scope),
 }
 
 impl App {
@@ -215,10 +217,11 @@ impl App {
                 question_id: target,
                 answer,
             },
-            (InboxKind::Gate, Submission::Approve) => Effect::Decide {
+            (InboxKind::Gate, Submission::Approve(scope)) => Effect::Decide {
                 job,
                 gate_id: target,
                 approved: true,
+                scope,
                 reason: String::new(),
             },
             (InboxKind::Gate, Submission::Text(reason)) if reason.trim().is_empty() => {
@@ -232,9 +235,10 @@ impl App {
                 job,
                 gate_id: target,
                 approved: false,
+                scope: Scope::Once,
                 reason,
             },
-            (InboxKind::Question, Submission::Approve) => return vec![],
+            (InboxKind::Question, Submission::Approve(_)) => return vec![],
         };
         inbox.sending = true;
         inbox.result = None;
@@ -260,3 +264,6 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
