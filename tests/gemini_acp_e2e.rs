@@ -88,7 +88,7 @@ fn an_approved_command_runs_its_tokens_are_recorded_and_a_reply_continues_the_se
 /// second `touch` runs without a gate, and a command of another program (`echo`) asks again.
 #[test]
 fn approving_for_the_session_lets_the_next_command_of_its_kind_run_without_a_gate() {
-    let Some(gemini) = gemini_or_skip("approving_for_the_session") else {
+    let Some(gemini) = agent_or_skip("approving_for_the_session", &GEMINI) else {
         return;
     };
     let script = vec![
