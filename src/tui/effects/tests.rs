@@ -13,8 +13,9 @@ use crate::jobs::fs::follow::Reset;
 use crate::jobs::fs::tail::LINE_CAP;
 use crate::jobs::hitl::operator::Scope;
 
-/// Long enough for a loaded machine; only a result that never comes waits this long.
-const WITHIN: Duration = Duration::from_secs(10);
+/// How long an awaited event may take before the test fails: generous, because the scanner
+/// reads 16 MiB in a debug build on a loaded 2-core machine; a passing run never waits for it.
+const WITHIN: Duration = Duration::from_secs(60);
 
 struct Rig {
     _tmp: tempfile::TempDir,
@@ -144,7 +145,8 @@ fn a_dispatch_blocked_on_the_slot_lock_holds_up_neither_perform_nor_other_effect
         .unwrap();
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
 
-    let start = Instant::now();
+    // This thread holds the queue's lock until the end of the test: a perform that waited for
+    // it would never return, so reaching the next line is the proof (no clock needed).
     r.exec.perform(Effect::Dispatch {
         host: None,
         project: "p".into(),
@@ -158,7 +160,6 @@ fn a_dispatch_blocked_on_the_slot_lock_holds_up_neither_perform_nor_other_effect
         question_id: "q1".into(),
         answer: "yes".into(),
     });
-    assert!(start.elapsed() < Duration::from_secs(1), "perform waited");
 
     // The job read and the answer come from two workers, in either order; the dispatch not
     // at all while the lock is held.
