@@ -232,3 +232,24 @@ impl Hold {
         )
     }
 }
+
+/// The limits that stand, one for each account at its limit (most often none or one).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Holds(pub Vec<Hold>);
+
+impl Holds {
+    /// The limit that holds the jobs of `account` (see `jobs::run::agents::account`), if any
+    /// stands at `now`.
+    pub fn of(&self, account: &str, now: DateTime<Utc>) -> Option<&Hold> {
+        self.standing(now).find(|h| h.agent == account)
+    }
+
+    /// The limits that still stand at `now`, the first to reset first.
+    pub fn standing(&self, now: DateTime<Utc>) -> impl Iterator<Item = &Hold> {
+        self.0.iter().filter(move |h| h.stands(now))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
