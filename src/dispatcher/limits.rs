@@ -32,7 +32,7 @@ use crate::jobs::run::agents::account;
 use crate::jobs::run::dispatch::DispatchError;
 use crate::jobs::run::queue::{self, Slots};
 use crate::jobs::run::resume::ResumeError;
-use crate::jobs::run::session::is_claude;
+use crate::jobs::run::resume::continuable;
 use crate::jobs::{Job, Status};
 
 use crate::jobs::model::limit::RESUME_MARGIN as MARGIN;
@@ -201,7 +201,7 @@ impl Dispatcher<'_> {
             .get(meta.project.as_str())
             .and_then(|p| p.resume_after_limit)
             .unwrap_or(true);
-        if wanted && is_claude(&meta.agent) && !meta.session_id.is_empty() {
+        if wanted && continuable(&meta.agent) && !meta.session_id.is_empty() {
             write_atomic(
                 &dir.join(RESUME_DIR),
                 job.id.as_str(),
