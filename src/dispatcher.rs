@@ -186,7 +186,10 @@ impl<'a> Dispatcher<'a> {
         // Tasks queued earlier go first: a free slot is theirs.
         let round = self.start_queued_locked(&slots)?;
         let notes = round.notes();
-        let held = self.hold(Utc::now()).is_some();
+        // Only the limit of the account this task's agent runs on holds it.
+        let held = self
+            .hold_for(&req.project, req.agent.as_deref(), Utc::now())
+            .is_some();
         let dispatched =
             if req.queue || held || self.running(&slots)? >= self.cfg.agent.max_concurrent {
                 let by = crate::jobs::hitl::operator::operator();
@@ -258,17 +261,26 @@ impl<'a> Dispatcher<'a> {
         let now = Utc::now();
         let resumed = self.resume_due(slots, now);
         round.held_notes = resumed.notes;
-        if self.hold(now).is_some() {
-            return Ok(round);
-        }
         // Lapsed holds go now, tasks or not: the look at a reset leaves nothing of it behind.
         self.clear_lapsed(now);
         if !slots.has_pending()? {
             return Ok(round);
         }
+        // A standing limit holds its account's tasks only: the others start, and the held
+        // ones keep their places for the reset.
+        let holds = self.holds(now);
+        let may_start = |q: &Queued| {
+            holds.is_empty()
+                || holds
+                    .of(
+                        &limits::account_of(self.cfg, &q.project, q.agent.as_deref()),
+                        now,
+                    )
+                    .is_none()
+        };
         let mut running = self.running(slots)?;
         while running < self.cfg.agent.max_concurrent {
-            let Some(claim) = slots.claim_next()? else {
+            let Some(claim) = slots.claim_next_where(&may_start)? else {
                 break;
             };
             match self.start_claimed(claim.entry(), slots) {

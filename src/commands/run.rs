@@ -11,6 +11,7 @@ use crate::cli::{
 };
 use crate::commands::table::{Column, Table, plain};
 use crate::config::Config;
+use crate::dispatcher::limits::account_of;
 use crate::dispatcher::{Dispatched, Dispatcher, Request};
 use crate::jobs::hitl::operator::{self, Outcome};
 use crate::jobs::model::stop::StopSource;
@@ -47,19 +48,21 @@ fn report(cfg: &Config, req: &Request, out: &mut dyn Write) -> Result<u8> {
 fn said(cfg: &Config, dispatched: Dispatched, out: &mut dyn Write) -> Result<u8> {
     match dispatched {
         Dispatched::Started(c) => writeln!(out, "{}", c.id)?,
-        Dispatched::Queued(q) => match Dispatcher::new(cfg)?.hold(Utc::now()) {
-            Some(hold) => writeln!(
-                out,
-                "queued {} ({}; `luzia queue` lists the queue)",
-                q.id,
-                hold.why(Utc::now())
-            )?,
-            None => writeln!(
-                out,
-                "queued {} (every one of the {} slots is taken; `luzia queue` lists the queue)",
-                q.id, cfg.agent.max_concurrent
-            )?,
-        },
+        Dispatched::Queued(q) => {
+            match Dispatcher::new(cfg)?.hold_for(&q.project, q.agent.as_deref(), Utc::now()) {
+                Some(hold) => writeln!(
+                    out,
+                    "queued {} ({}; `luzia queue` lists the queue)",
+                    q.id,
+                    hold.why(Utc::now())
+                )?,
+                None => writeln!(
+                    out,
+                    "queued {} (every one of the {} slots is taken; `luzia queue` lists the queue)",
+                    q.id, cfg.agent.max_concurrent
+                )?,
+            }
+        }
     }
     Ok(0)
 }
@@ -207,21 +210,42 @@ pub fn queue(cfg: &Config, args: &QueueArgs, out: &mut dyn Write) -> Result<u8> 
         None => {
             let listing = queue::listing(&cfg.queue_dir)?;
             list_pending(&listing.queued, out)?;
-            let now = Utc::now();
-            if !listing.queued.is_empty()
-                && let Some(hold) = Dispatcher::new(cfg)?.hold(now)
-            {
-                writeln!(
-                    out,
-                    "{}: nothing of {} starts before the reset; then they start in order",
-                    hold.why(now),
-                    hold.agent
-                )?;
-            }
+            say_held(cfg, &listing.queued, out)?;
             list_failed(&listing.failed, out)?;
         }
     }
     Ok(0)
+}
+
+/// Below the queued tasks, each usage limit that holds some of them: how many (those whose
+/// agent runs on that account), and that they start at the reset.
+fn say_held(cfg: &Config, queued: &[queue::Queued], out: &mut dyn Write) -> Result<()> {
+    let now = Utc::now();
+    let holds = Dispatcher::new(cfg)?.holds(now);
+    if queued.is_empty() || holds.is_empty() {
+        return Ok(());
+    }
+    for hold in holds.standing(now) {
+        let held = queued
+            .iter()
+            .filter(|q| account_of(cfg, &q.project, q.agent.as_deref()) == hold.agent)
+            .count();
+        let agent = plain_text(&hold.agent);
+        match held {
+            0 => continue,
+            1 => writeln!(
+                out,
+                "{}: 1 task ({agent}'s) starts after the reset",
+                hold.why(now)
+            )?,
+            n => writeln!(
+                out,
+                "{}: {n} tasks ({agent}'s) start after the reset, in order",
+                hold.why(now)
+            )?,
+        }
+    }
+    Ok(())
 }
 
 /// The queue's columns: place (or `!` for a task that failed to start), id, priority, project,

@@ -26,13 +26,13 @@ use crate::jobs::fs::publish::{Published, append_line, publish_once, write_atomi
 use crate::jobs::model::id::JobId;
 use crate::jobs::model::job::read_job;
 use crate::jobs::model::lifecycle::find_retries;
-use crate::jobs::model::limit::Hold;
+use crate::jobs::model::limit::{Hold, Holds};
 use crate::jobs::model::status::ended_limited;
-use crate::jobs::run::agents::Kind;
+use crate::jobs::run::agents::account;
 use crate::jobs::run::dispatch::DispatchError;
-use crate::jobs::run::queue::Slots;
+use crate::jobs::run::queue::{self, Slots};
 use crate::jobs::run::resume::ResumeError;
-use crate::jobs::run::session::is_claude;
+use crate::jobs::run::resume::continuable;
 use crate::jobs::{Job, Status};
 
 use crate::jobs::model::limit::RESUME_MARGIN as MARGIN;
@@ -43,31 +43,47 @@ const RESUME_DIR: &str = "resume";
 pub const LIMIT_PROMPT: &str = "The usage limit that stopped you has reset. Continue the task \
      from where you stopped: check what is already done before doing anything again.";
 
-/// The account an agent command line uses, named by its kind: `claude`, `codex`, ..., else the
-/// program.
-pub fn agent_kind(program: &str) -> String {
-    let kind = Kind::of_program(program);
-    if kind != Kind::Command {
-        return kind.short().into();
-    }
-    Path::new(program)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 pub(super) fn limits_dir(queue: &Path) -> PathBuf {
     queue.join(LIMITS_DIR)
 }
 
-/// The standing limit of the agent `cfg` runs, if any: what holds its queue. A read of one
-/// small file, for whoever lists the queue (`luzia queue`, the cockpit's listing).
-pub fn standing_hold(cfg: &Config, now: DateTime<Utc>) -> Option<Hold> {
-    let kind = agent_kind(cfg.agent.command.first()?);
-    let path = limits_dir(&cfg.queue_dir).join(format!("{kind}.json"));
-    let bytes = crate::jobs::fs::files::read_small(&path).ok()??;
-    let hold: Hold = serde_json::from_slice(&bytes).ok()?;
-    hold.stands(now).then_some(hold)
+/// The limits that stand at `now` in the queue root `queue`, one per account, the first to
+/// reset first: what holds its tasks. A read of a few small files, for whoever lists the queue
+/// (`luzia queue`, the cockpit's listing) or starts its tasks.
+pub fn standing_holds(queue: &Path, now: DateTime<Utc>) -> Holds {
+    let mut holds: Vec<Hold> = std::fs::read_dir(limits_dir(queue))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| {
+            let bytes = crate::jobs::fs::files::read_small(&e.path()).ok()??;
+            serde_json::from_slice::<Hold>(&bytes).ok()
+        })
+        .filter(|h| h.stands(now))
+        .collect();
+    holds.sort_by(|a, b| (a.resets_at, &a.agent).cmp(&(b.resets_at, &b.agent)));
+    Holds(holds)
+}
+
+/// The account a task of `project` runs its agent on (chosen by name as `agent`, or by the
+/// project or the config): whose limit holds it. Empty when the config cannot say (the agent
+/// named is no longer configured): no limit holds it, and starting it says why it cannot.
+pub fn account_of(cfg: &Config, project: &str, agent: Option<&str>) -> String {
+    cfg.agent_command(project, agent)
+        .ok()
+        .and_then(|argv| argv.first().map(|p| account(p)))
+        .unwrap_or_default()
+}
+
+/// The queue as rows of the jobs table, each queued task with the program its agent runs
+/// (meta.json's `agent`, as a job has it): the cockpit shows its kind, and which limit holds it.
+pub fn listed_rows(cfg: &Config) -> Vec<Job> {
+    queue::listed_rows_of(&cfg.queue_dir, &|q| {
+        cfg.agent_command(&q.project, q.agent.as_deref())
+            .ok()
+            .and_then(|argv| argv.into_iter().next())
+    })
 }
 
 /// What one look at the pending resumes did.
@@ -81,9 +97,16 @@ pub struct Resumed {
 }
 
 impl Dispatcher<'_> {
-    /// The standing limit of the agent this config runs, if any.
-    pub fn hold(&self, now: DateTime<Utc>) -> Option<Hold> {
-        standing_hold(self.cfg, now)
+    /// The limits that stand now, one per account.
+    pub fn holds(&self, now: DateTime<Utc>) -> Holds {
+        standing_holds(&self.cfg.queue_dir, now)
+    }
+
+    /// The limit that holds a task of `project` run by the agent named `agent` (or the one its
+    /// project or the config chooses), if one stands.
+    pub fn hold_for(&self, project: &str, agent: Option<&str>, now: DateTime<Utc>) -> Option<Hold> {
+        let account = account_of(self.cfg, project, agent);
+        self.holds(now).of(&account, now).cloned()
     }
 
     /// Whether the queue's starter has something to do for the limit now: a job to continue, or
@@ -160,7 +183,7 @@ impl Dispatcher<'_> {
         let dir = limits_dir(&self.cfg.queue_dir);
         std::fs::create_dir_all(dir.join(RESUME_DIR))?;
         let hold = Hold {
-            agent: agent_kind(&meta.agent),
+            agent: account(&meta.agent),
             resets_at,
             job: job.id.to_string(),
         };
@@ -178,7 +201,7 @@ impl Dispatcher<'_> {
             .get(meta.project.as_str())
             .and_then(|p| p.resume_after_limit)
             .unwrap_or(true);
-        if wanted && is_claude(&meta.agent) && !meta.session_id.is_empty() {
+        if wanted && continuable(&meta.agent) && !meta.session_id.is_empty() {
             write_atomic(
                 &dir.join(RESUME_DIR),
                 job.id.as_str(),

@@ -116,10 +116,12 @@ fn a_job_ending_on_the_limit_holds_the_queue_before_its_exit_line() {
 
     // A success, or a kill asked for, holds nothing.
     dispatcher.record_limit(&ending, 0).unwrap();
-    assert_eq!(dispatcher.hold(now), None);
+    assert_eq!(dispatcher.hold_for("p", None, now), None);
 
     dispatcher.record_limit(&ending, 1).unwrap();
-    let hold = dispatcher.hold(now).expect("held before the exit line");
+    let hold = dispatcher
+        .hold_for("p", None, now)
+        .expect("held before the exit line");
     assert_eq!(hold.agent, "claude");
     assert_eq!(hold.job, "142315-a1b2");
     assert!(hold.resets_at > now);

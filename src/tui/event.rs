@@ -7,7 +7,7 @@ use crate::jobs::fs::follow::Reset;
 use crate::jobs::fs::tail::RawLine;
 use crate::jobs::insight::known_issues::Findings;
 use crate::jobs::insight::timeline::TimelineEvent;
-use crate::jobs::model::limit::Hold;
+use crate::jobs::model::limit::Holds;
 use crate::jobs::model::review::Change;
 use crate::jobs::os::system::SystemAlert;
 use crate::jobs::{Job, JobId};
@@ -66,9 +66,10 @@ pub enum Event {
     Dispatched(Result<(Option<JobId>, String), String>),
     /// Something to tell the operator (a kill's outcome).
     Notice(String),
-    /// The queue as it stands, as jobs with the `queued` status, and the usage limit that
-    /// holds it, if one stands (read with it, off the loop's thread).
-    QueueListed(Vec<Job>, Option<Hold>),
+    /// The queue as it stands, as jobs with the `queued` status (each naming its agent's
+    /// program), and the accounts' usage limits that stand (read with it, off the loop's
+    /// thread).
+    QueueListed(Vec<Job>, Holds),
     /// What came of an answer or decision: whether it stands, and what to tell the operator.
     Answered {
         job: JobId,

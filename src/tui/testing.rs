@@ -182,7 +182,14 @@ pub fn queued_rows(tasks: &[&str]) -> Vec<Job> {
             path: PathBuf::from("/q").join(format!("q{:07}", i + 1)),
         })
         .collect();
-    crate::jobs::run::queue::rows(&entries)
+    let mut rows = crate::jobs::run::queue::rows(&entries);
+    // Each as the cockpit's listing gives it: with the program its agent runs.
+    for row in &mut rows {
+        if let Some(meta) = row.meta.as_mut() {
+            meta.agent = "claude".into();
+        }
+    }
+    rows
 }
 
 /// A live job waiting for a free-text answer (for the inbox tests).

@@ -29,11 +29,26 @@ pub enum Reply {
     Text(String),
     /// The model says `text`, then runs `command` with its shell tool.
     Shell { text: String, command: String },
+    /// The API refuses the turn for the quota: HTTP 429 `RESOURCE_EXHAUSTED`, as the Gemini API
+    /// answers a key past its quota (the words, a `QuotaFailure` naming the quota `quota_id`,
+    /// and a `RetryInfo` with `retry_delay`, such as `41s`).
+    Limit {
+        quota_id: String,
+        retry_delay: String,
+    },
 }
 
 impl Reply {
     pub fn text(s: &str) -> Reply {
         Reply::Text(s.to_owned())
+    }
+
+    /// The quota's refusal: see [`Reply::Limit`].
+    pub fn limit(quota_id: &str, retry_delay: &str) -> Reply {
+        Reply::Limit {
+            quota_id: quota_id.to_owned(),
+            retry_delay: retry_delay.to_owned(),
+        }
     }
 
     pub fn shell(text: &str, command: &str) -> Reply {
@@ -177,6 +192,10 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
         s.requests.push(request);
         let parts = match s.script.pop_front().unwrap_or_else(|| Reply::text("Done.")) {
             Reply::Text(t) => vec![json!({"text": t})],
+            Reply::Limit {
+                quota_id,
+                retry_delay,
+            } => return quota_refusal(&quota_id, &retry_delay),
             Reply::Shell { text, command } => vec![
                 json!({"text": text}),
                 json!({"functionCall": {"name": "run_shell_command",
@@ -208,4 +227,33 @@ fn answer_for(line: &str, body: &[u8], s: &mut State) -> Vec<u8> {
         return http(200, "application/json", body.to_string().as_bytes());
     }
     http(404, "application/json", b"{}")
+}
+
+/// The Gemini API's answer to a key past its quota, as it gives it (the free tier's words, the
+/// quota's metric and id, and when to try again).
+fn quota_refusal(quota_id: &str, retry_delay: &str) -> Vec<u8> {
+    let seconds = retry_delay.trim_end_matches('s');
+    let body = json!({"error": {
+        "code": 429,
+        "message": format!(
+            "You exceeded your current quota, please check your plan and billing details. For \
+             more information on this error, head to: \
+             https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: \
+             generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 250, \
+             model: gemini-2.5-pro\nPlease retry in {seconds}s."
+        ),
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.Help", "links": [{
+                "description": "Learn more about Gemini API quotas",
+                "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                "quotaId": quota_id,
+                "quotaDimensions": {"location": "global", "model": "gemini-2.5-pro"},
+                "quotaValue": "250"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay}
+        ]
+    }});
+    http(429, "application/json", body.to_string().as_bytes())
 }

@@ -8,8 +8,15 @@
 //! - luzia's own rendering of those: `(resets 2026-11-23 17:00 UTC)`,
 //!   `five_hour limit: rejected until 2026-11-23 17:00 UTC`.
 //!
-//! Each gives the reset to the minute (the epoch aside): it is somewhere within that minute,
-//! and is read as the minute's last second, never too early. A time without a date is the
+//! Codex (0.16's `codex-acp`, refusing `session/prompt`) says `You've hit your usage limit. Try
+//! again at 7:36 PM.` (another day: `... Try again at Dec 5th, 2026 7:36 PM.`), in the machine's
+//! zone; Gemini CLI (0.61, the Gemini API's 429 `RESOURCE_EXHAUSTED` past its five minutes of
+//! retries) `You exceeded your current quota, ... Please retry in 3600s.`: a time from when it
+//! said so. Its daily quota (`You have exhausted your daily quota on this model.`) says no
+//! reset, and Codex's `Try again later.` neither: those are no limit to wait for.
+//!
+//! Each gives the reset to the minute (the epoch and the seconds aside): it is somewhere within
+//! that minute, and is read as the minute's last second, never too early. A time without a date is the
 //! first such time after the job ended. A zone that is neither UTC nor a fixed offset is the
 //! machine's local zone: the agent ran here, and Claude Code prints the reset in the zone of
 //! the machine it runs on.
@@ -26,7 +33,7 @@ use serde::{Deserialize, Serialize};
 /// to your session limit").
 static STOPPED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)usage limit reached|You've (?:hit|reached) your (?:[A-Za-z0-9'-]+ ){0,4}limit\b|\blimit: rejected until\b",
+        r"(?i)usage limit reached|You've (?:hit|reached) your (?:[A-Za-z0-9'-]+ ){0,4}limit\b|\blimit: rejected until\b|\bYou exceeded your current quota\b|\bYou have exhausted your (?:daily )?quota\b",
     )
     .ok()
 });
@@ -44,9 +51,22 @@ static FULL: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// `resets 17:00 (UTC+2)`
 static WORDS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\bresets (?:at )?(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (\d{1,2}),? (?:at )?)?(\d{1,2})(?::(\d{2}))? ?([ap]\.?m\.?)?(?: ?\(([^)]{1,64})\))?",
+        r"(?i)\bresets (?:at )?(?:(?<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (?<day>\d{1,2}),? (?:at )?)?(?<hour>\d{1,2})(?::(?<minute>\d{2}))? ?(?<ampm>[ap]\.?m\.?)?(?: ?\((?<zone>[^)]{1,64})\))?",
     )
     .ok()
+});
+
+/// Codex: `Try again at 7:36 PM`, `try again at Dec 5th, 2026 7:36 PM` (the machine's zone).
+static TRY_AGAIN: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\btry again at (?:(?<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (?<day>\d{1,2})(?:st|nd|rd|th)?,? (?:(?<year>\d{4}) )?(?:at )?)?(?<hour>\d{1,2})(?::(?<minute>\d{2}))? ?(?<ampm>[ap]\.?m\.?)?",
+    )
+    .ok()
+});
+
+/// Gemini CLI: `Please retry in 3600s.`, `Suggested retry after 41.5s.`: from when it said so.
+static RETRY_IN: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:please retry in|suggested retry after) (\d{1,9}(?:\.\d+)?)(ms|s)\b").ok()
 });
 
 /// How long after the reset a stopped job is continued: the account's clock and ours differ.
@@ -76,11 +96,27 @@ pub fn resets_at(text: &str, ended: DateTime<Utc>) -> Option<DateTime<Utc>> {
         let time = NaiveTime::from_hms_opt(c[4].parse().ok()?, c[5].parse().ok()?, 0)?;
         return Some(minute_end(date.and_time(time).and_utc()));
     }
-    let c = WORDS.as_ref()?.captures(text)?;
-    let mut hour: u32 = c[3].parse().ok()?;
-    let minute: u32 = c.get(4).map_or(Some(0), |m| m.as_str().parse().ok())?;
+    if let Some(c) = RETRY_IN.as_ref()?.captures(text) {
+        let amount: f64 = c[1].parse().ok()?;
+        let ms = if c[2].eq_ignore_ascii_case("ms") {
+            amount
+        } else {
+            amount * 1000.0
+        };
+        // Whole seconds, rounded up: never too early.
+        let secs = (ms / 1000.0).ceil();
+        return (secs.is_finite() && secs >= 0.0).then(|| ended + Duration::seconds(secs as i64));
+    }
+    let c = match WORDS.as_ref()?.captures(text) {
+        Some(c) => c,
+        None => TRY_AGAIN.as_ref()?.captures(text)?,
+    };
+    let mut hour: u32 = c["hour"].parse().ok()?;
+    let minute: u32 = c
+        .name("minute")
+        .map_or(Some(0), |m| m.as_str().parse().ok())?;
     match c
-        .get(5)
+        .name("ampm")
         .map(|m| m.as_str().to_ascii_lowercase().starts_with('p'))
     {
         Some(pm) if (1..=12).contains(&hour) => hour = hour % 12 + if pm { 12 } else { 0 },
@@ -88,13 +124,16 @@ pub fn resets_at(text: &str, ended: DateTime<Utc>) -> Option<DateTime<Utc>> {
         None => {}
     }
     let time = NaiveTime::from_hms_opt(hour, minute, 0)?;
-    let zone = Zone::parse(c.get(6).map_or("", |m| m.as_str()));
+    let zone = Zone::parse(c.name("zone").map_or("", |m| m.as_str()));
     let from = ended - SLACK;
-    let minute = match (c.get(1), c.get(2)) {
+    let minute = match (c.name("month"), c.name("day")) {
         (Some(month), Some(day)) => {
             let month = month_number(month.as_str())?;
             let day: u32 = day.as_str().parse().ok()?;
-            let year = zone.local(from)?.year();
+            let year = match c.name("year") {
+                Some(y) => y.as_str().parse().ok()?,
+                None => zone.local(from)?.year(),
+            };
             [year, year + 1].into_iter().find_map(|y| {
                 let at = zone.at(NaiveDate::from_ymd_opt(y, month, day)?.and_time(time))?;
                 (at >= from - Duration::days(1)).then_some(at)
@@ -230,5 +269,26 @@ impl Hold {
             self.agent,
             clock(self.resets_at, now)
         )
+    }
+}
+
+/// The limits that stand, one for each account at its limit (most often none or one).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Holds(pub Vec<Hold>);
+
+impl Holds {
+    /// The limit that holds the jobs of `account` (see `jobs::run::agents::account`), if any
+    /// stands at `now`.
+    pub fn of(&self, account: &str, now: DateTime<Utc>) -> Option<&Hold> {
+        self.standing(now).find(|h| h.agent == account)
+    }
+
+    /// The limits that still stand at `now`, the first to reset first.
+    pub fn standing(&self, now: DateTime<Utc>) -> impl Iterator<Item = &Hold> {
+        self.0.iter().filter(move |h| h.stands(now))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }

@@ -51,6 +51,12 @@ pub enum ResumeError {
     },
 }
 
+/// Whether a job of the agent `program` keeps a session luzia can continue: Claude Code's, or
+/// an ACP agent's (loaded again with `session/load`).
+pub fn continuable(program: &str) -> bool {
+    is_claude(program) || Kind::of_program(program).profile().acp.is_some()
+}
+
 /// The session `job` ran, if it may be continued now: the job has ended, is a Claude Code job
 /// and has a session id, and no other job (of `all`) is running that session.
 pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
@@ -64,8 +70,7 @@ pub fn check(job: &Job, all: &[Job]) -> Result<Resume, ResumeError> {
     let meta = job.meta.clone().unwrap_or_default();
     // A Claude Code job, or one of an ACP kind: a plain run of the same program (`gemini -p`)
     // has no session id, and is refused below for that.
-    let kind = Kind::of_program(&meta.agent);
-    if !is_claude(&meta.agent) && kind.profile().acp.is_none() {
+    if !continuable(&meta.agent) {
         return Err(ResumeError::NotClaude {
             id,
             agent: meta.agent.to_string(),

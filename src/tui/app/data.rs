@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use super::App;
-use crate::jobs::model::limit::Hold;
+use crate::jobs::model::limit::{Hold, Holds};
+use crate::jobs::run::agents::account;
 use crate::jobs::{Job, JobId, Status};
 use crate::tui::effect::Effect;
 use crate::tui::event::Synced;
@@ -110,13 +111,13 @@ impl App {
         effects
     }
 
-    /// The queue as listed, and the usage limit that holds it: its rows replace the queued
-    /// rows there were. The same queue and hold as before change nothing (it is listed once a
+    /// The queue as listed, and the usage limits that stand: its rows replace the queued rows
+    /// there were. The same queue and holds as before change nothing (it is listed once a
     /// second while jobs are live).
-    pub(super) fn on_queue_listed(&mut self, queued: Vec<Job>, hold: Option<Hold>) -> Vec<Effect> {
+    pub(super) fn on_queue_listed(&mut self, queued: Vec<Job>, holds: Holds) -> Vec<Effect> {
         // Compared with the last listing, whose rows are the only queued ones (they are put
         // nowhere else), not with every job: this comes every second.
-        let same = self.hold == hold
+        let same = self.holds == holds
             && self.queue_listed.len() == queued.len()
             && self.queue_listed.iter().zip(&queued).all(|(id, b)| {
                 self.jobs.get(id).is_some_and(|a| {
@@ -129,7 +130,7 @@ impl App {
         }
         // The held rows say so: what the table shows changed.
         self.changes += 1;
-        self.hold = hold;
+        self.holds = holds;
         self.queue_listed = queued.iter().map(|j| j.id.clone()).collect();
         self.jobs
             .retain(|id, _| !id.is_queued() || id.host().is_some());
@@ -139,20 +140,31 @@ impl App {
         self.refresh_view()
     }
 
-    /// The usage limit that holds the queue now, and how many of its tasks wait on it (the
-    /// queue's rows, not every job: the header asks at each frame).
-    pub fn held(&self) -> Option<(&Hold, usize)> {
-        let hold = self.hold.as_ref().filter(|h| h.stands(self.now))?;
-        let waiting = self
-            .queue_listed
-            .iter()
-            .filter(|id| {
-                self.jobs
-                    .get(*id)
-                    .is_some_and(|j| j.status == Status::Queued)
+    /// The usage limits that stand now, the first to reset first, and how many of the queue's
+    /// tasks wait on each (the queue's rows, not every job: the header asks at each frame).
+    pub fn held(&self) -> Vec<(&Hold, usize)> {
+        self.holds
+            .standing(self.now)
+            .map(|hold| {
+                let waiting = self
+                    .queue_listed
+                    .iter()
+                    .filter_map(|id| self.jobs.get(id))
+                    .filter(|j| j.status == Status::Queued && self.hold_of(j) == Some(hold))
+                    .count();
+                (hold, waiting)
             })
-            .count();
-        Some((hold, waiting))
+            .collect()
+    }
+
+    /// The usage limit that holds a queued task of this machine's queue, if one stands: the
+    /// limit of the account its agent runs on.
+    pub fn hold_of(&self, job: &Job) -> Option<&Hold> {
+        if job.id.host().is_some() {
+            return None;
+        }
+        let program = job.meta.as_ref().map_or("", |m| m.agent.as_str());
+        self.holds.of(&account(program), self.now)
     }
 
     /// Fills in every job's retries from the others' `retry_of` (a job read alone cannot know

@@ -7,7 +7,8 @@ use crate::jobs::Status;
 use crate::tui::testing::*;
 
 fn listed(app: &mut App, rows: Vec<Job>, hold: Option<crate::jobs::model::limit::Hold>) {
-    app.update(Event::QueueListed(rows, hold), now());
+    let holds = crate::jobs::model::limit::Holds(hold.into_iter().collect());
+    app.update(Event::QueueListed(rows, holds), now());
 }
 
 fn note_of(app: &App, queued: &JobId) -> Option<String> {
@@ -20,11 +21,13 @@ fn a_listing_with_the_hold_says_it_on_every_queued_row_and_counts_them() {
     let rows = queued_rows(&["Write the changelog", "Bump the version"]);
     let (first, second) = (rows[0].id.clone(), rows[1].id.clone());
     listed(&mut app, rows.clone(), None);
-    assert_eq!(app.held(), None, "no hold, nothing held");
+    assert_eq!(app.held(), vec![], "no hold, nothing held");
     assert_eq!(note_of(&app, &first), None, "next in queue, as before");
 
     listed(&mut app, rows, Some(claude_hold()));
-    let (hold, waiting) = app.held().expect("the hold stands until 17:00");
+    let [(hold, waiting)] = app.held()[..] else {
+        panic!("the hold stands until 17:00")
+    };
     assert_eq!((hold, waiting), (&claude_hold(), 2));
     // The clock is the machine's local time: the words around it are what this checks.
     let clock = crate::jobs::model::limit::clock(claude_hold().resets_at, now());
@@ -57,12 +60,12 @@ fn the_same_listing_and_hold_change_nothing_and_a_new_hold_is_drawn() {
     listed(&mut app, rows.clone(), Some(later.clone()));
     assert!(app.dirty, "a later reset is drawn");
     assert!(app.changes > changes, "the rows' words changed");
-    assert_eq!(app.held().map(|(h, _)| h), Some(&later));
+    assert_eq!(app.held().first().map(|(h, _)| *h), Some(&later));
 
     listed(&mut app, rows, None);
     assert_eq!(
         app.held(),
-        None,
+        vec![],
         "the hold removed (a reset seen elsewhere)"
     );
 }
@@ -77,16 +80,19 @@ fn after_the_reset_the_hold_lapses_and_the_queue_is_listed_again() {
         Event::Tick,
         claude_hold().resets_at - chrono::Duration::seconds(1),
     );
-    assert!(app.held().is_some(), "a second before the reset it stands");
-    assert!(app.hold.is_some());
+    assert!(
+        !app.held().is_empty(),
+        "a second before the reset it stands"
+    );
+    assert!(!app.holds.is_empty());
     // Queued rows are live: the queue is listed at every tick anyway.
     assert!(before.contains(&Effect::SyncQueue));
 
     app.dirty = false;
     let margin = crate::jobs::model::limit::RESUME_MARGIN;
     let at = app.update(Event::Tick, claude_hold().resets_at + margin);
-    assert_eq!(app.held(), None);
-    assert_eq!(app.hold, None, "lapsed, not only hidden");
+    assert_eq!(app.held(), vec![]);
+    assert!(app.holds.is_empty(), "lapsed, not only hidden");
     assert!(
         at.contains(&Effect::SyncQueue),
         "its tasks may start: {at:?}"
@@ -99,11 +105,11 @@ fn after_the_reset_the_hold_lapses_and_the_queue_is_listed_again() {
 fn a_lapsing_hold_with_no_task_queued_still_lists_the_queue_and_draws() {
     let mut app = app(160, 45);
     listed(&mut app, Vec::new(), Some(claude_hold()));
-    assert_eq!(app.held(), Some((&claude_hold(), 0)));
+    assert_eq!(app.held(), vec![(&claude_hold(), 0)]);
     app.dirty = false;
     let margin = crate::jobs::model::limit::RESUME_MARGIN;
     let at = app.update(Event::Tick, claude_hold().resets_at + margin);
-    assert_eq!(app.hold, None);
+    assert!(app.holds.is_empty());
     assert!(at.contains(&Effect::SyncQueue), "{at:?}");
     assert!(app.dirty);
 }
@@ -184,10 +190,47 @@ fn the_hold_stands_until_the_job_it_stopped_is_continued() {
     assert!(app.wants_tick());
     let reset = claude_hold().resets_at;
     app.update(Event::Tick, reset);
-    assert!(app.held().is_some(), "at the reset, within the margin");
+    assert!(!app.held().is_empty(), "at the reset, within the margin");
     app.update(
         Event::Tick,
         reset + crate::jobs::model::limit::RESUME_MARGIN,
     );
-    assert_eq!(app.held(), None);
+    assert_eq!(app.held(), vec![]);
+}
+
+/// A limit is an account's: a queued task whose agent runs on another account is not held by
+/// it, says its place, and is not counted in the header.
+#[test]
+fn only_the_rows_whose_agent_runs_on_the_account_are_held() {
+    let mut app = app(160, 45);
+    let mut rows = queued_rows(&["Write the changelog", "Review with gemini", "Plain script"]);
+    rows[1].meta.as_mut().unwrap().agent = "gemini".into();
+    rows[2].meta.as_mut().unwrap().agent = "/opt/bin/my-agent.sh".into();
+    let ids: Vec<JobId> = rows.iter().map(|r| r.id.clone()).collect();
+    let gemini = crate::jobs::model::limit::Hold {
+        agent: "gemini".into(),
+        resets_at: claude_hold().resets_at + chrono::Duration::hours(1),
+        job: "155001-gemi".into(),
+    };
+    let holds = crate::jobs::model::limit::Holds(vec![claude_hold(), gemini.clone()]);
+    app.update(Event::QueueListed(rows, holds), now());
+    let clock =
+        |h: &crate::jobs::model::limit::Hold| crate::jobs::model::limit::clock(h.resets_at, now());
+    assert_eq!(
+        note_of(&app, &ids[0]),
+        Some(format!(
+            "held: claude limit until {}",
+            clock(&claude_hold())
+        ))
+    );
+    assert_eq!(
+        note_of(&app, &ids[1]),
+        Some(format!("held: gemini limit until {}", clock(&gemini)))
+    );
+    assert_eq!(
+        note_of(&app, &ids[2]),
+        None,
+        "no limit of its own: its place"
+    );
+    assert_eq!(app.held(), vec![(&claude_hold(), 1), (&gemini, 1)]);
 }

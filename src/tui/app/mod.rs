@@ -175,9 +175,9 @@ pub struct App {
     pub changes: u64,
     /// The queued rows as the queue last listed them, in its order.
     queue_listed: Vec<JobId>,
-    /// The account's usage limit that holds the queue, as the queue's last listing found it:
-    /// the header says it, and the queued rows wait on it.
-    pub hold: Option<crate::jobs::model::limit::Hold>,
+    /// The accounts' usage limits that stand, as the queue's last listing found them: the
+    /// header says them, and the queued rows whose agent runs on one of them wait on it.
+    pub holds: crate::jobs::model::limit::Holds,
     /// The remote hosts shown (`Options::hosts`, in order), and how each stands.
     pub hosts: Vec<fleet::Host>,
     /// Unmerged worktree jobs whose changes touch the same files.
@@ -191,7 +191,7 @@ impl App {
             id: APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             changes: 0,
             queue_listed: Vec::new(),
-            hold: None,
+            holds: Default::default(),
             overlap: overlap::Overlap::default(),
             table: Table::new(opts.projects.clone()),
             message: None,
@@ -304,7 +304,7 @@ impl App {
         self.opts.cycle_secs.is_some()
             // A hold lapses, and a job the usage limit stopped is continued, at a time of their
             // own, which no file or process announces.
-            || self.hold.is_some()
+            || !self.holds.is_empty()
             || self.jobs.values().any(|j| {
                 j.status.is_active()
                     || (j.status == Status::Limited
@@ -426,7 +426,7 @@ impl App {
             Event::Synced(s) => self.on_synced(s),
             Event::Host { host, news } => self.on_host(host, news),
             Event::JobsRead(read) => self.on_jobs_read(read),
-            Event::QueueListed(queued, hold) => self.on_queue_listed(queued, hold),
+            Event::QueueListed(queued, holds) => self.on_queue_listed(queued, holds),
             Event::LogLoaded { id, lines, error } => {
                 if self.log.job.as_ref() == Some(&id) {
                     self.log.loaded(lines, error);

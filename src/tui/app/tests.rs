@@ -1285,7 +1285,7 @@ fn queued_tasks_show_as_rows_with_their_place() {
     };
     let rows = crate::jobs::run::queue::rows;
     app.update(
-        Event::QueueListed(rows(&[q("aaaa0001"), q("aaaa0002")]), None),
+        Event::QueueListed(rows(&[q("aaaa0001"), q("aaaa0002")]), Default::default()),
         now(),
     );
     assert_eq!(app.table.counts.get(&Status::Queued), Some(&2));
@@ -1294,7 +1294,10 @@ fn queued_tasks_show_as_rows_with_their_place() {
         app.update(Event::Tick, now()).contains(&Effect::SyncQueue),
         "the queue is watched while not empty"
     );
-    app.update(Event::QueueListed(rows(&[q("aaaa0002")]), None), now());
+    app.update(
+        Event::QueueListed(rows(&[q("aaaa0002")]), Default::default()),
+        now(),
+    );
     assert_eq!(app.table.counts.get(&Status::Queued), Some(&1));
     let key = JobId::queued("aaaa0002").unwrap();
     assert_eq!(app.jobs[&key].queue_position, Some(1));
@@ -1318,11 +1321,14 @@ fn queued_rows_outlive_a_listing_of_the_root_and_offer_no_kill_retry_or_files() 
     // "bbbb" sorts before "aaaa" newest-first by id: the place decides, not the id.
     let rows = crate::jobs::run::queue::rows(&[q("aaaa0001"), q("bbbb0002")]);
     let (first, second) = (rows[0].id.clone(), rows[1].id.clone());
-    app.update(Event::QueueListed(rows.clone(), None), now());
+    app.update(Event::QueueListed(rows.clone(), Default::default()), now());
     let queued: Vec<&JobId> = app.table.view.iter().filter(|k| k.is_queued()).collect();
     assert_eq!(queued, [&first, &second], "in the order they will start");
     app.dirty = false;
-    assert!(app.update(Event::QueueListed(rows, None), now()).is_empty());
+    assert!(
+        app.update(Event::QueueListed(rows, Default::default()), now())
+            .is_empty()
+    );
     assert!(!app.dirty, "the same queue draws nothing");
 
     // A listing of the root (where queued tasks are not) keeps them.

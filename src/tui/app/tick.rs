@@ -40,9 +40,10 @@ impl App {
         }
         // The usage limit's hold lapses at its reset, whoever removes its file: the queue is
         // listed again (its tasks start now) and the header and the rows stop saying it.
-        let lapsed = self.hold.as_ref().is_some_and(|h| !h.stands(self.now));
+        let lapsed = self.holds.standing(self.now).count() < self.holds.0.len();
         if lapsed {
-            self.hold = None;
+            let now = self.now;
+            self.holds.0.retain(|h| h.stands(now));
             self.changes += 1;
             if !effects.contains(&Effect::SyncQueue) {
                 effects.push(Effect::SyncQueue);

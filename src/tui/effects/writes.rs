@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::Config;
-use crate::dispatcher::limits::standing_hold;
+use crate::dispatcher::limits;
 use crate::dispatcher::{Dispatched, Dispatcher, Request, reply as reply_with};
 use crate::jobs::hitl::operator::{self, Answerer, Outcome, Verdict};
 use crate::jobs::model::stop::StopSource;
-use crate::jobs::run::{kill, queue};
+use crate::jobs::run::kill;
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, read_job};
 use crate::tui::effect::Effect;
@@ -289,10 +289,10 @@ fn send_listing(tx: &UnboundedSender<Event>, listing: &Mutex<()>, cfg: &Config) 
     let Ok(_one_at_a_time) = listing.lock() else {
         return;
     };
-    let rows = queue::listed_rows(&cfg.queue_dir);
-    let hold = standing_hold(cfg, chrono::Utc::now());
+    let rows = limits::listed_rows(cfg);
+    let holds = limits::standing_holds(&cfg.queue_dir, chrono::Utc::now());
     // The loop has gone: the cockpit is shutting down, nothing to report to.
-    let _ = tx.send(Event::QueueListed(rows, hold));
+    let _ = tx.send(Event::QueueListed(rows, holds));
 }
 
 /// What the message line says of a start: the new job, or the queue; and the note, if any.

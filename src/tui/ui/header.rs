@@ -186,23 +186,25 @@ fn count_spans(app: &App, theme: &Theme, short_labels: bool, terse: bool) -> Vec
     spans
 }
 
-/// The account's usage limit that holds the queue: `│ claude limit · resets 17:00 · 3 held`
-/// (`│ limit 17:00 · 3 held` where room is short).
+/// Each account's usage limit that stands, and how many queued tasks wait on it:
+/// `│ claude limit · resets 17:00 · 3 held` (`│ limit 17:00 · 3 held` where room is short).
 fn hold_spans(app: &App, theme: &Theme, compact: bool) -> Vec<Span<'static>> {
-    let Some((hold, waiting)) = app.held() else {
-        return vec![];
-    };
-    let clock = crate::jobs::model::limit::clock(hold.resets_at, app.now);
-    let mut text = if compact {
-        format!("│ limit {clock}")
-    } else {
-        format!("│ {} limit · resets {clock}", plain_text(&hold.agent))
-    };
-    if waiting > 0 {
-        text.push_str(&format!(" · {waiting} held"));
-    }
-    text.push(' ');
-    vec![Span::styled(text, theme.warn())]
+    app.held()
+        .into_iter()
+        .map(|(hold, waiting)| {
+            let clock = crate::jobs::model::limit::clock(hold.resets_at, app.now);
+            let mut text = if compact {
+                format!("│ limit {clock}")
+            } else {
+                format!("│ {} limit · resets {clock}", plain_text(&hold.agent))
+            };
+            if waiting > 0 {
+                text.push_str(&format!(" · {waiting} held"));
+            }
+            text.push(' ');
+            Span::styled(text, theme.warn())
+        })
+        .collect()
 }
 
 /// How many jobs (of the projects shown) stand in each alarm, and the server's alerts.

@@ -29,7 +29,10 @@ fn limited_app(w: u16, h: u16) -> App {
         now(),
     );
     let rows = queued_rows(&["Write the changelog", "Bump the version"]);
-    app.update(Event::QueueListed(rows, Some(claude_hold())), now());
+    app.update(
+        Event::QueueListed(rows, crate::jobs::model::limit::Holds(vec![claude_hold()])),
+        now(),
+    );
     let at = app.table.view.iter().position(|j| *j == key).unwrap();
     for _ in 0..at {
         press(&mut app, [ch('j')]);

@@ -65,6 +65,16 @@ fn every_form_of_the_real_words() {
             "  ↯ five_hour limit: rejected until 2026-11-23 17:00 UTC",
             "2026-11-23T17:00:59Z",
         ),
+        // Gemini CLI 0.61 (tests/golden/gemini): how long from the refusal, up to the second
+        (
+            "You exceeded your current quota, please check your plan and billing details.\n\
+             Please retry in 3600s.\nSuggested retry after 3600s.",
+            "2026-11-23T15:02:10Z",
+        ),
+        (
+            "You exceeded your current quota. Please retry in 41.2s.",
+            "2026-11-23T14:02:52Z",
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(resets_at(text, ended), Some(utc(want)), "{text}");
@@ -80,6 +90,9 @@ fn a_warning_or_a_limit_without_a_time_is_no_stop() {
         "Claude AI usage limit reached",
         "API Error: 500 · resets 5pm (UTC)",
         "the cache resets 5pm (UTC)",
+        "You have exhausted your daily quota on this model.",
+        "You've hit your usage limit. Try again later.",
+        "Please retry in 30s.",
         "",
     ] {
         assert_eq!(resets_at(text, ended), None, "{text}");

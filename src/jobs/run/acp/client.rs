@@ -102,6 +102,7 @@ where
         cost_before: plan.cost_before,
         denied: false,
         cancelled: false,
+        refused: None,
         cancels,
     };
     let ending = match client.session(&plan).await {
@@ -160,6 +161,8 @@ struct Client<R, S> {
     /// The operator's last answer to a permission request rejected it.
     denied: bool,
     cancelled: bool,
+    /// The error the agent answered the last refused request with.
+    refused: Option<Value>,
     cancels: mpsc::Receiver<Cancel>,
 }
 
@@ -219,8 +222,21 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
             "sessionId": self.session,
             "prompt": [{"type": "text", "text": plan.prompt}]
         });
-        let mut result = self.call("session/prompt", prompt).await?;
+        let refused = self.call("session/prompt", prompt).await;
         let took = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut result = match refused {
+            Ok(result) => result,
+            Err(ending) => {
+                // A turn refused (a usage limit, a quota): its words are the run's error, as
+                // Claude Code's result gives them, and say when a limit resets.
+                if let Some(error) = self.refused.take() {
+                    let figures = usage::of_refusal(&error, took, chrono::Utc::now());
+                    let end = self.renderer.finish(&figures);
+                    self.show(end);
+                }
+                return Err(ending);
+            }
+        };
         if result["stopReason"] == "cancelled" && !self.cancelled && self.denied {
             // Codex ends its turn at a rejected request ("No, and tell Codex what to do
             // differently"): the turn ended as the operator decided, not by a cancel.
@@ -259,8 +275,14 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
             tokio::select! {
                 line = self.lines.next() => {
                     let Some(line) = line else { return Err(Ending::Gone) };
-                    if let Some(outcome) = self.incoming(&line, id) {
-                        return outcome.map_err(|e| Ending::Refused(refusal(method, &e)));
+                    match self.incoming(&line, id) {
+                        Some(Ok(result)) => return Ok(result),
+                        Some(Err(e)) => {
+                            let said = refusal(method, &e);
+                            self.refused = Some(e);
+                            return Err(Ending::Refused(said));
+                        }
+                        None => {}
                     }
                 }
                 answered = answered(&mut self.asked) => self.answer(answered),

@@ -102,6 +102,8 @@ pub async fn run_to_end(
     let mut stopped = false;
     let mut kill_at: Option<Instant> = None;
     let mut leave_by: Option<Instant> = None;
+    // luzia told the agent to leave (its turn over): a signal it ends by is luzia's, not its.
+    let mut told_to_leave = false;
     let status = loop {
         let stop = async {
             match signals.as_deref_mut() {
@@ -131,6 +133,7 @@ pub async fn run_to_end(
             }
             _ = until(leave_by) => {
                 signal(pgid, rustix::process::Signal::TERM);
+                told_to_leave = true;
                 leave_by = None;
                 kill_at = kill_at.or(Some(Instant::now() + KILL_GRACE));
             }
@@ -149,6 +152,12 @@ pub async fn run_to_end(
                 Ending::Gone
             }
         },
+    };
+    // Told to leave, it ended by luzia's signal: no word of its own on how the turn went.
+    let status = if told_to_leave && status < 0 {
+        0
+    } else {
+        status
     };
     code(dir, log, &ending, status, stopped)
 }

@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::jobs::fs::files::read_capped;
@@ -168,8 +169,34 @@ pub fn of_response(
         cost_usd: cost,
         outcome,
         error,
-        // An ACP agent says nothing of a usage limit's reset (yet).
+        // A usage limit refuses the turn instead: `of_refusal`.
         resets_at: None,
+    }
+}
+
+/// What an agent said when it refused the turn (its error answering `session/prompt`): Codex
+/// (`codex-acp` 0.16) puts its words in `data.message` under a generic `Internal error`, Gemini
+/// CLI (0.61) in `message`.
+pub fn refusal_words(error: &Value) -> String {
+    let words = error["data"]["message"]
+        .as_str()
+        .or_else(|| error["data"].as_str())
+        .or_else(|| error["message"].as_str())
+        .unwrap_or_default();
+    crate::jobs::text::sanitize::ellipsize(words.trim(), 2000)
+}
+
+/// The figures of a turn the agent refused after `duration_ms`, at `now`: its words are the
+/// run's error, and where they say a usage limit stopped it and when that resets (Codex's
+/// `Try again at 7:39 PM.`, Gemini CLI's `Please retry in 3600s.`, from now), the reset.
+pub fn of_refusal(error: &Value, duration_ms: u64, now: DateTime<Utc>) -> Usage {
+    let words = refusal_words(error);
+    Usage {
+        duration_ms: Some(duration_ms),
+        outcome: "error".into(),
+        resets_at: crate::jobs::model::limit::resets_at(&words, now),
+        error: words,
+        ..Usage::default()
     }
 }
 
@@ -215,6 +242,84 @@ pub fn cost_before(jobs: &Path, resumes: &str, session: &str) -> Option<f64> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The error of a JSON-RPC response line, as an agent sent it.
+    fn error_of(line: &str) -> Value {
+        let v: Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+        v["error"].clone()
+    }
+
+    /// The refusals the real CLIs sent when the fake APIs answered 429 (tests/golden: Codex
+    /// through codex-acp 0.16.0, Gemini CLI 0.61.0 with `--acp`): Codex says the reset in the
+    /// machine's zone to the minute (the minute's last second is the reset), Gemini CLI how
+    /// long from now; its daily quota and Codex without a reset say a limit but no time.
+    #[test]
+    fn the_real_refusals_of_a_usage_limit_say_when_it_resets() {
+        use chrono::TimeZone;
+        let local = |d, h, m, s| {
+            chrono::Local
+                .with_ymd_and_hms(2026, 12, d, h, m, s)
+                .earliest()
+                .unwrap()
+                .to_utc()
+        };
+        let now = local(4, 18, 39, 5);
+        let codex = of_refusal(
+            &error_of(include_str!(
+                "../../../../tests/golden/codex/usage-limit-codex-acp-0.16.0.jsonl"
+            )),
+            120,
+            now,
+        );
+        assert_eq!(
+            codex.error,
+            "You've hit your usage limit. Try again at 7:39 PM."
+        );
+        assert_eq!(codex.resets_at, Some(local(4, 19, 39, 59)));
+        assert_eq!(
+            (codex.outcome.as_str(), codex.duration_ms),
+            ("error", Some(120))
+        );
+        let other_day = of_refusal(
+            &error_of(include_str!(
+                "../../../../tests/golden/codex/usage-limit-other-day-codex-acp-0.16.0.jsonl"
+            )),
+            1,
+            now,
+        );
+        assert_eq!(other_day.resets_at, Some(local(6, 18, 40, 59)));
+
+        let gemini = of_refusal(
+            &error_of(include_str!(
+                "../../../../tests/golden/gemini/quota-retry-after-0.61.0.jsonl"
+            )),
+            1,
+            now,
+        );
+        assert!(gemini.error.starts_with("You exceeded your current quota"));
+        assert_eq!(
+            gemini.resets_at,
+            Some(now + chrono::Duration::seconds(3600))
+        );
+        assert!(crate::jobs::model::limit::stopped(&gemini.error));
+
+        let daily = of_refusal(
+            &error_of(include_str!(
+                "../../../../tests/golden/gemini/daily-quota-0.61.0.jsonl"
+            )),
+            1,
+            now,
+        );
+        assert_eq!(
+            daily.error,
+            "You have exhausted your daily quota on this model."
+        );
+        assert_eq!(daily.resets_at, None, "no time said: nothing to wait for");
+        let later = json!({"code": -32603, "message": "Internal error", "data": {
+            "message": "You've hit your usage limit. Try again later.",
+            "codex_error_info": "usage_limit_exceeded"}});
+        assert_eq!(of_refusal(&later, 1, now).resets_at, None);
+    }
 
     #[test]
     fn tokens_come_from_acps_usage_or_geminis_quota() {

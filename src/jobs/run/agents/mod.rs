@@ -145,6 +145,20 @@ impl Kind {
     }
 }
 
+/// The account whose usage limit a job of `program` meets: its kind's name (`claude`, `codex`,
+/// `gemini`, ...), or for a plain command the program's file name. One account's limit holds its
+/// jobs only: another agent's tasks still start.
+pub fn account(program: &str) -> String {
+    let kind = Kind::of_program(program);
+    if kind != Kind::Command {
+        return kind.short().into();
+    }
+    Path::new(program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// Whether the command line `argv` runs an agent that speaks the Agent Client Protocol on its
 /// stdio: a kind that speaks it, started with its switch (`gemini --acp`) or as its adapter
 /// (`codex-acp`). The same kind started otherwise (`gemini -p`) is a plain command.

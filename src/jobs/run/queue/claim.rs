@@ -69,7 +69,16 @@ impl Slots {
     /// Takes the next pending task (high before normal, then oldest first) into `starting/`;
     /// `None` when nothing waits.
     pub fn claim_next(&self) -> Result<Option<Claim<'_>>, QueueError> {
-        for q in pending(&self.queue)? {
+        self.claim_next_where(&|_| true)
+    }
+
+    /// [`Slots::claim_next`] among the tasks `may_start` lets start (those a usage limit does
+    /// not hold): the others keep their places.
+    pub fn claim_next_where(
+        &self,
+        may_start: &dyn Fn(&Queued) -> bool,
+    ) -> Result<Option<Claim<'_>>, QueueError> {
+        for q in pending(&self.queue)?.into_iter().filter(|q| may_start(q)) {
             let dir = State::Starting.dir(&self.queue, q.priority);
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
             let to = dir.join(q.file_name());

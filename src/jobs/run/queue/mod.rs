@@ -388,9 +388,20 @@ fn failed_rows(failed: &[Failed], taken: &mut HashSet<JobId>) -> Vec<Job> {
 /// The queue as rows, the tasks that failed to start among them; none when it cannot be listed
 /// (`luzia queue` says why).
 pub fn listed_rows(queue: &Path) -> Vec<Job> {
+    listed_rows_of(queue, &|_| None)
+}
+
+/// [`listed_rows`], each queued task's row naming the program its agent runs (meta.json's
+/// `agent`, as a job's does), as `program` says it: what the queue alone does not know.
+pub fn listed_rows_of(queue: &Path, program: &dyn Fn(&Queued) -> Option<String>) -> Vec<Job> {
     let Listing { queued, failed } = listing(queue).unwrap_or_default();
     let mut taken = HashSet::new();
-    let queued_rows = rows_keyed(&queued, &mut taken);
+    let mut queued_rows = rows_keyed(&queued, &mut taken);
+    for (row, q) in queued_rows.iter_mut().zip(&queued) {
+        if let (Some(meta), Some(p)) = (row.meta.as_mut(), program(q)) {
+            meta.agent = p.into();
+        }
+    }
     let mut all = failed_rows(&failed, &mut taken);
     all.extend(queued_rows);
     all

@@ -46,11 +46,7 @@ impl App {
     /// A task of this machine's queue while the usage limit holds it: what it waits for (it
     /// outranks its place in the queue, which it keeps).
     fn held_note(&self, job: &Job) -> (Option<String>, Option<String>) {
-        let hold = self
-            .hold
-            .as_ref()
-            .filter(|h| h.stands(self.now) && job.id.host().is_none());
-        match hold {
+        match self.hold_of(job) {
             Some(h) => {
                 let clock = crate::jobs::model::limit::clock(h.resets_at, self.now);
                 let why = crate::jobs::text::sanitize::plain_text(&h.why(self.now));

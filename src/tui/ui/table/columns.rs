@@ -163,10 +163,12 @@ impl Content {
 /// What a queued row held by the usage limit says, whole (`held: claude limit until 17:00`),
 /// where tasks wait on it: one string, whatever the number of rows.
 fn held_words(app: &App) -> u16 {
-    match app.held() {
-        Some((hold, waiting)) if waiting > 0 => cols(&hold.why(app.now)).min(HELD_WIDTH),
-        _ => 0,
-    }
+    app.held()
+        .into_iter()
+        .filter(|(_, waiting)| *waiting > 0)
+        .map(|(hold, _)| cols(&hold.why(app.now)).min(HELD_WIDTH))
+        .max()
+        .unwrap_or(0)
 }
 
 /// The widest the progress column grows to say a hold whole.
