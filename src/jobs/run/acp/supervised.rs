@@ -85,6 +85,7 @@ pub async fn run_to_end(
     };
     let (cancel, cancels) = mpsc::channel(1);
     let sink = JobSink::new(dir, sink_log);
+    let agent = plan.name;
     let mut driver = tokio::spawn(client::run(
         stdin,
         stdout,
@@ -100,6 +101,8 @@ pub async fn run_to_end(
     let mut stopped = false;
     let mut kill_at: Option<Instant> = None;
     let mut leave_by: Option<Instant> = None;
+    // luzia signalled the agent because it stayed after its turn: its signal is not the job's.
+    let mut told_to_leave = false;
     let status = loop {
         let stop = async {
             match signals.as_deref_mut() {
@@ -129,6 +132,7 @@ pub async fn run_to_end(
             }
             _ = until(leave_by) => {
                 signal(pgid, rustix::process::Signal::TERM);
+                told_to_leave = true;
                 leave_by = None;
                 kill_at = kill_at.or(Some(Instant::now() + KILL_GRACE));
             }
@@ -148,11 +152,21 @@ pub async fn run_to_end(
             }
         },
     };
-    code(dir, log, &ending, status, stopped)
+    let status = if told_to_leave && !stopped { 0 } else { status };
+    code((dir, log), agent, &ending, status, stopped)
 }
 
-/// The job's exit code, and a line saying why when the turn did not end as asked.
-fn code(dir: &Path, log: &File, ending: &Ending, status: i32, stopped: bool) -> i32 {
+/// The job's exit code, and a line saying why when the turn did not end as asked. The line
+/// names the agent (`luzia: Codex refused session/new: ...`): the known issues tell one
+/// agent's refusal from another's by it. `status` is the agent's own exit status, 0 when
+/// luzia ended an agent that stayed after its turn (a refused session is a failure, not a kill).
+fn code(
+    (dir, log): (&Path, &File),
+    agent: &str,
+    ending: &Ending,
+    status: i32,
+    stopped: bool,
+) -> i32 {
     if stopped {
         // A requested stop: how the agent ended says it (stop.json makes it killed).
         return status;
@@ -162,7 +176,7 @@ fn code(dir: &Path, log: &File, ending: &Ending, status: i32, stopped: bool) -> 
         // The summary said why.
         Ending::Turn(_) => 1,
         Ending::Refused(said) => {
-            let _ = finish::append(dir, log, &format!("luzia: the agent refused {said}\n"));
+            let _ = finish::append(dir, log, &format!("luzia: {agent} refused {said}\n"));
             if status == 0 { 1 } else { status }
         }
         Ending::Gone => {
