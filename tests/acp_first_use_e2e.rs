@@ -6,6 +6,9 @@
 //! answer in its output and its tokens recorded, in the per-user jobs root; `luzia doctor
 //! --agent NAME` says beforehand that it is ready.
 //!
+//! And the same first job with no credentials at all: it fails, and `luzia jobs ID` names the
+//! agent's own known issue (`gemini-not-logged-in`, ...) with the fix, the variables to set.
+//!
 //! Runs as root with the real CLIs (CI pins and installs them; without one the test says
 //! SKIPPED loudly, or fails where `LUZIA_REQUIRE_AGENTS=1`), against the scripted APIs the
 //! tests start on 127.0.0.1.
@@ -19,10 +22,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::agents::{GEMINI, QWEN, agent_or_skip};
+use common::agents::{CODEX_ACP, GEMINI, OPENCODE, QWEN, agent_or_skip};
 use common::fake_chat::{self, FakeChat};
 use common::gemini::{self, FakeGemini};
-use common::http::Reply;
+use common::http::{self, Reply};
 use common::{git_or_skip, kill_processes_mentioning, stderr_of, stdout_of, wait_for};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -152,6 +155,49 @@ impl Fresh {
         assert!(shown.contains(ANSWER), "`luzia logs {id}`:\n{shown}");
         (job, meta, log())
     }
+
+    /// `luzia run --agent NAME TASK` that cannot log in: the job fails (not killed: luzia ends
+    /// an agent that stays after refusing the session), and `luzia jobs ID` shows `issue` first
+    /// with a fix naming each of `names`. The summary, for the test's message.
+    fn cannot_log_in(&self, agent: &str, issue: &str, names: &[&str]) -> String {
+        let run = self.luzia(&["run", "--agent", agent, "Say hello to the new user"]);
+        assert!(
+            run.status.success(),
+            "{}{}",
+            stdout_of(&run),
+            stderr_of(&run)
+        );
+        let id = stdout_of(&run).trim().to_owned();
+        let job = wait_for("the job to end", WAIT, || {
+            let out = self.luzia(&["jobs", &id, "--json"]);
+            let job: Value = serde_json::from_slice(&out.stdout).ok()?;
+            (!job["exit_code"].is_null()).then_some(job)
+        });
+        let shown = stdout_of(&self.luzia(&["jobs", &id]));
+        assert_eq!(job["status"], "failed", "{job}\n{shown}");
+        let first = shown.lines().find(|l| l.starts_with("issue:"));
+        assert!(
+            first.is_some_and(|l| l.contains(&format!("critical {issue} "))),
+            "{issue} is not the first issue of `luzia jobs {id}`:\n{shown}"
+        );
+        let fix = shown
+            .lines()
+            .skip_while(|l| !l.starts_with("issue:"))
+            .find(|l| l.trim_start().starts_with("fix:"))
+            .unwrap_or_default();
+        for name in names {
+            assert!(fix.contains(name), "{name} not in the fix:\n{shown}");
+        }
+        shown
+    }
+}
+
+/// A HOME with nothing in it, and no variables: a machine where the agent was installed and
+/// never set up.
+fn nothing(base: &Path) -> (PathBuf, Vec<(String, String)>) {
+    let home = base.join("home");
+    fs::create_dir_all(&home).unwrap();
+    (home, Vec::new())
 }
 
 #[test]
@@ -215,5 +261,113 @@ fn qwen_runs_a_first_job_with_nothing_but_its_key_and_settings() {
             &Value::from(fake_chat::OUTPUT_TOKENS)
         ),
         "{meta}"
+    );
+}
+
+#[test]
+fn gemini_with_no_key_is_the_gemini_not_logged_in_issue() {
+    let test = "gemini_with_no_key_is_the_gemini_not_logged_in_issue";
+    let Some(gemini) = agent_or_skip(test, &GEMINI) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    let fresh = Fresh::new(&gemini, "gemini", nothing);
+    let shown = fresh.cannot_log_in(
+        "gemini",
+        "gemini-not-logged-in",
+        &["GEMINI_API_KEY", "selectedType"],
+    );
+    assert!(
+        shown.contains("Gemini API key is missing or not configured"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn qwen_with_no_key_is_the_qwen_not_logged_in_issue() {
+    let test = "qwen_with_no_key_is_the_qwen_not_logged_in_issue";
+    let Some(qwen) = agent_or_skip(test, &QWEN) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    let fresh = Fresh::new(&qwen, "qwen", nothing);
+    fresh.cannot_log_in(
+        "qwen",
+        "qwen-not-logged-in",
+        &["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL"],
+    );
+}
+
+#[test]
+fn codex_with_no_login_is_the_codex_not_logged_in_issue() {
+    let test = "codex_with_no_login_is_the_codex_not_logged_in_issue";
+    let Some(codex_acp) = agent_or_skip(test, &CODEX_ACP) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    // Its key in the environment is not enough for codex-acp: it wants its saved login.
+    let fresh = Fresh::new(&codex_acp, "codex-acp", |base| {
+        let (home, _) = nothing(base);
+        (
+            home,
+            vec![("OPENAI_API_KEY".into(), "sk-not-logged-in".into())],
+        )
+    });
+    fresh.cannot_log_in(
+        "codex",
+        "codex-not-logged-in",
+        &["OPENAI_API_KEY", "codex login"],
+    );
+}
+
+#[test]
+fn opencode_whose_key_is_refused_is_the_opencode_not_logged_in_issue() {
+    let test = "opencode_whose_key_is_refused_is_the_opencode_not_logged_in_issue";
+    let Some(opencode) = agent_or_skip(test, &OPENCODE) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    // With no provider set up opencode uses its own free one; a provider of the user's whose
+    // API refuses the key (401, in OpenAI's words) is how it fails to log in.
+    let refuse: std::sync::Arc<http::Answer> = std::sync::Arc::new(|_: &str, _: &[u8]| {
+        http::response(
+            401,
+            "application/json",
+            br#"{"error":{"message":"Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
+        )
+    });
+    let api = http::serve(refuse);
+    let fresh = Fresh::new(&opencode, "opencode", |base| {
+        let (home, _) = nothing(base);
+        let config = serde_json::json!({
+            "provider": {"mine": {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": "Mine",
+                "options": {"baseURL": format!("http://{api}/v1"), "apiKey": "sk-wrong"},
+                "models": {"my-model": {"name": "My model"}}
+            }},
+            "model": "mine/my-model"
+        });
+        let dir = home.join(".config/opencode");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("opencode.json"), config.to_string()).unwrap();
+        let vars = [
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ];
+        (home, vars.map(|(k, v)| (k.into(), v.into())).to_vec())
+    });
+    fresh.cannot_log_in(
+        "opencode",
+        "opencode-not-logged-in",
+        &["OPENAI_API_KEY", "opencode auth login"],
     );
 }

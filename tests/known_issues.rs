@@ -11,6 +11,20 @@ use std::io::Write;
 
 use luzia::jobs::insight::known_issues::{IssueScanner, PatternSet, scan_text};
 
+/// The agents' own issues' cases, in a file of their own.
+#[path = "known_issues/agents.rs"]
+mod agents;
+
+/// Every positive case: this file's, then the agents'.
+fn positive() -> impl Iterator<Item = &'static Case> {
+    POSITIVE.iter().chain(agents::POSITIVE)
+}
+
+/// Every negative case: this file's, then the agents'.
+fn negative() -> impl Iterator<Item = &'static Case> {
+    NEGATIVE.iter().chain(agents::NEGATIVE)
+}
+
 struct Case {
     /// The built-in pattern that must (or, for a negative case, must not) be found.
     pattern: &'static str,
@@ -2021,8 +2035,7 @@ fn describe(i: usize, case: &Case, got: &[String]) -> String {
 #[test]
 fn every_positive_case_is_found() {
     let set = PatternSet::builtin();
-    let failures: Vec<String> = POSITIVE
-        .iter()
+    let failures: Vec<String> = positive()
         .enumerate()
         .filter_map(|(i, case)| {
             let got = found(&set, case.text);
@@ -2033,7 +2046,7 @@ fn every_positive_case_is_found() {
         failures.is_empty(),
         "{} of {} real outputs not recognised:\n\n{}",
         failures.len(),
-        POSITIVE.len(),
+        positive().count(),
         failures.join("\n\n")
     );
 }
@@ -2041,8 +2054,7 @@ fn every_positive_case_is_found() {
 #[test]
 fn no_negative_case_is_found() {
     let set = PatternSet::builtin();
-    let failures: Vec<String> = NEGATIVE
-        .iter()
+    let failures: Vec<String> = negative()
         .enumerate()
         .filter_map(|(i, case)| {
             let got = found(&set, case.text);
@@ -2055,7 +2067,7 @@ fn no_negative_case_is_found() {
         failures.is_empty(),
         "{} of {} benign outputs taken for a problem:\n\n{}",
         failures.len(),
-        NEGATIVE.len(),
+        negative().count(),
         failures.join("\n\n")
     );
 }
@@ -2065,10 +2077,10 @@ fn every_builtin_pattern_has_positive_and_negative_cases() {
     let set = PatternSet::builtin();
     let mut missing = Vec::new();
     for p in set.patterns() {
-        if !POSITIVE.iter().any(|c| c.pattern == p.name) {
+        if !positive().any(|c| c.pattern == p.name) {
             missing.push(format!("{}: no positive case", p.name));
         }
-        if !NEGATIVE.iter().any(|c| c.pattern == p.name) {
+        if !negative().any(|c| c.pattern == p.name) {
             missing.push(format!("{}: no negative case", p.name));
         }
     }
@@ -2078,7 +2090,7 @@ fn every_builtin_pattern_has_positive_and_negative_cases() {
 #[test]
 fn every_case_names_a_builtin_pattern() {
     let set = PatternSet::builtin();
-    for case in POSITIVE.iter().chain(NEGATIVE) {
+    for case in positive().chain(negative()) {
         assert!(
             set.patterns().iter().any(|p| p.name == case.pattern),
             "no built-in pattern is named {:?} ({})",
@@ -2096,7 +2108,7 @@ fn the_incremental_scanner_finds_every_pattern_in_one_log() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("output.log");
     let mut file = std::fs::File::create(&log).unwrap();
-    for case in POSITIVE {
+    for case in positive() {
         file.write_all(case.text.as_bytes()).unwrap();
         if !case.text.ends_with('\n') {
             file.write_all(b"\n").unwrap();
@@ -2155,5 +2167,27 @@ fn a_claude_code_run_that_cannot_log_in_is_the_not_logged_in_issue() {
             fix.contains("ANTHROPIC_API_KEY") && fix.contains("luzia doctor"),
             "{fix}"
         );
+    }
+}
+
+/// The output.log of each ACP agent's job that could not log in, as `luzia run --agent NAME`
+/// left it from a fresh HOME: the issue shown first is that agent's, and its fix names what to
+/// set.
+#[test]
+fn an_acp_agent_that_cannot_log_in_is_its_own_not_logged_in_issue() {
+    let set = PatternSet::builtin();
+    for (what, log, issue, names) in agents::LOGS {
+        let findings = scan_text(&set, log.as_bytes());
+        let worst = findings.worst().map(|f| set.pattern(f.pattern));
+        assert_eq!(
+            worst.map(|p| p.name.as_str()),
+            Some(*issue),
+            "{what}:\n{log}"
+        );
+        let fix = worst.map(|p| p.fix.as_str()).unwrap_or_default();
+        for name in *names {
+            assert!(fix.contains(name), "{what}: {name} not in the fix: {fix}");
+        }
+        assert!(fix.contains("luzia doctor"), "{what}: {fix}");
     }
 }

@@ -95,41 +95,94 @@ fn config_file(cfg: &Config) -> Check {
 
 /// The agent a job runs where no project chooses another: the one `chosen` names, else
 /// `[agent] kind`'s, else `[agent] command`. Its program (found, and its version) and, for its
-/// kind, the credentials it will receive.
+/// kind, the credentials it will receive. Then each other agent a project chooses
+/// (`[projects.X] agent`), unless `--agent` chose one for every project.
 fn agent(cfg: &Config, chosen: Option<&str>, facts: &Facts) -> Vec<Check> {
     let by_name = match (chosen, cfg.agent.kind.as_deref()) {
         (Some(name), _) => Some((name, format!("--agent {name}"))),
         (None, Some(kind)) => Some((kind, format!("[agent] kind = \"{kind}\""))),
         (None, None) => None,
     };
-    let chose = by_name.is_some();
-    let (command, by) = match by_name {
-        None => (cfg.agent.command.clone(), "[agent] command".to_owned()),
-        Some((name, by)) => match cfg.named_agent_command(name) {
-            Ok(command) => (command, by),
-            Err(e) => {
-                return vec![Check::problem(
-                    "agent",
-                    format!("no agent named '{name}' (known: {})", e.known.join(", ")),
-                    format!(
-                        "choose one of those, or say how it is started with [agents.{name}] \
-                         command = [\"program\", \"arg\"] in {}",
-                        e.file
-                    ),
-                )];
-            }
-        },
+    let default_name = by_name.as_ref().map(|(name, _)| *name);
+    let mut checks = match by_name {
+        None => program_checks(cfg, &cfg.agent.command, "[agent] command", None, facts),
+        Some((name, by)) => named_checks(cfg, name, &by, facts),
     };
+    if chosen.is_none() {
+        for (name, projects) in project_agents(cfg) {
+            if Some(name) == default_name {
+                continue;
+            }
+            let by = format!("[projects.{}] agent = \"{name}\"", projects.join(", "));
+            let mut theirs = named_checks(cfg, name, &by, facts);
+            // A found program's line says whose agent it is (a missing one's says it already).
+            if let Some(found) = theirs.first_mut().filter(|c| c.level != Level::Problem) {
+                found.says.push_str(&format!(" ({by})"));
+            }
+            checks.extend(theirs);
+        }
+    }
+    checks
+}
+
+/// Each distinct agent the projects choose, with the projects that choose it, by name.
+fn project_agents(cfg: &Config) -> Vec<(&str, Vec<&str>)> {
+    let mut agents: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (project, p) in &cfg.projects {
+        let Some(name) = p.agent.as_deref() else {
+            continue;
+        };
+        match agents.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, projects)) => projects.push(project),
+            None => agents.push((name, vec![project])),
+        }
+    }
+    agents.sort_by_key(|(name, _)| *name);
+    agents
+}
+
+/// The checks of the agent named `name`, chosen `by` (`--agent gemini`, `[projects.shop]
+/// agent = "gemini"`).
+fn named_checks(cfg: &Config, name: &str, by: &str, facts: &Facts) -> Vec<Check> {
+    match cfg.named_agent_command(name) {
+        Ok(command) => program_checks(cfg, &command, by, Some(name), facts),
+        Err(e) => vec![Check::problem(
+            "agent",
+            format!(
+                "no agent named '{name}' ({by}; known: {})",
+                e.known.join(", ")
+            ),
+            format!(
+                "choose one of those, or say how it is started with [agents.{name}] command = \
+                 [\"program\", \"arg\"] in {}",
+                e.file
+            ),
+        )],
+    }
+}
+
+/// The agent program of `command` (found, and its version) and its kind's credentials. An
+/// agent chosen by `name` is started by `[agents.NAME] command`, which its install hint names.
+fn program_checks(
+    cfg: &Config,
+    command: &[String],
+    by: &str,
+    name: Option<&str>,
+    facts: &Facts,
+) -> Vec<Check> {
     let Some(program) = command.first() else {
         return Vec::new();
     };
-    let kind = Kind::of(&command);
+    let kind = Kind::of(command);
     let mut checks = vec![match facts.find(program) {
         None => {
-            let mut fix = kind.profile().install.to_owned();
-            if !chose {
-                fix.push_str(&others_on_path(kind, facts));
-            }
+            let install = kind.profile().install;
+            let fix = match name {
+                Some(name) => {
+                    install.replace("[agent] command", &format!("[agents.{name}] command"))
+                }
+                None => format!("{install}{}", others_on_path(kind, facts)),
+            };
             Check::problem(
                 "agent",
                 format!("`{program}` ({by}) is not on PATH, so no job can start"),

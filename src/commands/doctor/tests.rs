@@ -447,3 +447,100 @@ fn without_the_default_agent_the_agents_on_path_are_named() {
         "{fix}"
     );
 }
+
+/// Every check of `topic`, in order.
+fn all<'a>(checks: &'a [Check], topic: &str) -> Vec<&'a Check> {
+    checks.iter().filter(|c| c.topic == topic).collect()
+}
+
+#[test]
+fn each_agent_a_project_chooses_is_checked_once_with_its_own_credentials() {
+    let m = Machine::new(&[CLAUDE, ("gemini", "echo 0.61.0")]);
+    let config = "[projects.shop]\npath = \"/srv/shop\"\nagent = \"gemini\"\n\
+                  [projects.web]\npath = \"/srv/web\"\nagent = \"gemini\"\n\
+                  [projects.api]\npath = \"/srv/api\"\nagent = \"qwen\"\n\
+                  [projects.docs]\npath = \"/srv/docs\"\n";
+    let checks = gather(
+        None,
+        Ok(&m.config(config)),
+        &m.facts(&[("ANTHROPIC_API_KEY", SECRET)]),
+    );
+    let agents = all(&checks, "agent");
+    // The default (Claude Code), then gemini and qwen, each once.
+    assert_eq!(agents.len(), 3, "{checks:#?}");
+    assert!(agents[0].says.contains("(Claude Code)"), "{agents:#?}");
+    assert!(
+        agents[1]
+            .says
+            .ends_with("(Gemini CLI): 0.61.0 ([projects.shop, web] agent = \"gemini\")"),
+        "{}",
+        agents[1].says
+    );
+    assert_eq!(agents[2].level, Level::Problem);
+    assert!(
+        agents[2]
+            .says
+            .contains("`qwen` ([projects.api] agent = \"qwen\") is not on PATH"),
+        "{}",
+        agents[2].says
+    );
+    // Each kind's own credentials: Gemini CLI has none here, a problem with its fix.
+    let credentials = all(&checks, "credentials");
+    assert_eq!(credentials.len(), 3, "{checks:#?}");
+    assert_eq!(credentials[0].level, Level::Ok);
+    assert_eq!(credentials[1].level, Level::Problem);
+    assert!(
+        credentials[1].says.contains("GEMINI_API_KEY"),
+        "{credentials:#?}"
+    );
+    assert!(
+        credentials[1]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("GEMINI_API_KEY"),
+        "{credentials:#?}"
+    );
+    assert!(!text(&checks).contains(SECRET));
+    // `--agent` chooses one agent for every project: the projects' are not checked.
+    let checks = gather(
+        Some("gemini"),
+        Ok(&m.config(config)),
+        &m.facts(&[("GEMINI_API_KEY", SECRET)]),
+    );
+    assert_eq!(all(&checks, "agent").len(), 1, "{checks:#?}");
+    // A project's agent that is the default one is checked once.
+    let checks = gather(
+        None,
+        Ok(&m.config(&format!("[agent]\nkind = \"gemini\"\n{config}"))),
+        &m.facts(&[("GEMINI_API_KEY", SECRET)]),
+    );
+    assert_eq!(all(&checks, "agent").len(), 2, "{checks:#?}");
+}
+
+#[test]
+fn a_missing_named_agent_is_installed_or_named_in_its_own_agents_table() {
+    let m = Machine::new(&[CLAUDE]);
+    let config = "[projects.shop]\npath = \"/srv/shop\"\nagent = \"opencode\"\n";
+    let checks = gather(None, Ok(&m.config(config)), &m.facts(&[]));
+    let missing = all(&checks, "agent")
+        .into_iter()
+        .find(|c| c.level == Level::Problem)
+        .unwrap_or_else(|| panic!("{checks:#?}"));
+    let fix = missing.fix.as_deref().unwrap();
+    assert!(fix.contains("npm install -g opencode-ai"), "{fix}");
+    assert!(fix.contains("[agents.opencode] command"), "{fix}");
+    assert!(!fix.contains("[agent] command"), "{fix}");
+    // The same for `--agent NAME` and `[agent] kind`.
+    for (chosen, body) in [(Some("codex"), ""), (None, "[agent]\nkind = \"codex\"\n")] {
+        let checks = gather(chosen, Ok(&m.config(body)), &m.facts(&[]));
+        let fix = topic(&checks, "agent").fix.as_deref().unwrap_or_default();
+        assert!(fix.contains("[agents.codex] command"), "{fix}");
+        assert!(!fix.contains("[agent] command"), "{fix}");
+    }
+    // `[agent] command` itself keeps its own name.
+    let none = Machine::new(&[]);
+    let checks = gather(None, Ok(&none.config("")), &none.facts(&[]));
+    let fix = topic(&checks, "agent").fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("[agent] command"), "{fix}");
+}

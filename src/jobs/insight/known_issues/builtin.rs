@@ -457,5 +457,7 @@ pub fn patterns() -> Vec<Pattern> {
             ignore_case: false,
             origin: Origin::Builtin,
         })
+        // Each agent's own failures, in a file of their own.
+        .chain(super::agents::patterns())
         .collect()
 }

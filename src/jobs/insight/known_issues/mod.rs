@@ -9,6 +9,7 @@
 //! all regexes, which finds the next line that matches anything, and a `RegexSet` then says
 //! which patterns that line matches.
 
+mod agents;
 mod builtin;
 mod cache;
 mod file;

@@ -87,6 +87,7 @@ pub async fn run_to_end(
     };
     let (cancel, cancels) = mpsc::channel(1);
     let sink = JobSink::new(dir, sink_log);
+    let agent = plan.name;
     let mut driver = tokio::spawn(client::run(
         stdin,
         stdout,
@@ -153,17 +154,27 @@ pub async fn run_to_end(
             }
         },
     };
-    // Told to leave, it ended by luzia's signal: no word of its own on how the turn went.
-    let status = if told_to_leave && status < 0 {
+    // Told to leave, it ended by luzia's signal: no word of its own on how the turn went (a
+    // refused session or prompt is a failure, not a kill). A requested stop keeps the signal.
+    let status = if told_to_leave && !stopped && status < 0 {
         0
     } else {
         status
     };
-    code(dir, log, &ending, status, stopped)
+    code((dir, log), agent, &ending, status, stopped)
 }
 
-/// The job's exit code, and a line saying why when the turn did not end as asked.
-fn code(dir: &Path, log: &File, ending: &Ending, status: i32, stopped: bool) -> i32 {
+/// The job's exit code, and a line saying why when the turn did not end as asked. The line
+/// names the agent (`luzia: Codex refused session/new: ...`): the known issues tell one
+/// agent's refusal from another's by it. `status` is the agent's own exit status, 0 when
+/// luzia ended an agent that stayed after its turn (a refused session is a failure, not a kill).
+fn code(
+    (dir, log): (&Path, &File),
+    agent: &str,
+    ending: &Ending,
+    status: i32,
+    stopped: bool,
+) -> i32 {
     if stopped {
         // A requested stop: how the agent ended says it (stop.json makes it killed).
         return status;
@@ -173,7 +184,7 @@ fn code(dir: &Path, log: &File, ending: &Ending, status: i32, stopped: bool) -> 
         // The summary said why.
         Ending::Turn(_) => 1,
         Ending::Refused(said) => {
-            let _ = finish::append(dir, log, &format!("luzia: the agent refused {said}\n"));
+            let _ = finish::append(dir, log, &format!("luzia: {agent} refused {said}\n"));
             if status == 0 { 1 } else { status }
         }
         Ending::Gone => {

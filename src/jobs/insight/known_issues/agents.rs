@@ -1,0 +1,105 @@
+//! The agents' own failures to log in, one known issue for each agent luzia drives through the
+//! Agent Client Protocol, in the words each really prints (captured from the pinned CLIs run
+//! from a fresh HOME with no credentials: `tests/golden/<agent>/`). Claude Code's is
+//! `claude-not-logged-in` in [`super::builtin`]. An ACP agent's refusal reaches output.log as
+//! luzia's line naming it (`luzia: Codex refused session/new: Authentication required
+//! (-32000)`), which tells one agent's refusal from another's; the rest are the agent's own
+//! words on its stderr. Each fix names the variables the agent's profile logs in with.
+
+use super::{Origin, Pattern, Severity};
+
+struct Def {
+    name: &'static str,
+    description: &'static str,
+    regexes: &'static [&'static str],
+    fix: &'static str,
+}
+
+const DEFS: &[Def] = &[
+    Def {
+        name: "gemini-not-logged-in",
+        description: "Gemini CLI could not log in: no API key reached it, or its settings chose a \
+                      kind of login it has no credentials for",
+        regexes: &[
+            // 0.61 in ACP mode with no key: the session's refusal, in its own log line and in
+            // luzia's; with settings choosing "gemini-api-key", its stderr first
+            r"Gemini API key is missing or not configured",
+            r"When using Gemini API, you must specify the GEMINI_API_KEY environment variable",
+            // settings choosing "vertex-ai" with nothing for it
+            r"When using Vertex AI, you must specify either:",
+            // settings choosing "oauth-personal" with no saved login: it waits for a code
+            r"^Please visit the following URL to authorize the application:",
+            // ACP's own refusal when Gemini CLI gives no reason
+            r"^luzia: Gemini CLI refused session/\S+: Authentication required",
+        ],
+        fix: "Give Gemini CLI a key in the environment luzia (and so the agent) runs in: export \
+              GEMINI_API_KEY (or GOOGLE_API_KEY; GOOGLE_GEMINI_BASE_URL for a gateway) before \
+              starting luzia, and in ~/.gemini/settings.json of the user agents run as choose \
+              it: {\"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}} (Vertex AI: \
+              GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); \
+              or run `gemini` once as that user to log in with Google. `luzia doctor --agent \
+              gemini` says which are set. Retry (r) afterwards.",
+    },
+    Def {
+        name: "qwen-not-logged-in",
+        description: "Qwen Code could not log in: no API key reached it and it has no saved login",
+        regexes: &[
+            // 0.15.10 in ACP mode with no key: the session's refusal
+            r"Use Qwen Code CLI to authenticate first",
+            r"^luzia: Qwen Code refused session/\S+: Authentication required",
+        ],
+        fix: "Give Qwen Code a key in the environment luzia (and so the agent) runs in: export \
+              OPENAI_API_KEY with OPENAI_BASE_URL and OPENAI_MODEL (DASHSCOPE_API_KEY for \
+              Alibaba's own) before starting luzia, and choose it in ~/.qwen/settings.json of \
+              the user agents run as: {\"security\": {\"auth\": {\"selectedType\": \
+              \"openai\"}}}; or run `qwen` once as that user to log in. `luzia doctor --agent \
+              qwen` says which are set. Retry (r) afterwards.",
+    },
+    Def {
+        name: "opencode-not-logged-in",
+        description: "opencode's model provider refused its key, or it has none",
+        regexes: &[
+            // 1.18.33: the provider's 401 ends the turn as an internal error carrying the
+            // provider's words ("Incorrect API key provided: ...", "invalid x-api-key")
+            r"^luzia: opencode refused session/\S+: Internal error: .*(?i:api[ _-]?key|unauthori[sz]ed|authentication)",
+            r"^luzia: opencode refused session/\S+: Authentication required",
+        ],
+        fix: "Give opencode the key of the provider its model uses in the environment luzia (and \
+              so the agent) runs in: export OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, \
+              OPENROUTER_API_KEY or an OPENCODE_* variable before starting luzia (a provider's \
+              `apiKey: \"{env:MY_KEY}\"` in opencode.json reads MY_KEY, which reaches the agent \
+              only through [agent] env_pass); or run `opencode auth login` once as the user \
+              agents run as. A refused key must be replaced. `luzia doctor --agent opencode` \
+              says which are set. Retry (r) afterwards.",
+    },
+    Def {
+        name: "codex-not-logged-in",
+        description: "Codex (codex-acp) could not log in: it has no saved login and no provider \
+                      of the user's own",
+        regexes: &[
+            // codex-acp 0.16.0 with no ~/.codex/auth.json, even with OPENAI_API_KEY set
+            r"^luzia: Codex refused session/\S+: Authentication required",
+        ],
+        fix: "codex-acp logs in from its saved login, not from the environment: once, as the \
+              user agents run as, run `printenv OPENAI_API_KEY | codex login --with-api-key` \
+              (or `codex login` for a ChatGPT plan), which leaves ~/.codex/auth.json \
+              (CODEX_HOME); or give Codex a provider of your own in ~/.codex/config.toml whose \
+              env_key names a variable that reaches the agent (OPENAI_API_KEY, CODEX_*, or one \
+              in [agent] env_pass). `luzia doctor --agent codex` says which are set. Retry (r) \
+              afterwards.",
+    },
+];
+
+/// The agents' patterns, after the generic ones: on a line both match, the agent's is shown
+/// first (it is the more recent of the two at the same severity).
+pub fn patterns() -> impl Iterator<Item = Pattern> {
+    DEFS.iter().map(|d| Pattern {
+        name: d.name.into(),
+        description: d.description.into(),
+        severity: Severity::Critical,
+        regexes: d.regexes.iter().map(|r| (*r).to_string()).collect(),
+        fix: d.fix.into(),
+        ignore_case: false,
+        origin: Origin::Builtin,
+    })
+}
