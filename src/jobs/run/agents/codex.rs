@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::{Acp, Needs, Profile, Var};
+use super::{Acp, KeyLogin, Needs, Profile, Var};
 
 pub mod rollout;
 
@@ -30,6 +30,20 @@ pub const PROFILE: Profile = Profile {
     acp: Some(Acp {
         command: &["codex-acp"],
         marks: &["codex-acp"],
+        // codex-acp 0.16.0 logs in from its saved login only, and refuses the session without
+        // one; its `authMethods` offer each key (`"type": "env_var"`), and authenticating with
+        // one saves it as that login (~/.codex/auth.json). CODEX_API_KEY first: set for Codex
+        // alone, where OPENAI_API_KEY may be there for other tools.
+        logins: &[
+            KeyLogin {
+                var: "CODEX_API_KEY",
+                method: "codex-api-key",
+            },
+            KeyLogin {
+                var: "OPENAI_API_KEY",
+                method: "openai-api-key",
+            },
+        ],
     }),
 };
 
