@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use common::agents::{CODEX_ACP, GEMINI, OPENCODE, QWEN, agent_or_skip};
 use common::fake_chat::{self, FakeChat};
+use common::fake_responses::{self, FakeResponses};
 use common::gemini::{self, FakeGemini};
 use common::http::{self, Reply};
 use common::{git_or_skip, kill_processes_mentioning, stderr_of, stdout_of, wait_for};
@@ -265,6 +266,52 @@ fn qwen_runs_a_first_job_with_nothing_but_its_key_and_settings() {
 }
 
 #[test]
+fn codex_runs_a_first_job_with_nothing_but_openai_api_key() {
+    let test = "codex_runs_a_first_job_with_nothing_but_openai_api_key";
+    let Some(codex_acp) = agent_or_skip(test, &CODEX_ACP) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    // What a user of OpenAI's API has: the key exported, no `codex login`, no provider of
+    // their own. Here OpenAI's own provider is pointed at the API on 127.0.0.1 the one way
+    // Codex 0.137 has (it reads no OPENAI_BASE_URL): `openai_base_url` in its config.toml.
+    let api = FakeResponses::start(vec![Reply::text(ANSWER), Reply::text(ANSWER)]);
+    let fresh = Fresh::new(&codex_acp, "codex-acp", |base| {
+        let (home, _) = nothing(base);
+        fs::create_dir_all(home.join(".codex")).unwrap();
+        fs::write(
+            home.join(".codex/config.toml"),
+            format!("openai_base_url = \"{}\"\n", api.base_url()),
+        )
+        .unwrap();
+        let key = ("OPENAI_API_KEY".into(), fake_responses::KEY.into());
+        (home, vec![key])
+    });
+    let doctor = stdout_of(&fresh.luzia(&["doctor", "--agent", "codex"]));
+    assert!(
+        doctor.contains("Codex will log in with OPENAI_API_KEY"),
+        "{doctor}"
+    );
+    let (_, meta, log) = fresh.first_job("codex");
+    assert_eq!(meta["argv"], serde_json::json!(["codex-acp"]), "{meta}");
+    assert!(log.contains("── Codex session "), "{log}");
+    assert!(
+        log.contains("luzia: Codex asked for a login: authenticating with OPENAI_API_KEY (its method openai-api-key)"),
+        "{log}"
+    );
+    assert!(
+        !log.contains(fake_responses::KEY),
+        "the key's value is in output.log:\n{log}"
+    );
+    // Codex saved that login (~/.codex/auth.json, as `codex login --with-api-key` does): the
+    // next job is not refused, and luzia does not log in again.
+    let (_, _, again) = fresh.first_job("codex");
+    assert!(!again.contains("asked for a login"), "{again}");
+}
+
+#[test]
 fn gemini_with_no_key_is_the_gemini_not_logged_in_issue() {
     let test = "gemini_with_no_key_is_the_gemini_not_logged_in_issue";
     let Some(gemini) = agent_or_skip(test, &GEMINI) else {
@@ -311,19 +358,53 @@ fn codex_with_no_login_is_the_codex_not_logged_in_issue() {
     if !git_or_skip() {
         return;
     }
-    // Its key in the environment is not enough for codex-acp: it wants its saved login.
-    let fresh = Fresh::new(&codex_acp, "codex-acp", |base| {
-        let (home, _) = nothing(base);
-        (
-            home,
-            vec![("OPENAI_API_KEY".into(), "sk-not-logged-in".into())],
-        )
-    });
-    fresh.cannot_log_in(
+    // No key and no saved login: codex-acp refuses the session, and luzia has nothing to log
+    // it in with.
+    let fresh = Fresh::new(&codex_acp, "codex-acp", nothing);
+    let shown = fresh.cannot_log_in(
         "codex",
         "codex-not-logged-in",
-        &["OPENAI_API_KEY", "codex login"],
+        &["OPENAI_API_KEY", "CODEX_API_KEY", "openai_base_url"],
     );
+    assert!(!shown.contains("asked for a login"), "{shown}");
+}
+
+#[test]
+fn codex_refusing_the_login_with_its_key_is_the_codex_not_logged_in_issue() {
+    let test = "codex_refusing_the_login_with_its_key_is_the_codex_not_logged_in_issue";
+    let Some(codex_acp) = agent_or_skip(test, &CODEX_ACP) else {
+        return;
+    };
+    if !git_or_skip() {
+        return;
+    }
+    // A key, and a Codex told to keep its login in the system's keyring, which a server does
+    // not have: it refuses the login luzia asks for, in its own words.
+    let fresh = Fresh::new(&codex_acp, "codex-acp", |base| {
+        let (home, _) = nothing(base);
+        fs::create_dir_all(home.join(".codex")).unwrap();
+        fs::write(
+            home.join(".codex/config.toml"),
+            "cli_auth_credentials_store = \"keyring\"\n",
+        )
+        .unwrap();
+        (
+            home,
+            vec![("OPENAI_API_KEY".into(), "sk-kept-nowhere".into())],
+        )
+    });
+    let shown = fresh.cannot_log_in(
+        "codex",
+        "codex-not-logged-in",
+        &["OPENAI_API_KEY", "keyring"],
+    );
+    for said in [
+        "luzia: Codex asked for a login: authenticating with OPENAI_API_KEY (its method openai-api-key)",
+        "luzia: Codex refused authenticate: Internal error (-32603): failed to write OAuth tokens to keyring",
+    ] {
+        assert!(shown.contains(said), "{said:?} not in:\n{shown}");
+    }
+    assert!(!shown.contains("sk-kept-nowhere"), "{shown}");
 }
 
 #[test]

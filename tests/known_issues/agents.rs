@@ -51,11 +51,17 @@ pub const POSITIVE: &[Case] = &[
         text: "luzia: opencode refused session/prompt: Internal error: Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys. (-32603): {\"service\":\"session\",\"errorName\":\"APIError\"}\n",
     },
     // ---------------------------------------------------------------------- codex-not-logged-in
-    // codex-acp 0.16.0, no ~/.codex/auth.json (with or without OPENAI_API_KEY)
+    // codex-acp 0.16.0, no ~/.codex/auth.json and no key
     Case {
         pattern: "codex-not-logged-in",
-        from: "luzia run --agent codex (codex-acp 0.16.0, no login)",
+        from: "luzia run --agent codex (codex-acp 0.16.0, no login, no key)",
         text: "luzia: Codex refused session/new: Authentication required (-32000)\n",
+    },
+    // codex-acp 0.16.0 refusing the login luzia asked for (its words when the key is missing)
+    Case {
+        pattern: "codex-not-logged-in",
+        from: "luzia run --agent codex (codex-acp 0.16.0, authenticate refused)",
+        text: "luzia: Codex refused authenticate: Internal error (-32603): OPENAI_API_KEY is not set\n",
     },
 ];
 
@@ -128,6 +134,6 @@ pub const LOGS: &[(&str, &str, &str, &[&str])] = &[
         "codex, no login",
         include_str!("../golden/codex/no-login-0.16.0.log"),
         "codex-not-logged-in",
-        &["OPENAI_API_KEY", "codex login"],
+        &["OPENAI_API_KEY", "CODEX_API_KEY", "openai_base_url"],
     ),
 ];

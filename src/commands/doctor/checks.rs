@@ -273,10 +273,25 @@ fn credentials(cfg: &Config, facts: &Facts, kind: Kind) -> Vec<Check> {
 }
 
 /// How the agent will log in: with the credentials `set`, else with its own `login_file`, else
-/// not at all (a problem). `also` names the other declared variables set.
+/// not at all (a problem). An agent that luzia logs in with a key only when it asks for a login
+/// (codex-acp: its kind declares ACP logins) uses its own login first, when it has one. `also`
+/// names the other declared variables set.
 fn login(kind: Kind, set: &[&str], login_file: Option<PathBuf>, also: &str) -> Check {
     let name = kind.name();
+    let on_refusal = kind
+        .profile()
+        .acp
+        .as_ref()
+        .is_some_and(|a| !a.logins.is_empty());
     match (set.is_empty(), login_file) {
+        (false, Some(file)) if on_refusal => Check::ok(
+            "credentials",
+            format!(
+                "{name} will use its own login ({}), and {} only if it asks for another{also}",
+                file.display(),
+                set.join(", ")
+            ),
+        ),
         (false, _) => Check::ok(
             "credentials",
             format!("{name} will log in with {}{also}", set.join(", ")),

@@ -170,6 +170,38 @@ fn credentials_are_named_and_none_at_all_is_a_problem() {
     }
 }
 
+/// Codex: its key unless it has a login of its own, which it uses first (luzia logs it in with
+/// the key only when it asks for a login).
+#[test]
+fn codex_uses_its_own_login_first_and_its_key_when_it_asks() {
+    let cases: &[(&[(&str, &str)], bool, &str)] = &[
+        (
+            &[("OPENAI_API_KEY", SECRET)],
+            false,
+            "Codex will log in with OPENAI_API_KEY",
+        ),
+        (&[], true, "Codex will use its own login ("),
+        (
+            &[("OPENAI_API_KEY", SECRET), ("CODEX_API_KEY", SECRET)],
+            true,
+            "/.codex/auth.json), and OPENAI_API_KEY, CODEX_API_KEY only if it asks for another",
+        ),
+    ];
+    for (vars, login, says) in cases {
+        let m = Machine::new(&[("codex-acp", "echo codex-acp 0.16.0")]);
+        if *login {
+            std::fs::create_dir(m.path().join("home/.codex")).unwrap();
+            std::fs::write(m.path().join("home/.codex/auth.json"), "{}").unwrap();
+        }
+        let config = m.config("[agent]\nkind = \"codex\"\n");
+        let checks = gather(None, Ok(&config), &m.facts(vars));
+        let c = topic(&checks, "credentials");
+        assert!(c.says.contains(says), "{vars:?}, login {login}: {}", c.says);
+        assert_ne!(c.level, Level::Problem, "{c:?}");
+        assert!(!text(&checks).contains(SECRET));
+    }
+}
+
 #[test]
 fn the_declared_variables_are_listed_by_name() {
     let m = Machine::new(&[CLAUDE]);

@@ -341,7 +341,7 @@ fn run_agent(
     rules: &AgentEnv,
 ) -> i32 {
     // Spawning registers the child with the runtime's reaper.
-    let (mut child, tokens) = match spawn_agent(dir, plan, log, rules) {
+    let (mut child, tokens, keys) = match spawn_agent(dir, plan, log, rules) {
         Ok(spawned) => spawned,
         Err(message) => {
             let line = format!(
@@ -361,7 +361,7 @@ fn run_agent(
             child,
             (dir, log),
             plan,
-            (agent.as_ref(), tokens),
+            (agent.as_ref(), tokens, keys),
             signals,
         ));
     }

@@ -74,19 +74,25 @@ const DEFS: &[Def] = &[
     },
     Def {
         name: "codex-not-logged-in",
-        description: "Codex (codex-acp) could not log in: it has no saved login and no provider \
-                      of the user's own",
+        description: "Codex (codex-acp) could not log in: no key reached it, it has no saved \
+                      login and no provider of the user's own",
         regexes: &[
-            // codex-acp 0.16.0 with no ~/.codex/auth.json, even with OPENAI_API_KEY set
+            // codex-acp 0.16.0 with no ~/.codex/auth.json and no key luzia logs it in with
             r"^luzia: Codex refused session/\S+: Authentication required",
+            // a key luzia logged it in with, refused
+            r"^luzia: Codex refused authenticate: ",
         ],
-        fix: "codex-acp logs in from its saved login, not from the environment: once, as the \
-              user agents run as, run `printenv OPENAI_API_KEY | codex login --with-api-key` \
-              (or `codex login` for a ChatGPT plan), which leaves ~/.codex/auth.json \
-              (CODEX_HOME); or give Codex a provider of your own in ~/.codex/config.toml whose \
-              env_key names a variable that reaches the agent (OPENAI_API_KEY, CODEX_*, or one \
-              in [agent] env_pass). `luzia doctor --agent codex` says which are set. Retry (r) \
-              afterwards.",
+        fix: "Give Codex a key in the environment luzia (and so the agent) runs in: export \
+              OPENAI_API_KEY (or CODEX_API_KEY) before starting luzia; when codex-acp asks for a \
+              login luzia logs it in with that key, which Codex then keeps as its own login \
+              (~/.codex/auth.json, CODEX_HOME). For an endpoint other than OpenAI's set \
+              openai_base_url in ~/.codex/config.toml of the user agents run as (Codex reads no \
+              OPENAI_BASE_URL), or give Codex a provider of your own there whose env_key names a \
+              variable that reaches the agent (OPENAI_API_KEY, CODEX_*, or one in [agent] \
+              env_pass); for a ChatGPT plan run `codex login` once as that user. A login Codex \
+              cannot keep (cli_auth_credentials_store = \"keyring\" with no keyring on the \
+              machine) needs \"file\" or \"ephemeral\" there. `luzia doctor \
+              --agent codex` says which are set. Retry (r) afterwards.",
     },
 ];
 

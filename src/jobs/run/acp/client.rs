@@ -1,7 +1,8 @@
 //! The client's side of one ACP session, as a job runs it: `initialize` (no file system, no
 //! terminal: the agent works in its own directory with its own tools), `session/new` in the
 //! job's directory or `session/load` of the session a job continues (its replayed history kept
-//! out of output.log), then one `session/prompt` with the task. Meanwhile each `session/update`
+//! out of output.log; either asked again after logging in when refused for want of a login,
+//! [`auth`](super::auth)), then one `session/prompt` with the task. Meanwhile each `session/update`
 //! is rendered into output.log ([`render`](super::render)) and what it means recorded by the
 //! job's sink (activity, session id, figures), and each permission request or elicitation waits
 //! in the job's inbox ([`inbox`](super::inbox)) on a thread of the runtime's blocking pool, one
@@ -13,13 +14,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::auth::{self, Login};
 use super::inbox::{self, Answered};
-use super::lines::Lines;
-use super::render::Renderer;
+use super::lines::{Lines, write_lines};
+use super::render::{Renderer, refusal};
 use super::usage;
 use crate::jobs::fs::wait::Stop;
 use crate::jobs::hitl::agent::AgentError;
@@ -45,6 +47,8 @@ pub struct Plan {
     pub cost_before: Option<f64>,
     /// Where the turn's tokens come from.
     pub tokens: usage::TokensFrom,
+    /// The keys set in the agent's environment that stand for its logins.
+    pub logins: auth::Keys,
 }
 
 /// How the session ended.
@@ -103,6 +107,7 @@ where
         denied: false,
         cancelled: false,
         refused: None,
+        login: Login::new(plan.logins.clone()),
         cancels,
     };
     let ending = match client.session(&plan).await {
@@ -115,15 +120,6 @@ where
     let _ = writer.await;
     client.sink.end();
     (ending, client.sink)
-}
-
-async fn write_lines<W: AsyncWrite + Unpin>(mut to: W, mut lines: mpsc::UnboundedReceiver<String>) {
-    while let Some(mut line) = lines.recv().await {
-        line.push('\n');
-        if to.write_all(line.as_bytes()).await.is_err() || to.flush().await.is_err() {
-            return;
-        }
-    }
 }
 
 /// A request of the agent's that waits in the inbox.
@@ -163,6 +159,7 @@ struct Client<R, S> {
     cancelled: bool,
     /// The error the agent answered the last refused request with.
     refused: Option<Value>,
+    login: Login,
     cancels: mpsc::Receiver<Cancel>,
 }
 
@@ -182,6 +179,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
                 }),
             )
             .await?;
+        self.login.offered(&init["authMethods"]);
         let cwd = plan.cwd.display().to_string();
         let loaded = plan.load.is_some();
         if let Some(id) = &plan.load {
@@ -194,7 +192,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
             }
             self.loading = true;
             let loaded = self
-                .call(
+                .open(
                     "session/load",
                     json!({"sessionId": id, "cwd": cwd, "mcpServers": []}),
                 )
@@ -207,7 +205,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
             self.session = id.clone();
         } else {
             let new = self
-                .call("session/new", json!({"cwd": cwd, "mcpServers": []}))
+                .open("session/new", json!({"cwd": cwd, "mcpServers": []}))
                 .await?;
             self.session = new["sessionId"].as_str().unwrap_or_default().to_owned();
             if self.session.is_empty() {
@@ -294,6 +292,22 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
         }
     }
 
+    /// A request that opens the session; refused for want of a login the agent offered for a key
+    /// of its environment, asked again once logged in with it.
+    async fn open(&mut self, method: &str, params: Value) -> Result<Value, Ending> {
+        let refused = match self.call(method, params.clone()).await {
+            Err(Ending::Refused(said)) => said,
+            done => return done,
+        };
+        let Some(login) = self.login.after(self.refused.as_ref()) else {
+            return Err(Ending::Refused(refused));
+        };
+        let note = self.renderer.note(&auth::note(self.name, login));
+        self.show(note);
+        self.call("authenticate", auth::params(login)).await?;
+        self.call(method, params).await
+    }
+
     /// Reads (and keeps out of output.log) what an agent replays after its answer to
     /// `session/load` (Gemini CLI sends the history without waiting for it to be written),
     /// until it has been quiet for [`REPLAY_QUIET`], for at most [`REPLAY_MAX`].
@@ -360,7 +374,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
                     self.show(asked);
                 }
                 if self.cancelled {
-                    self.reply(&id, cancelled_response(&method));
+                    self.reply(&id, inbox::cancelled_response(&method));
                     return;
                 }
                 self.waiting.push_back(Asked { id, method, params });
@@ -415,7 +429,7 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
             }
             // Fail closed: what nobody could see is not allowed.
             Err(e) => (
-                cancelled_response(&asked.method),
+                inbox::cancelled_response(&asked.method),
                 format!("  ✗ luzia could not ask the operator: {e}"),
             ),
         };
@@ -440,10 +454,13 @@ impl<R: AsyncRead + Unpin, S: Sink> Client<R, S> {
             waiting.stop.stop_because(STOPPED.to_owned());
             // The wait ends at once, the gate withdrawn and recorded so in the history.
             let _ = waiting.task.await;
-            self.reply(&waiting.asked.id, cancelled_response(&waiting.asked.method));
+            self.reply(
+                &waiting.asked.id,
+                inbox::cancelled_response(&waiting.asked.method),
+            );
         }
         while let Some(asked) = self.waiting.pop_front() {
-            self.reply(&asked.id, cancelled_response(&asked.method));
+            self.reply(&asked.id, inbox::cancelled_response(&asked.method));
         }
     }
 
@@ -478,34 +495,4 @@ async fn answered(asked: &mut Option<Waiting>) -> Result<Answered, String> {
         },
         None => std::future::pending().await,
     }
-}
-
-/// The answer to a request nobody decided: `cancelled` for a permission, `cancel` for an
-/// elicitation.
-fn cancelled_response(method: &str) -> Value {
-    if method == "elicitation/create" {
-        json!({"action": "cancel"})
-    } else {
-        inbox::cancelled()
-    }
-}
-
-/// A request's error, in words: `session/new: Authentication required (-32000)`.
-fn refusal(method: &str, error: &Value) -> String {
-    let message = error["message"].as_str().unwrap_or("an error");
-    let mut said = format!("{method}: {message}");
-    if let Some(code) = error["code"].as_i64() {
-        said.push_str(&format!(" ({code})"));
-    }
-    if let Some(data) = error.get("data").filter(|d| !d.is_null()) {
-        let data = match data {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        said.push_str(&format!(
-            ": {}",
-            crate::jobs::text::sanitize::ellipsize(&data, 400)
-        ));
-    }
-    said
 }

@@ -155,6 +155,16 @@ pub fn cancelled() -> Value {
     json!({"outcome": {"outcome": "cancelled"}})
 }
 
+/// The answer to a request nobody decided: `cancelled` for a permission, `cancel` for an
+/// elicitation.
+pub fn cancelled_response(method: &str) -> Value {
+    if method == "elicitation/create" {
+        json!({"action": "cancel"})
+    } else {
+        cancelled()
+    }
+}
+
 /// What a request came to: the response, and a line for output.log.
 pub struct Answered {
     pub response: Value,

@@ -1,8 +1,10 @@
 //! The agent's stdout as JSON-RPC messages, one a line, read with a bound: a line longer than
 //! [`LINE_CAP`] is passed over whole (its start is not taken for a message), so the supervisor's
-//! memory stays small whatever the agent writes.
+//! memory stays small whatever the agent writes. And the client's messages to its stdin, the
+//! same way.
 
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
 
 /// The longest message read (a loaded session's history may carry whole files).
 pub const LINE_CAP: usize = 16 * 1024 * 1024;
@@ -71,6 +73,19 @@ impl<R: AsyncRead + Unpin> Lines<R> {
                 Ok(0) | Err(_) => self.ended = true,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
             }
+        }
+    }
+}
+
+/// Writes each message to `to`, one a line, until they end or `to` is closed.
+pub async fn write_lines<W: AsyncWrite + Unpin>(
+    mut to: W,
+    mut lines: mpsc::UnboundedReceiver<String>,
+) {
+    while let Some(mut line) = lines.recv().await {
+        line.push('\n');
+        if to.write_all(line.as_bytes()).await.is_err() || to.flush().await.is_err() {
+            return;
         }
     }
 }

@@ -255,6 +255,23 @@ fn one_line(s: &str) -> String {
     }
 }
 
+/// A request's error, in words: `session/new: Authentication required (-32000)`.
+pub fn refusal(method: &str, error: &Value) -> String {
+    let message = error["message"].as_str().unwrap_or("an error");
+    let mut said = format!("{method}: {message}");
+    if let Some(code) = error["code"].as_i64() {
+        said.push_str(&format!(" ({code})"));
+    }
+    if let Some(data) = error.get("data").filter(|d| !d.is_null()) {
+        let data = match data {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        said.push_str(&format!(": {}", ellipsize(&data, 400)));
+    }
+    said
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

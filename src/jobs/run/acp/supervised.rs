@@ -15,6 +15,7 @@ use tokio::process::Child;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::auth::Keys;
 use super::client::{self, Ending, Plan};
 use super::usage::TokensFrom;
 use crate::jobs::fs::files::{META_FILE_CAP, read_capped};
@@ -39,7 +40,7 @@ pub(in crate::jobs::run) async fn run_job(
     child: tokio::process::Child,
     (dir, log): (&Path, &File),
     plan: &supervise::Plan,
-    (agent, tokens): (Option<&Recorded>, TokensFrom),
+    (agent, tokens, logins): (Option<&Recorded>, TokensFrom, Keys),
     mut signals: Option<&mut Signals>,
 ) -> i32 {
     let prompt = match read_capped(&dir.join(PROMPT_FILE), META_FILE_CAP) {
@@ -61,6 +62,7 @@ pub(in crate::jobs::run) async fn run_job(
             _ => None,
         },
         tokens,
+        logins,
     };
     let code = run_to_end(child, dir, log, session, signals.as_deref_mut()).await;
     if let Some(a) = agent

@@ -1,11 +1,14 @@
-//! OpenAI's Codex CLI, and Zed's ACP adapter for it (`codex-acp`, which embeds Codex). It reads
-//! its key from `OPENAI_API_KEY` or `CODEX_API_KEY` (a `model_providers` entry of its
-//! config.toml may name another variable, which `[agent] env_pass` passes), its endpoint from
-//! `OPENAI_BASE_URL`, its config and login from `CODEX_HOME` (default `~/.codex`).
+//! OpenAI's Codex CLI, and Zed's ACP adapter for it (`codex-acp`, which embeds Codex). Its key is
+//! `OPENAI_API_KEY` or `CODEX_API_KEY` (a `model_providers` entry of its config.toml may name
+//! another variable, which `[agent] env_pass` passes), with which codex-acp logs in only when
+//! asked to (see `logins`); its config and login are in `CODEX_HOME` (default `~/.codex`). The
+//! Codex that codex-acp 0.16.0 embeds (0.137) reads no `OPENAI_BASE_URL`: another endpoint for
+//! OpenAI's own provider is `openai_base_url` in its config.toml (the variable still passes,
+//! for the `codex` CLI of releases that read it).
 
 use std::path::PathBuf;
 
-use super::{Acp, Needs, Profile, Var};
+use super::{Acp, KeyLogin, Needs, Profile, Var};
 
 pub mod rollout;
 
@@ -25,11 +28,25 @@ pub const PROFILE: Profile = Profile {
         credentials: &["OPENAI_API_KEY", "CODEX_API_KEY"],
     },
     install: "install Codex (npm install -g @openai/codex, and @zed-industries/codex-acp for its ACP adapter), or name its full path in [agent] command",
-    login_help: "export OPENAI_API_KEY=<your key> (with OPENAI_BASE_URL for a gateway) in the shell that starts luzia, or run `codex login` once as the user agents run as; then `luzia doctor` again",
+    login_help: "export OPENAI_API_KEY=<your key> (or CODEX_API_KEY; for a gateway, openai_base_url in ~/.codex/config.toml) in the shell that starts luzia, or run `codex login` once as the user agents run as; then `luzia doctor` again",
     login_file,
     acp: Some(Acp {
         command: &["codex-acp"],
         marks: &["codex-acp"],
+        // codex-acp 0.16.0 logs in from its saved login only, and refuses the session without
+        // one; its `authMethods` offer each key (`"type": "env_var"`), and authenticating with
+        // one saves it as that login (~/.codex/auth.json). CODEX_API_KEY first: set for Codex
+        // alone, where OPENAI_API_KEY may be there for other tools.
+        logins: &[
+            KeyLogin {
+                var: "CODEX_API_KEY",
+                method: "codex-api-key",
+            },
+            KeyLogin {
+                var: "OPENAI_API_KEY",
+                method: "openai-api-key",
+            },
+        ],
     }),
 };
 

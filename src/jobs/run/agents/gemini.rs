@@ -31,6 +31,9 @@ pub const PROFILE: Profile = Profile {
     acp: Some(Acp {
         command: &["gemini", "--acp"],
         marks: &["--acp", "--experimental-acp"],
+        // 0.61.0 logs in with GEMINI_API_KEY by itself (with no kind chosen in its settings);
+        // authenticating would add nothing.
+        logins: &[],
     }),
 };
 

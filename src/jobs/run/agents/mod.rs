@@ -68,6 +68,20 @@ pub struct Acp {
     /// programs that speak nothing else (`codex-acp`): a command line with one of them speaks
     /// ACP.
     pub marks: &'static [&'static str],
+    /// The ACP logins (`authenticate`) its keys stand for, the preferred first: sent only when
+    /// it refuses the session for want of a login and offers the method, with its variable set
+    /// in its environment. Only a kind that does not log in from that variable by itself
+    /// declares any (see [`crate::jobs::run::acp::auth`]).
+    pub logins: &'static [KeyLogin],
+}
+
+/// A variable of an agent's environment that stands for one of its ACP login methods: with
+/// it set, `authenticate {methodId}` logs the agent in with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyLogin {
+    pub var: &'static str,
+    /// The method's id in the agent's `authMethods` (`openai-api-key`).
+    pub method: &'static str,
 }
 
 impl Kind {

@@ -38,6 +38,9 @@ pub const PROFILE: Profile = Profile {
     acp: Some(Acp {
         command: &["opencode", "acp"],
         marks: &["acp"],
+        // 1.18.33 offers only a login in the terminal (`opencode auth login`); keys it reads
+        // by itself.
+        logins: &[],
     }),
 };
 

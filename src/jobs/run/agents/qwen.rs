@@ -27,6 +27,9 @@ pub const PROFILE: Profile = Profile {
     acp: Some(Acp {
         command: &["qwen", "--acp"],
         marks: &["--acp", "--experimental-acp"],
+        // 0.15.10 logs in with OPENAI_API_KEY by itself (with OPENAI_BASE_URL and OPENAI_MODEL);
+        // with the key alone, authenticating with its `openai` method is refused too.
+        logins: &[],
     }),
 };
 

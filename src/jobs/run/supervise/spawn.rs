@@ -10,6 +10,7 @@ use super::{Plan, add_port};
 use crate::jobs::fs::files::open_nofollow;
 use crate::jobs::fs::names::PROMPT_FILE;
 use crate::jobs::run::account::{Account, AgentEnv, agent_env};
+use crate::jobs::run::acp::auth::Keys;
 use crate::jobs::run::acp::usage::TokensFrom;
 use crate::jobs::run::agents::codex::rollout::Sessions;
 use crate::jobs::run::agents::{Kind, speaks_acp};
@@ -29,13 +30,14 @@ pub(in crate::jobs::run) enum SpawnError {
 }
 
 /// Starts the agent; with it, where the tokens of its turn come from (for an ACP agent: Codex's
-/// are in its session file, which its environment says where to find).
+/// are in its session file, which its environment says where to find), and the keys of its
+/// environment that stand for its ACP logins.
 pub(super) fn spawn_agent(
     dir: &Path,
     plan: &Plan,
     log: &File,
     rules: &AgentEnv,
-) -> Result<(tokio::process::Child, TokensFrom), SpawnError> {
+) -> Result<(tokio::process::Child, TokensFrom, Keys), SpawnError> {
     let acp = speaks_acp(&plan.argv);
     // An ACP agent reads its messages on stdin; the task is the prompt the session sends.
     let stdin = if acp {
@@ -83,12 +85,15 @@ pub(super) fn spawn_agent(
     } else {
         TokensFrom::Response
     };
+    let keys = Keys::of(kind, &|k| {
+        env.get(OsStr::new(k)).is_some_and(|v| !v.is_empty())
+    });
     cmd.env_clear().envs(env);
     let child = tokio::process::Command::from(cmd)
         .kill_on_drop(false)
         .spawn()
         .map_err(SpawnError::Io)?;
-    Ok((child, tokens))
+    Ok((child, tokens, keys))
 }
 
 /// Whether the agent's stdout goes through the supervisor, which then tells stream-json from
