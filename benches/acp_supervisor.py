@@ -21,8 +21,9 @@ import shutil
 import sys
 import tempfile
 
-from acp_bench import agents, fake_llm
-from acp_bench.measure import Failed, measure
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+from acp_bench import agents, fake_llm  # noqa: E402
+from acp_bench.measure import Failed, measure  # noqa: E402
 
 # The supervisor's budget of its own memory beside its agent's (issue 28).
 BUDGET_KIB = 1024
