@@ -1,102 +1,98 @@
 #!/usr/bin/env python3
-"""Memory of the supervisor of an ACP agent: N jobs each run a small ACP agent (this script,
-with --agent) that opens a session and asks permission for a tool call, so that each job waits
-at a gate with its session open; then each supervisor's PSS (/proc/PID/smaps_rollup) is read,
-beside the same for N plain jobs (`sleep`), whose supervisors only wait for their agent.
-The agent's own memory is not counted: it is another process.
+"""Memory of the supervisor of an ACP agent, for each agent luzia drives over ACP.
 
-    benches/acp_supervisor.py --luzia target/release/luzia [--jobs 10]
+For each row, in one run and one kind at a time: N jobs whose agent opens a session and asks
+permission for a shell command, so that each job waits at a gate with its session open; then
+each supervisor's PSS and anonymous PSS (/proc/PID/smaps_rollup) are read, and the PSS of its
+agent's processes for context; the jobs are killed before the next row starts. The rows:
+
+- plain (sleep): `sh -c 'exec sleep 600'`, a supervisor that only waits for its agent;
+- fake ACP agent: acp_bench/fake_agent.py, run as a program named `gemini`;
+- gemini, qwen, opencode, codex: the real CLIs CI pins (`gemini --acp`, `qwen --acp`,
+  `opencode acp`, `codex-acp`), each with a HOME of its own set up as a user would, against a
+  scripted model API this script serves on 127.0.0.1 (acp_bench/fake_llm.py) whose every turn
+  is a call of the agent's shell tool.
+
+    benches/acp_supervisor.py --luzia target/release/luzia [--jobs 5] [--agents gemini,codex]
 """
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+from acp_bench import agents, fake_llm  # noqa: E402
+from acp_bench.measure import Failed, measure  # noqa: E402
+
+# The supervisor's budget of its own memory beside its agent's (issue 28).
+BUDGET_KIB = 1024
 
 
-def agent():
-    """A minimal ACP agent: initialize, session/new, then one prompt that asks permission and
-    waits for the answer for ever (until its stdin closes)."""
-    out = sys.stdout
-    def send(o):
-        out.write(json.dumps(o) + "\n"); out.flush()
-    for line in sys.stdin:
-        m = json.loads(line)
-        method = m.get("method")
-        if method == "initialize":
-            send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": 1,
-                  "agentCapabilities": {"loadSession": True},
-                  "agentInfo": {"name": "bench-agent", "version": "1"}}})
-        elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "bench-session"}})
-        elif method == "session/prompt":
-            send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "bench-session",
-                  "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Working.\n"}}}})
-            send({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
-                  "sessionId": "bench-session",
-                  "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"},
-                              {"optionId": "no", "name": "Reject", "kind": "reject_once"}],
-                  "toolCall": {"toolCallId": "c1", "title": "make test", "kind": "execute", "status": "pending"}}})
+def median(values):
+    s = sorted(values)
+    return s[len(s) // 2]
 
 
-def pss_kib(pid):
-    """PSS, and its anonymous part (what each supervisor has of its own, whatever the number
-    of supervisors sharing the executable's pages), in KiB."""
-    got = {}
-    with open(f"/proc/{pid}/smaps_rollup") as f:
-        for line in f:
-            key = line.split(":")[0]
-            if key in ("Pss", "Pss_Anon"):
-                got[key] = int(line.split()[1])
-    return got.get("Pss"), got.get("Pss_Anon")
+def rows_to_run(wanted, bindir, homes, llm_url):
+    """The rows, plain and fake first; a real agent not installed is left out, saying so."""
+    rows = [agents.plain(), agents.fake(bindir)]
+    for name in wanted:
+        path = agents.program(name)
+        if path is None:
+            print(f"SKIPPED {name}: not installed under {agents.CACHE}", file=sys.stderr)
+            continue
+        rows.append(agents.real(name, path, os.path.join(homes, name), llm_url))
+    return rows
 
 
-def run(luzia, jobs, command, n, wait_for):
-    base = tempfile.mkdtemp(prefix="luzia-bench-acp-")
-    for d in ("jobs", "queue", "proj", "xdg"):
-        os.makedirs(os.path.join(base, d))
-    cfg = os.path.join(base, "config.toml")
-    with open(cfg, "w") as f:
-        f.write(f'jobs_dir = "{base}/jobs"\nnotifications_log = "{base}/notes.log"\n'
-                f'queue_dir = "{base}/queue"\n[agent]\nmax_concurrent = {n}\n'
-                f'command = {json.dumps(command)}\n[projects.p]\npath = "{base}/proj"\n')
-    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(base, "xdg"))
-    ids = [subprocess.check_output([luzia, "--config", cfg, "run", "p", "bench"], env=env, text=True).strip()
-           for _ in range(n)]
-    deadline = time.time() + 60
-    while not all(os.path.exists(os.path.join(base, "jobs", i, wait_for)) for i in ids):
-        if time.time() > deadline:
-            sys.exit(f"the jobs never showed {wait_for} in {base}")
-        time.sleep(0.1)
-    time.sleep(1)
-    pids = [int(open(os.path.join(base, "jobs", i, "pid")).read()) for i in ids]
-    sizes = [pss_kib(p) for p in pids]
-    for i in ids:
-        subprocess.run([luzia, "--config", cfg, "kill", i], env=env, capture_output=True)
-    return sizes
+def report(results, n, plain_anon, fake_anon):
+    """One line a row: medians over its N jobs, in KiB, and the differences in anonymous PSS
+    from the plain and the fake rows."""
+    print(f"\n{n} jobs a row; medians in KiB (supervisor: min-max of anonymous PSS)")
+    head = (f"{'agent':16} {'sup PSS':>8} {'sup anon':>9} {'range':>11} {'- plain':>8} "
+            f"{'- fake':>7} {'threads':>7} {'agent PSS':>10} {'procs':>5}  budget")
+    print(head)
+    for name, samples in results:
+        anon = [s.anon for s in samples]
+        m = median(anon)
+        print(f"{name:16} {median(s.pss for s in samples):8} {m:9} "
+              f"{min(anon):>5}-{max(anon):<5} {m - plain_anon:+8} {m - fake_anon:+7} "
+              f"{median(s.threads for s in samples):7} {median(s.agent_pss for s in samples):10} "
+              f"{median(s.agent_procs for s in samples):5}  "
+              f"{'under' if max(anon) < BUDGET_KIB else 'OVER'} 1 MiB")
 
 
 def main():
-    if "--agent" in sys.argv:
-        return agent()
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--luzia", required=True)
-    ap.add_argument("--jobs", type=int, default=10)
+    ap.add_argument("--jobs", type=int, default=5)
+    ap.add_argument("--agents", default=",".join(agents.REAL),
+                    help="the real agents to run, comma-separated (default: all four)")
+    ap.add_argument("--settle", type=float, default=2.0,
+                    help="seconds to wait after the last gate before reading")
     a = ap.parse_args()
+    wanted = [w for w in a.agents.split(",") if w]
+    unknown = set(wanted) - set(agents.REAL)
+    if unknown:
+        sys.exit(f"unknown agents {sorted(unknown)}: choose among {', '.join(agents.REAL)}")
     luzia = os.path.abspath(a.luzia)
-    me = os.path.abspath(__file__)
-    # An ACP kind is told by its program's name: the agent runs as a script named `gemini`.
-    bindir = tempfile.mkdtemp(prefix="luzia-bench-bin-")
-    fake = os.path.join(bindir, "gemini")
-    with open(fake, "w") as f:
-        f.write(f"#!/bin/sh\nexec {sys.executable} {me} --agent\n")
-    os.chmod(fake, 0o755)
-    acp = run(luzia, a.jobs, [fake, "--acp"], a.jobs, "approval.json")
-    plain = run(luzia, a.jobs, ["sh", "-c", "exec sleep 600"], a.jobs, "pid")
-    median = lambda s: s[len(s) // 2]
-    for part, name in ((0, "PSS"), (1, "PSS anonymous")):
-        x = sorted(v[part] for v in acp)
-        y = sorted(v[part] for v in plain)
-        print(f"{a.jobs} supervisors each, {name} in KiB (min / median / max)")
-        print(f"  ACP session waiting at a gate: {x[0]} / {median(x)} / {x[-1]}")
-        print(f"  plain agent (sleep):           {y[0]} / {median(y)} / {y[-1]}")
-        print(f"  ACP's cost, medians:           {median(x) - median(y)} KiB")
+    scratch = tempfile.mkdtemp(prefix="luzia-bench-agents-")
+    llm = fake_llm.FakeLlm()
+    try:
+        os.makedirs(os.path.join(scratch, "bin"))
+        results = []
+        for row in rows_to_run(wanted, os.path.join(scratch, "bin"), scratch, llm.url):
+            print(f"{row.name}: {a.jobs} jobs ...", file=sys.stderr, flush=True)
+            results.append((row.name, measure(luzia, row, a.jobs, a.settle)))
+        print(f"model API requests: {llm.requests_seen()}", file=sys.stderr)
+    except Failed as e:
+        sys.exit(f"{e}\nmodel API requests: {llm.requests_seen()}")
+    finally:
+        llm.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    anon = {name: median(s.anon for s in samples) for name, samples in results}
+    report(results, a.jobs, anon["plain (sleep)"], anon["fake ACP agent"])
 
 
 if __name__ == "__main__":

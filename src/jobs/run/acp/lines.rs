@@ -9,6 +9,9 @@ use tokio::sync::mpsc;
 /// The longest message read (a loaded session's history may carry whole files).
 pub const LINE_CAP: usize = 16 * 1024 * 1024;
 
+/// The most read at once.
+const READ_CHUNK: usize = 64 * 1024;
+
 pub struct Lines<R> {
     from: R,
     buf: Vec<u8>,
@@ -68,10 +71,12 @@ impl<R: AsyncRead + Unpin> Lines<R> {
                 let last = std::mem::take(&mut self.buf);
                 return (!last.is_empty() && !std::mem::take(&mut self.skipping)).then_some(last);
             }
-            let mut chunk = [0u8; 64 * 1024];
-            match self.from.read(&mut chunk).await {
-                Ok(0) | Err(_) => self.ended = true,
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+            // Read into the buffer's room, not into a chunk of this future's own: a future
+            // holding 64 KiB is copied through the supervisor's stack, whose pages, once
+            // touched, stay its memory while it waits.
+            self.buf.reserve(READ_CHUNK);
+            if let Ok(0) | Err(_) = self.from.read_buf(&mut self.buf).await {
+                self.ended = true;
             }
         }
     }
@@ -101,6 +106,17 @@ mod tests {
             out.push(String::from_utf8(l).unwrap());
         }
         out
+    }
+
+    #[test]
+    fn reading_a_line_holds_no_buffer_of_its_own() {
+        // What is read goes to the heap, as much as arrives: a future holding a buffer of its
+        // own would be copied, 64 KiB and more, through the supervisor's stack, whose touched
+        // pages stay its memory for as long as it waits.
+        let mut lines = Lines::new(&b""[..]);
+        let next = lines.next();
+        let size = std::mem::size_of_val(&next);
+        assert!(size < 1024, "reading a line is a future of {size} bytes");
     }
 
     #[tokio::test]

@@ -1,0 +1,1 @@
+"""The supervisor memory benchmark's parts (benches/acp_supervisor.py)."""
