@@ -18,7 +18,7 @@ use rustix::process::Signal;
 
 use tmux::{
     Cockpit, DemoAgents, Opts, POLL, Sandbox, Screen, TIMEOUT, now_rfc3339, process_alive,
-    send_signal, sh_quote, snapshot, snapshot_diff,
+    send_signal, sh_quote, snapshot, snapshot_diff, wait_file,
 };
 
 // ----------------------------------------------------------------------------------------------
@@ -952,23 +952,6 @@ fn footer_at_80_columns_names_quit_and_help() {
 // ----------------------------------------------------------------------------------------------
 // Questions and gates answered from the cockpit's inbox
 // ----------------------------------------------------------------------------------------------
-
-/// Waits until `path` exists and holds `want` (trimmed), failing with what it holds.
-fn wait_file(path: &Path, want: &str) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let got = fs::read_to_string(path).unwrap_or_default();
-        if got.trim() == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} holds {got:?}, not {want:?}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// A real agent script asks a choice, then free text, then stops at a gate; each is answered
 /// with keys sent to the inbox popup, and the script receives exactly those answers.

@@ -22,7 +22,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::sshd::Sshd;
-use tmux::{Cockpit, Opts, Sandbox, Screen, sh_quote};
+use tmux::{Cockpit, Opts, Sandbox, Screen, sh_quote, wait_file};
 
 /// Reconnecting after a restart waits out the link's backoff (1, 2, 4 … s) on a loaded machine.
 const RECONNECT: Duration = Duration::from_secs(60);
@@ -160,14 +160,6 @@ fn row(s: &Screen, id: &str, host: &str) -> Option<String> {
         r.split_whitespace()
             .any(|w| w == key || (tmux::shows_id(w, id) && r.contains(host)))
     })
-}
-
-fn wait_file(path: &Path, want: &str) {
-    common::wait_for(
-        &format!("{} to hold {want:?}", path.display()),
-        Duration::from_secs(20),
-        || (fs::read_to_string(path).unwrap_or_default().trim() == want).then_some(()),
-    );
 }
 
 /// Two hosts, started and each with a job; `None` when sshd is missing (skipped loudly).

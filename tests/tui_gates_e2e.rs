@@ -12,27 +12,9 @@ mod common;
 mod tmux;
 
 use std::fs;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tmux::{Cockpit, Opts, Sandbox, now_rfc3339, sh_quote};
-
-/// Waits until `path` exists and holds `want` (trimmed), failing with what it holds.
-fn wait_file(path: &Path, want: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let got = fs::read_to_string(path).unwrap_or_default();
-        if got.trim() == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} holds {got:?}, not {want:?}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use tmux::{Cockpit, Opts, Sandbox, now_rfc3339, sh_quote, wait_file};
 
 #[test]
 fn a_gate_offering_the_session_is_approved_for_it_with_its_key() {

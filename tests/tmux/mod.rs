@@ -81,6 +81,25 @@ pub fn now_rfc3339() -> String {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// Waits until `path` exists and holds `want` (trimmed): what a job's script wrote where the
+/// test reads it. Fails with what it holds after 30 s (a loaded machine; a passing run never
+/// waits that long).
+pub fn wait_file(path: &Path, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = fs::read_to_string(path).unwrap_or_default();
+        if got.trim() == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} holds {got:?}, not {want:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 // ----------------------------------------------------------------------------------------------
 // The sandbox: files and processes
 // ----------------------------------------------------------------------------------------------
