@@ -20,26 +20,9 @@ use tempfile::TempDir;
 const LUZIA: &str = env!("CARGO_BIN_EXE_luzia");
 const GUARD: Duration = Duration::from_secs(150);
 
-/// The fake Claude Code. Its stream-json lines are Claude Code's (2.1.197's init and result
-/// shapes); the limit's words are those Claude Code 1.x printed.
-const FAKE_CLAUDE: &str = r#"#!/bin/sh
-d="$LUZIA_JOB_DIR"
-cat > "$d/stdin.txt"
-sid=""; prev=""; resumed=""
-for a in "$@"; do
-  case "$prev" in --session-id) sid="$a";; --resume) sid="$a"; resumed=1;; esac
-  prev="$a"
-done
-mkdir -p "$HOME/.claude/projects/-proj"
-printf '{"prompt": "x"}\n' >> "$HOME/.claude/projects/-proj/$sid.jsonl"
-printf '{"type":"system","subtype":"init","session_id":"%s","model":"claude-sonnet-4-5","claude_code_version":"2.1.197","tools":[]}\n' "$sid"
-if [ -n "$resumed" ] || grep -q PLAIN "$d/stdin.txt"; then
-  printf '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":1,"output_tokens":1}}\n' "$sid"
-  exit 0
-fi
-reset=$(cat "$RESET_FILE")
-printf '{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|%s","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}\n' "$reset" "$sid"
-exit 1
+/// What the fake Claude Code (`common::limited_claude`) prints of the limit: the words Claude
+/// Code 1.x printed, with the reset as Unix seconds.
+const LIMIT_LINES: &str = r#"printf '{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|%s","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}\n' "$reset" "$sid"
 "#;
 
 struct World {
@@ -60,7 +43,7 @@ impl World {
             fs::create_dir(base.join(d)).unwrap();
         }
         let claude = base.join("bin/claude");
-        fs::write(&claude, FAKE_CLAUDE).unwrap();
+        fs::write(&claude, common::limited_claude::script(LIMIT_LINES)).unwrap();
         let notifier = base.join("bin/notify.sh");
         fs::write(
             &notifier,

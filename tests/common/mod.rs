@@ -612,6 +612,7 @@ pub mod fake_chat;
 pub mod fake_responses;
 pub mod gemini;
 pub mod http;
+pub mod limited_claude;
 pub mod sshd;
 pub mod telegram;
 pub mod user;

@@ -23,29 +23,11 @@ const LUZIA: &str = env!("CARGO_BIN_EXE_luzia");
 /// How long any one wait may last before the test calls it hung (the machine is shared).
 pub const GUARD: Duration = Duration::from_secs(150);
 
-/// The fake Claude Code: 2.1.197's lines; the reset (Unix seconds) read from `$RESET_FILE`, its
-/// words as Claude Code prints them (the minute, in the machine's zone, UTC here). A task that
-/// says PLAIN succeeds at once.
-const FAKE_CLAUDE: &str = r#"#!/bin/sh
-d="$LUZIA_JOB_DIR"
-cat > "$d/stdin.txt"
-sid=""; prev=""; resumed=""
-for a in "$@"; do
-  case "$prev" in --session-id) sid="$a";; --resume) sid="$a"; resumed=1;; esac
-  prev="$a"
-done
-mkdir -p "$HOME/.claude/projects/-proj"
-printf '{"prompt": "x"}\n' >> "$HOME/.claude/projects/-proj/$sid.jsonl"
-printf '{"type":"system","subtype":"init","session_id":"%s","model":"claude-sonnet-4-5","claude_code_version":"2.1.197","tools":[]}\n' "$sid"
-if [ -n "$resumed" ] || grep -q PLAIN "$d/stdin.txt"; then
-  printf '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":1,"output_tokens":1}}\n' "$sid"
-  exit 0
-fi
-reset=$(cat "$RESET_FILE")
-words=$(date -u -d "@$reset" +%-I:%M%P)
+/// What the fake Claude Code (`common::limited_claude`) prints of the limit: 2.1.197's lines,
+/// the reset's words as Claude Code prints them (the minute, in the machine's zone, UTC here).
+const LIMIT_LINES: &str = r#"words=$(date -u -d "@$reset" +%-I:%M%P)
 printf '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%s,"rateLimitType":"five_hour","isUsingOverage":false},"session_id":"%s"}\n' "$reset" "$sid"
 printf '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your session limit \302\267 resets %s (UTC)","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}\n' "$words" "$sid"
-exit 1
 "#;
 
 /// Another agent, a plain command: waits while `$OTHER_GATE` exists, then says `done`.
@@ -85,7 +67,7 @@ impl World {
         let claude = base.join("bin/claude");
         let other = base.join("bin/other.sh");
         let notifier = base.join("bin/notify.sh");
-        fs::write(&claude, FAKE_CLAUDE).unwrap();
+        fs::write(&claude, common::limited_claude::script(LIMIT_LINES)).unwrap();
         fs::write(&other, OTHER).unwrap();
         fs::write(
             &notifier,
