@@ -1162,6 +1162,30 @@ fn the_demo_dispatches_kills_retries_and_answers() {
     );
 }
 
+/// A job reads as running from its meta.json before its pid is published (a dispatcher has
+/// not got that far yet): `K` then asks to kill it, and the kill waits for the pid and stops the
+/// process that publishes it, rather than saying the job is not running.
+#[test]
+fn a_job_killed_before_its_pid_is_published_is_stopped_once_it_is() {
+    require_tmux!();
+    let sb = Sandbox::new();
+    let id = "100005-early";
+    sb.write_meta(id, "musica", "Killed as it starts", Some(&now_rfc3339()));
+    let ck = Cockpit::start(&sb, Opts::default());
+    ck.wait_row(id, "running, with no pid yet", |r| r.contains("running"));
+    ck.key("K");
+    ck.wait_text("Kill job");
+    ck.key("y");
+    // Only now does the agent start and publish its pid.
+    let script = format!(
+        "echo $$ > {pid}; trap 'exit 0' TERM; while :; do sleep 0.05; done",
+        pid = sh_quote(sb.job_dir(id).join("pid").to_str().unwrap())
+    );
+    let agent = sb.spawn_script(sb.tmp.path(), &script);
+    ck.wait_row(id, "killed", |r| r.contains("killed"));
+    wait_until("the agent to be stopped", || !process_alive(agent));
+}
+
 /// A mistyped `--project` on a wall display must not look like a quiet, healthy fleet: the
 /// header names it first, at 80x24 too, and Esc goes back to every project.
 #[test]

@@ -77,7 +77,32 @@ pub enum KillError {
 /// [`kill_with`].
 pub fn kill(job: &Job, grace: Duration, source: StopSource) -> Result<i32, KillError> {
     let request = StopRequest::new(&operator(), chrono::Utc::now(), source);
-    kill_with(job, grace, &request)
+    let started = with_its_pid(job, PID_WAIT);
+    kill_with(started.as_ref().unwrap_or(job), grace, &request)
+}
+
+/// How long a stop waits for a job just dispatched to publish its pid.
+pub const PID_WAIT: Duration = Duration::from_secs(10);
+
+/// A job just dispatched reads as running before its supervisor has published its pid (see
+/// `STARTUP_GRACE_SECS`): a stop asked for in that moment (a `K` pressed on the row as it
+/// appears, `luzia run ... && luzia kill`) waits up to `wait` for the pid, reading the job again,
+/// rather than saying there is nothing to signal. `None`: the job as given is the one to stop.
+fn with_its_pid(job: &Job, wait: Duration) -> Option<Job> {
+    let starting =
+        |j: &Job| j.exit_code.is_none() && j.status.is_active() && j.processes().main.is_none();
+    if !starting(job) {
+        return None;
+    }
+    let root = job.root()?.clone();
+    let deadline = Instant::now() + wait;
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let again = crate::jobs::model::job::read_job(&root, &job.id, chrono::Utc::now())?;
+        if !starting(&again) || Instant::now() >= deadline {
+            return Some(again);
+        }
+    }
 }
 
 /// How long an agent has to stop after SIGTERM, unless the operator says otherwise.
@@ -372,134 +397,4 @@ fn wait_for_exit_line(job: &Job, within: Duration, supervisor: &ProcessRef) -> W
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jobs::model::status::Status;
-    use crate::jobs::os::process::is_alive;
-    use crate::jobs::{JobId, read_job};
-    use chrono::{TimeZone, Utc};
-    use std::os::unix::process::CommandExt;
-    use std::process::{Child, Command};
-
-    /// A job directory of the orchestrator's kind (no supervisor) whose agent is `child`.
-    fn orchestrator_job(root: &std::path::Path, child: &Child) -> Job {
-        let dir = root.join("120000-orch");
-        std::fs::create_dir_all(&dir).unwrap();
-        let meta = format!(
-            r#"{{"id": "120000-orch", "project": "p", "task": "t", "pid": {}}}"#,
-            child.id()
-        );
-        std::fs::write(dir.join("meta.json"), meta).unwrap();
-        let id = JobId::parse("120000-orch").unwrap();
-        read_job(root, &id, Utc::now()).unwrap()
-    }
-
-    fn ana() -> StopRequest {
-        let at = Utc.with_ymd_and_hms(2026, 1, 11, 14, 31, 2).unwrap();
-        StopRequest::new("ana@host", at, StopSource::Tui)
-    }
-
-    #[test]
-    fn the_stop_is_recorded_before_the_signal_and_read_as_killed() {
-        let root = tempfile::tempdir().unwrap();
-        let ready = root.path().join("ready");
-        // Tidies up on SIGTERM and exits 0, as Claude Code does.
-        let mut child = Command::new("sh")
-            .args([
-                "-c",
-                r#"trap 'exit 0' TERM; : > "$1"; while :; do sleep 0.05; done"#,
-            ])
-            .arg("sh")
-            .arg(&ready)
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        while !ready.exists() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let job = orchestrator_job(root.path(), &child);
-        assert_eq!(job.status, Status::Running);
-        let reaper = std::thread::spawn(move || child.wait());
-        assert_eq!(
-            kill_with(&job, Duration::from_secs(5), &ana()).ok(),
-            Some(-15)
-        );
-        let _ = reaper.join();
-        let after = read_job(root.path(), &job.id, Utc::now()).unwrap();
-        assert_eq!(after.status, Status::Killed);
-        assert_eq!(after.stop, Some(Box::new(ana())));
-        assert!(matches!(
-            kill_with(&after, DEFAULT_GRACE, &ana()),
-            Err(KillError::Finished(id)) if id == "120000-orch"
-        ));
-    }
-
-    #[test]
-    fn a_stop_that_cannot_be_recorded_signals_nothing() {
-        let root = tempfile::tempdir().unwrap();
-        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
-        let mut job = orchestrator_job(root.path(), &child);
-        job.set_dir(root.path().join("gone"));
-        let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
-        assert!(
-            matches!(&err, KillError::Record { path, .. } if path.ends_with("gone/stop.json")),
-            "{err:?}"
-        );
-        assert!(err.to_string().contains("nothing was signalled"), "{err}");
-        assert!(is_alive(child.id()), "the agent was not signalled");
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-
-    #[test]
-    fn the_first_request_stands() {
-        let d = tempfile::tempdir().unwrap();
-        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
-        let job = orchestrator_job(d.path(), &child);
-        let first = ana();
-        let second = StopRequest {
-            requested_by: "bo@host".into(),
-            ..ana()
-        };
-        assert_eq!(record(&job, &first).ok(), Some(true));
-        assert_eq!(record(&job, &second).ok(), Some(false));
-        let read = read_job(d.path(), &job.id, Utc::now()).unwrap();
-        assert_eq!(read.stop, Some(Box::new(first)));
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-
-    #[test]
-    fn a_pid_that_is_another_process_now_is_never_signalled() {
-        let d = tempfile::tempdir().unwrap();
-        let mut bystander = Command::new("sleep").arg("30").spawn().unwrap();
-        let mut job = orchestrator_job(d.path(), &bystander);
-        // The job's own process had this pid but started at another time.
-        let mut recorded = crate::jobs::model::process::Recorded::of(bystander.id()).unwrap();
-        recorded.start_ticks -= 1;
-        job.process_record = Some(Box::new(crate::jobs::model::process::ProcessRecord {
-            supervisor: Some(recorded),
-            agent: None,
-            job: None,
-        }));
-        let err = kill_with(&job, DEFAULT_GRACE, &ana()).unwrap_err();
-        assert!(
-            matches!(&err, KillError::NotOurs { pid, .. } if *pid == bystander.id()),
-            "{err:?}"
-        );
-        assert!(err.to_string().contains("left alone"), "{err}");
-        assert!(is_alive(bystander.id()), "the bystander was not signalled");
-        assert!(!job.file(STOP_FILE).exists(), "nothing recorded either");
-        // Without a record: a process that started long after the job is not its agent.
-        job.process_record = None;
-        job.started = Some(chrono::Utc::now() - chrono::Duration::days(3));
-        assert!(matches!(
-            kill_with(&job, DEFAULT_GRACE, &ana()),
-            Err(KillError::NotOurs { .. })
-        ));
-        assert!(is_alive(bystander.id()));
-        let _ = bystander.kill();
-        let _ = bystander.wait();
-    }
-}
+mod tests;

@@ -45,14 +45,13 @@ impl App {
         let Some(job) = self.selected_job() else {
             return vec![];
         };
-        // Another host's luzia judges its own job's process: the pid may not have reached this
-        // cockpit yet, right after the job started.
-        let remote = job.id.host().is_some();
+        // A job just started may reach the cockpit before its pid does (here, or from another
+        // host): the stop waits for the pid (see `jobs::run::kill`), off the event loop.
         if self.opts.read_only {
             self.message = Some("read-only: this cockpit cannot kill jobs".into());
         } else if job.id.is_queued() {
             self.message = Some(queued_note(job));
-        } else if !job.status.is_active() || (job.pid.is_none() && !remote) {
+        } else if !job.status.is_active() {
             self.message = Some(format!("job {} is not running", job.id));
         } else {
             self.mode = Mode::Confirm(Confirm::Kill(job.id.clone()));

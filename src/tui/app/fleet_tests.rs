@@ -850,10 +850,10 @@ fn a_host_in_trouble_keeps_the_clock_going_for_its_age() {
     assert!(!app.wants_tick());
 }
 
-/// A job just started on another host may reach the cockpit before its pid does: the host's
-/// luzia judges its own process, so the kill is asked for; a local job without a pid is not.
+/// A job just started may reach the cockpit before its pid does, on another host or here: the
+/// kill is asked for (the stop waits for the pid, off the event loop); an ended one is not.
 #[test]
-fn a_remote_running_job_without_its_pid_yet_can_be_killed() {
+fn a_running_job_without_its_pid_yet_can_be_killed() {
     let mut app = fleet_app();
     let mut fresh = remote("gpu2", live("142315-a1b2", "160001-r1", 5, |_| {}));
     fresh.pid = None;
@@ -868,17 +868,32 @@ fn a_remote_running_job_without_its_pid_yet_can_be_killed() {
         app.message
     );
 
+    let read = |app: &mut App, job: Job| {
+        let key = job.id.clone();
+        app.update(
+            Event::JobsRead(vec![(key.clone(), Some(job))]),
+            crate::tui::testing::now(),
+        );
+        select_key(app, &key);
+        press(app, [ch('K')]);
+    };
     let mut app = fleet_app();
+    host_up(&mut app, "gpu2", &[], vec![]);
     let mut local = live("142315-a1b2", "160001-r1", 5, |_| {});
     local.pid = None;
     let key = local.id.clone();
-    host_up(&mut app, "gpu2", &[], vec![]);
-    app.update(
-        Event::JobsRead(vec![(key.clone(), Some(local))]),
-        crate::tui::testing::now(),
+    read(&mut app, local.clone());
+    assert_eq!(
+        app.mode,
+        Mode::Confirm(super::Confirm::Kill(key)),
+        "{:?}",
+        app.message
     );
-    select_key(&mut app, &key);
-    press(&mut app, [ch('K')]);
+
+    let mut app = fleet_app();
+    host_up(&mut app, "gpu2", &[], vec![]);
+    local.status = Status::Died;
+    read(&mut app, local);
     assert_eq!(app.mode, Mode::Normal);
     assert!(
         app.message
