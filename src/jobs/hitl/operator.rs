@@ -19,7 +19,9 @@ use crate::jobs::os::account::Account;
 use crate::jobs::text::sanitize::plain_text;
 
 pub use crate::jobs::hitl::once::{Closed, Outcome, publish_decision, publish_response};
-pub use crate::jobs::hitl::published::{Decision, Response, Scope, new_token, timestamp};
+pub use crate::jobs::hitl::published::{
+    Decision, Response, Scope, decision_verb, new_token, timestamp,
+};
 
 /// Who is answering: `user@hostname`, the user as `$USER` (else `$LOGNAME`) names it, else
 /// the name of the process's uid.

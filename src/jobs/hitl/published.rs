@@ -220,11 +220,17 @@ impl Decision {
 
     /// "approved", "approved for the session" or "denied".
     pub fn verb(&self) -> &'static str {
-        match (self.approved, self.scope) {
-            (true, Scope::Once) => "approved",
-            (true, Scope::Session) => "approved for the session",
-            (false, _) => "denied",
-        }
+        decision_verb(self.approved, self.scope)
+    }
+}
+
+/// How a decision is said: "approved", "approved for the session" or "denied" (wherever it was
+/// taken: read from approved.json, or given to another host's luzia).
+pub fn decision_verb(approved: bool, scope: Scope) -> &'static str {
+    match (approved, scope) {
+        (true, Scope::Once) => "approved",
+        (true, Scope::Session) => "approved for the session",
+        (false, _) => "denied",
     }
 }
 

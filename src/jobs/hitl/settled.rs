@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use crate::jobs::hitl::once::{Closed, Outcome, PublishError, what_became_of};
-use crate::jobs::hitl::operator::{Decision, Response};
-use crate::jobs::wire::{How, Pending, Record, Settlement};
+use crate::jobs::hitl::operator::{Decision, Response, Scope};
+use crate::jobs::wire::{Covers, How, Pending, Record, Settlement};
 
 /// The instances pending in `old` and not in `new`, and how `dir`'s files say each ended
 /// (those they say nothing of are left out).
@@ -31,6 +31,7 @@ pub fn of(dir: &Path, kind: Pending, id: &str) -> Option<Settlement> {
         by: by.to_owned(),
         source: source.to_owned(),
         text: text.to_owned(),
+        scope: Covers::Once,
     };
     let closed = |c: Closed| match c {
         Closed::Withdrawn => Some(settlement(How::Withdrawn, "", "", "")),
@@ -55,11 +56,61 @@ pub fn of(dir: &Path, kind: Pending, id: &str) -> Option<Settlement> {
                 } else {
                     How::Denied
                 };
-                Some(settlement(how, &d.decided_by, &d.source, &d.reason))
+                Some(Settlement {
+                    scope: match d.scope {
+                        Scope::Once => Covers::Once,
+                        Scope::Session => Covers::Session,
+                    },
+                    ..settlement(how, &d.decided_by, &d.source, &d.reason)
+                })
             }
             Err(PublishError::Closed(c)) => closed(c),
             Err(PublishError::Io(_)) => None,
         },
         Pending::Unknown => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::fs::names::GATE_FILE;
+    use crate::jobs::hitl::operator::publish_decision;
+    use crate::jobs::hitl::published::new_token;
+
+    #[test]
+    fn an_approval_for_the_session_is_said_so_and_one_for_the_request_says_no_scope() {
+        for (scope, covers) in [
+            (Scope::Session, Covers::Session),
+            (Scope::Once, Covers::Once),
+        ] {
+            let d = tempfile::tempdir().unwrap();
+            std::fs::write(
+                d.path().join(GATE_FILE),
+                r#"{"id": "g1", "gate": "shell", "description": "x", "allow_session": true}"#,
+            )
+            .unwrap();
+            let decision = Decision {
+                gate: "shell".into(),
+                gate_id: "g1".into(),
+                approved: true,
+                reason: String::new(),
+                decided_by: "bruno@b".into(),
+                decided_at: "2026-01-01T00:00:00Z".into(),
+                source: "cli".into(),
+                token: new_token(),
+                scope,
+            };
+            publish_decision(d.path(), &decision).unwrap();
+            let s = of(d.path(), Pending::Gate, "g1").unwrap();
+            assert_eq!((s.how, s.scope), (How::Approved, covers));
+            let line = serde_json::to_string(&s).unwrap();
+            assert_eq!(
+                line.contains(r#""scope":"session""#),
+                scope == Scope::Session,
+                "{line}"
+            );
+            assert_eq!(line.contains("scope"), scope == Scope::Session, "{line}");
+        }
     }
 }

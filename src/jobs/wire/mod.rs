@@ -17,7 +17,7 @@ pub use record::{
     ActivityRecord, AnswerRecord, ExchangeRecord, GateRecord, MetaRecord, ProblemRecord,
     ProgressRecord, QuestionRecord, Record,
 };
-pub use settled::{How, Pending, Settlement};
+pub use settled::{Covers, How, Pending, Settlement};
 
 /// The version of the wire. A reader refuses a `hello` with another one; fields may be added
 /// within a version, never removed or given another meaning.

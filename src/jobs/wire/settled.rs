@@ -32,6 +32,26 @@ pub enum How {
     Unknown,
 }
 
+/// What an approval covered: the one request, or (where the gate offered it) every request like
+/// it for the rest of the agent's session. Said only for the session: a settlement without it,
+/// from an older writer too, covered the one request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Covers {
+    #[default]
+    Once,
+    Session,
+    /// A scope this reader does not know (from a newer luzia).
+    #[serde(other)]
+    Unknown,
+}
+
+impl Covers {
+    fn is_once(&self) -> bool {
+        *self == Covers::Once
+    }
+}
+
 /// One instance settled.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settlement {
@@ -48,4 +68,8 @@ pub struct Settlement {
     /// The answer, or the reason given with a decision.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    /// What an approval covered (`"scope": "session"`, left out for the one request). Added
+    /// within the protocol: an older reader ignores it and says a plain approval.
+    #[serde(default, skip_serializing_if = "Covers::is_once")]
+    pub scope: Covers,
 }

@@ -426,6 +426,23 @@ fn a_newer_writer_s_lines_are_read_or_skipped() {
         ),
         (How::Answered, "ana@b", "yes")
     );
+    assert_eq!(settled[1].scope, Covers::Once, "no scope: the one request");
+    let scoped = |scope: &str| {
+        let line = format!(
+            r#"{{"type":"job","change":"settled","job":{{"id":"a1","status":"running","log_len":0}},
+                "settled":[{{"kind":"gate","id":"g1","how":"approved","scope":{scope}}}]}}"#
+        );
+        match decode(&line).unwrap() {
+            Line::Job { settled, .. } => settled[0].scope,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(scoped(r#""session""#), Covers::Session);
+    assert_eq!(
+        scoped(r#""forever""#),
+        Covers::Unknown,
+        "a newer scope is read"
+    );
     let hello = decode(r#"{"type":"hello","protocol":2,"luzia":"9.0.0","quic":true}"#).unwrap();
     assert!(matches!(hello, Line::Hello(Hello { protocol: 2, ref luzia, .. }) if luzia == "9.0.0"));
 }
