@@ -152,3 +152,106 @@ fn an_answer_given_elsewhere_edits_the_message_and_its_buttons_then_decide_nothi
         1
     );
 }
+
+#[test]
+fn from_nothing_a_gate_offering_the_session_is_approved_for_it_from_telegram_and_one_not_offering_it_is_not()
+ {
+    let Some(mut w) = World::fresh() else {
+        return;
+    };
+    let _watcher = w.bridge();
+    let mut gater = w.agent(
+        "160000-aaaa",
+        &[
+            "gate",
+            "shell",
+            "Run ./deploy.sh staging",
+            "--allow-session",
+            "Always allow ./deploy.sh",
+        ],
+    );
+    let g = w.bot.wait_message("Run ./deploy.sh staging");
+    assert!(
+        g.text.contains("Always allow ./deploy.sh"),
+        "what the session covers is said: {}",
+        g.text
+    );
+    let buttons = w.bot.buttons(g.id);
+    let labels: Vec<&str> = buttons.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["✅ Approve", "⛔ Deny", "✅ Approve for session"],
+        "{buttons:?}"
+    );
+    assert!(buttons.iter().all(|(_, data)| data.len() <= 64));
+    let press = w.bot.press(BRUNO, g.id, &buttons[2].1);
+    let notice = w.bot.wait_notice(press);
+    assert!(
+        notice.starts_with("Done: approved for the session by @bruno from Telegram"),
+        "{notice}"
+    );
+    let (status, out, err) = gater.finish();
+    assert!(status.success(), "{err}");
+    assert_eq!(out, "session\n", "the agent reads the scope");
+    assert_eq!(
+        gater.history_with("\"scope\":\"session\""),
+        1,
+        "approved.json said the session"
+    );
+    assert_eq!(gater.history_with("\"telegram:@bruno (111)\""), 1);
+    let edited = w
+        .bot
+        .wait_edit(g.id, "approved for the session by @bruno from Telegram");
+    assert!(edited.markup.is_none(), "the buttons are gone");
+
+    // A gate that may only be approved once: no such button, and a forged press is refused.
+    let mut once = w.agent("160001-bbbb", &["gate", "deploy", "Ship build 43"]);
+    let g = w.bot.wait_message("Ship build 43");
+    let buttons = w.bot.buttons(g.id);
+    let labels: Vec<&str> = buttons.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(labels, ["✅ Approve", "⛔ Deny"]);
+    let forged = buttons[0].1.replace(":a", ":s");
+    let press = w.bot.press(BRUNO, g.id, &forged);
+    let notice = w.bot.wait_notice(press);
+    assert!(
+        notice.contains("not offer") && notice.contains("Approve"),
+        "{notice}"
+    );
+    assert!(once.dir.join("approval.json").exists());
+    assert!(!once.dir.join("approved.json").exists(), "nothing decided");
+    // It still approves once, and its message is edited once, to say that.
+    let press = w.bot.press(ANA, g.id, &buttons[0].1);
+    assert!(
+        w.bot
+            .wait_notice(press)
+            .starts_with("Done: approved by @ana")
+    );
+    let (status, _, err) = once.finish();
+    assert!(status.success(), "{err}");
+    assert_eq!(once.history_with("\"scope\""), 0);
+    w.bot.wait_edit(g.id, "approved by @ana from Telegram");
+    let edits = w
+        .bot
+        .calls_of("editMessageText")
+        .into_iter()
+        .filter(|c| c.body["message_id"] == g.id)
+        .count();
+    assert_eq!(edits, 1, "the refused press edited nothing");
+
+    // Approved for the session at the command line: the message says so too.
+    let id = "160002-cccc";
+    let mut gater = w.agent(id, &["gate", "shell", "Run make test", "--allow-session"]);
+    let g = w.bot.wait_message("Run make test");
+    let out = w
+        .luzia()
+        .args(["approve", id, "--always"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(gater.finish().1, "session\n");
+    let edited = w.bot.wait_edit(
+        g.id,
+        "approved for the session at the command line by bruno@",
+    );
+    assert!(edited.markup.is_none());
+}

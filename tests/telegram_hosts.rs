@@ -105,3 +105,58 @@ fn a_question_and_a_gate_on_another_host_settled_there_say_who_settled_them_and_
         edited.text
     );
 }
+
+#[test]
+fn a_gate_on_another_host_approved_for_the_session_there_or_from_telegram_says_so() {
+    let remote = tempfile::tempdir().unwrap();
+    let remote_jobs = remote.path().join("jobs");
+    fs::create_dir_all(&remote_jobs).unwrap();
+    let Some(sshd) = Sshd::start("b", &remote_jobs) else {
+        return;
+    };
+    let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
+    let _watcher = w.bridge();
+
+    // At that host's own command line: its `luzia watch --json` says the scope.
+    let id = "172000-ffff";
+    let offer = ["gate", "shell", "Run make test", "--allow-session"];
+    let mut gater = w.agent_in(&remote_jobs, id, &offer);
+    let g = w.bot.wait_message("Run make test");
+    let out = w
+        .luzia()
+        .arg("--jobs-dir")
+        .arg(&remote_jobs)
+        .args(["approve", id, "--always"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(gater.finish().1, "session\n");
+    let edited = w.bot.wait_edit(g.id, "(on b)");
+    assert!(
+        edited
+            .text
+            .contains("approved for the session at the command line by bruno@"),
+        "{}",
+        edited.text
+    );
+
+    // From Telegram: that host's luzia approves it for the session.
+    let id = "172001-0000";
+    let mut gater = w.agent_in(&remote_jobs, id, &offer);
+    let g = w.bot.wait_message("job 172001-0000 on b");
+    let buttons = w.bot.buttons(g.id);
+    assert_eq!(buttons.len(), 3, "{buttons:?}");
+    let press = w.bot.press(BRUNO, g.id, &buttons[2].1);
+    let notice = w.bot.wait_notice(press);
+    assert!(
+        notice.starts_with("Done: approved for the session by @bruno from Telegram"),
+        "{notice}\nsshd: {}",
+        sshd.log()
+    );
+    assert_eq!(gater.finish().1, "session\n");
+    assert_eq!(gater.history_with("\"scope\":\"session\""), 1);
+    w.bot.wait_edit(
+        g.id,
+        "approved for the session by @bruno from Telegram (on b)",
+    );
+}

@@ -17,8 +17,8 @@ use crate::fleet::RemoteError;
 use crate::fleet::args::{self, Relayed};
 use crate::jobs::hitl::once::{Closed, PublishError, what_became_of};
 use crate::jobs::hitl::operator::{
-    AnswerError, Answerer, Decision, NotPending, Outcome, Response, Scope, Verdict,
-    answer_if_pending, decide_if_pending,
+    AnswerError, Answerer, Decision, NotPending, Outcome, Response, Verdict, answer_if_pending,
+    decide_if_pending, decision_verb,
 };
 use crate::jobs::text::sanitize::plain_text;
 use crate::jobs::{Job, JobId, Status};
@@ -47,11 +47,13 @@ pub enum Applied {
     Failed(String),
 }
 
-/// What is given.
+/// What is given: an answer, or a verdict (approve once or for the session, deny with a
+/// reason), decided by the domain's `decide_gate` here and by `luzia approve|deny` there, as
+/// the cockpit's and the CLI's are.
 #[derive(Clone, Copy, Debug)]
 pub enum Act<'a> {
     Answer(&'a str),
-    Decide { approved: bool, reason: &'a str },
+    Decide(Verdict<'a>),
 }
 
 /// Where answers go: this machine's jobs root, and the other hosts.
@@ -95,13 +97,8 @@ impl Target {
                     Err(e) => self.not_pending(e, posted),
                 }
             }
-            Act::Decide { approved, reason } => {
+            Act::Decide(verdict) => {
                 let id_ = &posted.instance;
-                let verdict = Verdict {
-                    approved,
-                    scope: Scope::Once,
-                    reason,
-                };
                 match decide_if_pending(&self.root, id, id_, verdict, who, now) {
                     Ok(Outcome::Done(d)) => Applied::Done(decided(&d)),
                     Ok(Outcome::Already(d)) if ours(&d.source, &d.decided_by) => {
@@ -118,6 +115,9 @@ impl Target {
         match e {
             NotPending::Answer(AnswerError::NotAnAnswer(why)) => Applied::Refused(why.to_string()),
             NotPending::Answer(AnswerError::Invalid(why)) => Applied::Refused(why),
+            NotPending::Answer(e @ AnswerError::NoSessionApproval { .. }) => {
+                Applied::Refused(e.to_string())
+            }
             NotPending::Answer(e @ AnswerError::Io { .. }) => Applied::Failed(e.to_string()),
             NotPending::Gone(_) => Applied::Already("the job is gone".into()),
             _ => Applied::Already(self.fate(posted, None)),
@@ -175,16 +175,7 @@ fn apply_there(
     });
     let argv = match act {
         Act::Answer(text) => args::answer(id, &posted.instance, text, relay),
-        Act::Decide { approved, reason } => args::decide(
-            id,
-            &posted.instance,
-            Verdict {
-                approved,
-                scope: Scope::Once,
-                reason,
-            },
-            relay,
-        ),
+        Act::Decide(verdict) => args::decide(id, &posted.instance, verdict, relay),
     };
     match crate::fleet::run(host, config, &argv) {
         Ok(out) => {
@@ -197,8 +188,12 @@ fn apply_there(
                     let answer = said.split_once(": ").map_or(text, |(_, a)| a);
                     format!("answered by {name} from Telegram: '{answer}' (on {host})")
                 }
-                Act::Decide { approved, reason } => {
-                    let verb = if approved { "approved" } else { "denied" };
+                Act::Decide(Verdict {
+                    approved,
+                    scope,
+                    reason,
+                }) => {
+                    let verb = decision_verb(approved, scope);
                     let reason = match reason.trim() {
                         "" => String::new(),
                         r => format!(": '{}'", plain_text(r)),
@@ -233,6 +228,7 @@ fn remote_refusal(host: &str, stderr: &str, by: &str) -> Applied {
         || said.contains("not an answer")
         || said.contains("is empty")
         || said.contains("needs a reason")
+        || said.contains("cannot be approved for the session")
     {
         Applied::Refused(said)
     } else {

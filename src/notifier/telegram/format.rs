@@ -6,12 +6,13 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use super::press::Action;
 use crate::jobs::Job;
-use crate::jobs::hitl::operator::{Decision, Response};
+use crate::jobs::hitl::operator::{Decision, Response, Scope, decision_verb};
 use crate::jobs::model::time::format_duration;
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
-use crate::jobs::wire::{How, Settlement};
+use crate::jobs::wire::{Covers, How, Settlement};
 
 /// Telegram's limit is 4096 characters a message: the agent's words get most of it.
 const QUESTION_CAP: usize = 2500;
@@ -157,7 +158,22 @@ pub fn gate_text(job: &Job, g: &Gate, now: DateTime<Utc>) -> String {
         )),
         None => t.push_str("It waits until someone decides.\n"),
     }
-    t.push_str("\nApprove or Deny. To deny with a reason, reply to this message with it.");
+    match &g.allow_session {
+        Some(covers) => {
+            let covers = match plain_text(covers).trim() {
+                "" => "the agent then stops asking for requests like this one".to_owned(),
+                c => format!("'{}'", ellipsize(c, CONTEXT_CAP)),
+            };
+            t.push_str(&format!("It may be approved for the session: {covers}\n"));
+            t.push_str(
+                "\nApprove (this request), Approve for session, or Deny. To deny with a reason, \
+                 reply to this message with it.",
+            );
+        }
+        None => {
+            t.push_str("\nApprove or Deny. To deny with a reason, reply to this message with it.");
+        }
+    }
     t
 }
 
@@ -172,8 +188,8 @@ pub fn question_keyboard(serial: u64, q: &Question) -> Option<Value> {
     }
     let rows: Vec<Value> = match q.kind {
         QuestionType::Confirm => vec![json!([
-            button("Yes", format!("{serial}:y")),
-            button("No", format!("{serial}:n"))
+            button("Yes", Action::Yes.data(serial)),
+            button("No", Action::No.data(serial))
         ])],
         _ => q
             .options
@@ -181,18 +197,27 @@ pub fn question_keyboard(serial: u64, q: &Question) -> Option<Value> {
             .enumerate()
             .map(|(i, o)| {
                 let label = format!("{}. {}", i + 1, ellipsize(&plain_text(o), LABEL_CAP));
-                json!([button(&label, format!("{serial}:o{i}"))])
+                json!([button(&label, Action::Option(i).data(serial))])
             })
             .collect(),
     };
     Some(json!({"inline_keyboard": rows}))
 }
 
-pub fn gate_keyboard(serial: u64) -> Value {
-    json!({"inline_keyboard": [[
-        button("✅ Approve", format!("{serial}:a")),
-        button("⛔ Deny", format!("{serial}:d"))
-    ]]})
+/// A gate's buttons: Approve and Deny, and below them, where the gate offers it, Approve for
+/// session (a row of its own: three labels in one row are cut short on a phone).
+pub fn gate_keyboard(serial: u64, session: bool) -> Value {
+    let mut rows = vec![json!([
+        button("✅ Approve", Action::Approve.data(serial)),
+        button("⛔ Deny", Action::Deny.data(serial))
+    ])];
+    if session {
+        rows.push(json!([button(
+            "✅ Approve for session",
+            Action::ApproveSession.data(serial)
+        )]));
+    }
+    json!({"inline_keyboard": rows})
 }
 
 /// The message once closed: as posted, with how it ended below.
@@ -257,7 +282,15 @@ pub const UNANSWERED: &str = "it timed out with no answer (the agent had no defa
 pub fn settlement_words(s: &Settlement) -> Option<String> {
     match s.how {
         How::Answered => Some(answer_words(&s.source, &s.by, &s.text)),
-        How::Approved => Some(decision_words("approved", &s.source, &s.by, &s.text)),
+        How::Approved => {
+            // An older luzia says no scope: a plain approval, as it was.
+            let scope = match s.scope {
+                Covers::Session => Scope::Session,
+                Covers::Once | Covers::Unknown => Scope::Once,
+            };
+            let verb = decision_verb(true, scope);
+            Some(decision_words(verb, &s.source, &s.by, &s.text))
+        }
         How::Denied => Some(decision_words("denied", &s.source, &s.by, &s.text)),
         How::Withdrawn => Some(WITHDRAWN.into()),
         How::Unanswered => Some(UNANSWERED.into()),
@@ -266,64 +299,5 @@ pub fn settlement_words(s: &Settlement) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn response(source: &str, by: &str) -> Response {
-        Response {
-            question_id: "q1".into(),
-            answer: "staging".into(),
-            answered_by: by.into(),
-            answered_at: String::new(),
-            source: source.into(),
-            token: String::new(),
-        }
-    }
-
-    #[test]
-    fn who_answered_is_said_in_the_chat_s_words() {
-        let bruno = User {
-            id: 111,
-            username: Some("bruno".into()),
-            first_name: "Bruno".into(),
-        };
-        assert_eq!(bruno.recorded(), "telegram:@bruno (111)");
-        let nameless = User {
-            username: None,
-            ..bruno.clone()
-        };
-        assert_eq!(nameless.recorded(), "telegram:Bruno (111)");
-        let cases = [
-            (
-                response("tui", "bruno@host"),
-                "answered in the cockpit by bruno@host: 'staging'",
-            ),
-            (
-                response("telegram", "telegram:@bruno (111)"),
-                "answered by @bruno from Telegram: 'staging'",
-            ),
-            (
-                response("timeout", "agent"),
-                "the agent took the default: 'staging'",
-            ),
-        ];
-        for (r, want) in cases {
-            assert_eq!(answered(&r), want);
-        }
-        let d = Decision {
-            gate: "deploy".into(),
-            gate_id: "g1".into(),
-            approved: false,
-            reason: "not on friday".into(),
-            decided_by: "telegram:@bruno (111)".into(),
-            decided_at: String::new(),
-            source: "telegram".into(),
-            token: String::new(),
-            scope: Default::default(),
-        };
-        assert_eq!(
-            decided(&d),
-            "denied by @bruno from Telegram: 'not on friday'"
-        );
-    }
-}
+#[path = "format_tests.rs"]
+mod tests;

@@ -2,15 +2,19 @@
 //! `allowed_users`, given to the instance its message was posted for (`answer`). A press from
 //! anyone else decides nothing, is answered with a refusal and logged. A press on a post that
 //! is closed, or that luzia no longer knows, decides nothing either: it is told how it ended.
-//! The offset moves past the update, saved, once it is handled.
+//! Nor does a press of a button the post never had (Approve for session on a gate that did not
+//! offer it: forged, or an old message's): it is told why, and logged. The offset moves past
+//! the update, saved, once it is handled.
 
 use serde_json::{Value, json};
 
 use super::answer::{Act, Applied};
 use super::format::User;
-use super::state::What;
-use super::updates::{self, Input, press_data};
+use super::press::{self, Action};
+use super::state::{Posted, What};
+use super::updates::{self, Input};
 use super::worker::{Worker, log};
+use crate::jobs::hitl::operator::{Scope, Verdict};
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
 
 /// Telegram shows at most 200 characters of a press's answer.
@@ -70,10 +74,10 @@ impl Worker {
     }
 
     fn on_press(&mut self, query_id: &str, from: &User, data: &str) {
-        let post = press_data(data).and_then(|(serial, action)| {
+        let post = press::read(data).and_then(|(serial, action)| {
             self.state
                 .by_serial(serial)
-                .map(|(k, p)| (k.clone(), p.clone(), action.to_owned()))
+                .map(|(k, p)| (k.clone(), p.clone(), action))
         });
         let Some((key, posted, action)) = post else {
             self.notice(query_id, "luzia no longer knows this question.");
@@ -84,29 +88,19 @@ impl Worker {
             self.notice(query_id, &text);
             return;
         }
-        let option;
-        let act = match (posted.what, action.as_str()) {
-            (What::Question, "y") => Act::Answer("yes"),
-            (What::Question, "n") => Act::Answer("no"),
-            (What::Question, o) => {
-                let index = o.strip_prefix('o').and_then(|i| i.parse::<usize>().ok());
-                match index.and_then(|i| posted.options.get(i)) {
-                    Some(o) => {
-                        option = o.clone();
-                        Act::Answer(&option)
-                    }
-                    None => {
-                        self.notice(query_id, "This button names no option.");
-                        return;
-                    }
-                }
-            }
-            (What::Gate, "a") => Act::Decide {
-                approved: true,
-                reason: "",
-            },
-            (What::Gate, _) => {
+        let act = match act_of(&posted, action) {
+            Ok(Some(act)) => act,
+            Ok(None) => {
                 self.ask_reason(&key, query_id);
+                return;
+            }
+            Err(why) => {
+                log(&format!(
+                    "{key}: refused a press by {} ({}): {why}",
+                    from.name(),
+                    from.id
+                ));
+                self.notice(query_id, why);
                 return;
             }
         };
@@ -181,10 +175,7 @@ impl Worker {
         }
         let act = match posted.what {
             What::Question => Act::Answer(text),
-            What::Gate => Act::Decide {
-                approved: false,
-                reason: text,
-            },
+            What::Gate => Act::Decide(Verdict::deny(text)),
         };
         let applied = self.target.apply(&posted, act, from);
         log(&format!(
@@ -223,6 +214,33 @@ impl Worker {
             json!({"reply_parameters": {"message_id": to, "allow_sending_without_reply": true}});
         if let Err(e) = self.api.send_message(&self.chat, text, extra) {
             self.error(format!("telegram: cannot reply: {e}"));
+        }
+    }
+}
+
+/// What a press of `action` on the open post `posted` gives: an answer or a verdict, `None` for
+/// Deny (its reason is asked for), or why it gives nothing: a button this post never had (a
+/// forged press, or one from an older message of another kind), which decides nothing.
+fn act_of(posted: &Posted, action: Action) -> Result<Option<Act<'_>>, &'static str> {
+    match (posted.what, action) {
+        (What::Question, Action::Yes) => Ok(Some(Act::Answer("yes"))),
+        (What::Question, Action::No) => Ok(Some(Act::Answer("no"))),
+        (What::Question, Action::Option(i)) => match posted.options.get(i) {
+            Some(o) => Ok(Some(Act::Answer(o))),
+            None => Err("This button names no option."),
+        },
+        (What::Gate, Action::Approve) => Ok(Some(Act::Decide(Verdict::approve(Scope::Once, "")))),
+        (What::Gate, Action::ApproveSession) if posted.session => {
+            Ok(Some(Act::Decide(Verdict::approve(Scope::Session, ""))))
+        }
+        (What::Gate, Action::ApproveSession) => Err(
+            "Not done: this gate does not offer approving for the session (its agent asks again \
+             for each request). Approve approves this request once.",
+        ),
+        (What::Gate, Action::Deny) => Ok(None),
+        (What::Question, Action::Approve | Action::ApproveSession | Action::Deny)
+        | (What::Gate, Action::Yes | Action::No | Action::Option(_)) => {
+            Err("This button is not one of this message's.")
         }
     }
 }

@@ -4,9 +4,10 @@
 //! the message edited to say how it ended, wherever it was answered.
 //!
 //! Rooms: `api` (the Bot API client), `state` (the offset and the posts, kept in the state
-//! directory), `format` (the words posted), `updates` (Telegram's updates read), `answer` (an
-//! answer given here or on another host, and what became of an instance), `worker` (the thread
-//! that decides) and `handle` (one update acted on). Telegram is reached only outward, by long
+//! directory), `format` (the words posted), `press` (a button's data, written and read back),
+//! `updates` (Telegram's updates read), `answer` (an answer given here or on another host, and
+//! what became of an instance), `worker` (the thread that decides) and `handle` (one update
+//! acted on). Telegram is reached only outward, by long
 //! polling `getUpdates` on a thread of its own: no port is opened. The token comes from the
 //! environment and is never said.
 
@@ -14,6 +15,7 @@ mod answer;
 mod api;
 mod format;
 mod handle;
+mod press;
 mod state;
 mod updates;
 mod worker;

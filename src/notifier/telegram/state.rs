@@ -49,6 +49,10 @@ pub struct Posted {
     /// The options the buttons stand for, in order.
     #[serde(default)]
     pub options: Vec<String>,
+    /// Whether the gate offered to be approved for the session when it was posted (its
+    /// Approve for session button): a press of that button is refused on any other post.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub session: bool,
     /// The message as posted (an outcome is added below it), and its buttons.
     pub text: String,
     #[serde(default)]
@@ -214,6 +218,7 @@ mod tests {
                 what: What::Question,
                 instance: "q1".into(),
                 options: vec!["a".into()],
+                session: false,
                 text: "t".into(),
                 markup: None,
                 message_id: Some(9),
@@ -221,8 +226,30 @@ mod tests {
                 closed: None,
             },
         );
+        let gate = Posted {
+            serial: 4,
+            what: What::Gate,
+            instance: "g1".into(),
+            options: Vec::new(),
+            session: true,
+            message_id: Some(10),
+            prompts: Vec::new(),
+            ..state.posted["j:question:q1"].clone()
+        };
+        state.posted.insert("j:gate:g1".into(), gate);
         store.save(&state).unwrap();
+        let saved = std::fs::read_to_string(dir.path().join(STATE_FILE)).unwrap();
+        assert_eq!(saved.matches("\"session\"").count(), 1, "{saved}");
+        // A post saved before the session's button: its gate offered nothing more.
+        let older = saved
+            .replace("\"session\":true,", "")
+            .replace("\"session\": true,", "");
+        assert!(!older.contains("session"), "{older}");
+        let older: State = serde_json::from_str(&older).unwrap();
+        assert!(!older.by_serial(4).unwrap().1.session);
         let back = store.load().unwrap();
+        assert!(back.by_serial(4).unwrap().1.session);
+        assert!(!back.by_serial(3).unwrap().1.session);
         assert_eq!(back.offset, 42);
         assert_eq!(back.by_message(11).as_deref(), Some("j:question:q1"));
         assert_eq!(back.by_serial(3).unwrap().1.instance, "q1");

@@ -91,12 +91,6 @@ fn read_some(update: &Value) -> Option<Input> {
     })
 }
 
-/// A button's data: the post's serial and the action (`o2`, `y`, `n`, `a`, `d`).
-pub fn press_data(data: &str) -> Option<(u64, &str)> {
-    let (serial, action) = data.split_once(':')?;
-    Some((serial.parse().ok()?, action))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,7 +115,6 @@ mod tests {
             ("cq1", 111, "7:o1")
         );
         assert!(chat.is("42") && !chat.is("43") && !chat.is("@x"));
-        assert_eq!(press_data(&data), Some((7, "o1")));
         let reply = json!({"update_id": 6, "message": {"message_id": 10,
             "from": {"id": 222, "first_name": "Ana"}, "chat": {"id": -100, "username": "ops"},
             "reply_to_message": {"message_id": 9}, "text": "  keep  spaces\n"}});
@@ -135,6 +128,5 @@ mod tests {
         let plain = json!({"update_id": 7, "message": {"message_id": 11,
             "from": {"id": 222}, "chat": {"id": 1}, "text": "hi"}});
         assert_eq!(read(&plain), Input::Other);
-        assert_eq!(press_data("x:y"), None);
     }
 }

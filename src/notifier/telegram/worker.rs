@@ -193,18 +193,20 @@ impl Worker {
     /// Records the post, then sends it.
     fn post(&mut self, key: &str, job: &Job, what: What, now: DateTime<Utc>) {
         let serial = self.state.next_serial;
-        let (text, markup, instance, options) = match (what, &job.question, &job.gate) {
+        let (text, markup, instance, options, session) = match (what, &job.question, &job.gate) {
             (What::Question, Some(q), _) => (
                 question_text(job, q, now),
                 question_keyboard(serial, q),
                 q.id.clone(),
                 q.options.clone(),
+                false,
             ),
             (What::Gate, _, Some(g)) => (
                 gate_text(job, g, now),
-                Some(gate_keyboard(serial)),
+                Some(gate_keyboard(serial, g.allow_session.is_some())),
                 g.id.clone(),
                 Vec::new(),
+                g.allow_session.is_some(),
             ),
             _ => return,
         };
@@ -217,6 +219,7 @@ impl Worker {
                 what,
                 instance,
                 options,
+                session,
                 text,
                 markup,
                 message_id: None,
