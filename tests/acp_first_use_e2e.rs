@@ -15,191 +15,19 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod acp_fresh;
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
+use acp_fresh::{ANSWER, Fresh, nothing};
 use common::agents::{CODEX_ACP, GEMINI, OPENCODE, QWEN, agent_or_skip};
 use common::fake_chat::{self, FakeChat};
 use common::fake_responses::{self, FakeResponses};
 use common::gemini::{self, FakeGemini};
-use common::http::{self, Reply};
-use common::{git_or_skip, kill_processes_mentioning, stderr_of, stdout_of, wait_for};
+use common::http::Reply;
+use common::{git_or_skip, stdout_of};
 use serde_json::Value;
-use tempfile::TempDir;
-
-/// Generous: a real agent starts in a second or two, more on a loaded machine.
-const WAIT: Duration = Duration::from_secs(120);
-/// What the model answers: the job's output must show it.
-const ANSWER: &str = "Hello from the first job: the repository is ready.";
-
-/// A machine as a new user of an agent finds it: `bin/` with `luzia` and the agent's program,
-/// a git repository, a HOME the caller fills with the agent's settings. Dropping it stops
-/// whatever it started.
-struct Fresh {
-    _tmp: TempDir,
-    base: PathBuf,
-    repo: PathBuf,
-    bin: PathBuf,
-    home: PathBuf,
-    /// The agent's variables, as the user's shell exports them.
-    vars: Vec<(String, String)>,
-}
-
-impl Drop for Fresh {
-    fn drop(&mut self) {
-        kill_processes_mentioning(&self.base);
-    }
-}
-
-impl Fresh {
-    /// `program` on PATH as `name`; `home` and `vars` made by `setup` from the base directory.
-    fn new(
-        program: &Path,
-        name: &str,
-        setup: impl FnOnce(&Path) -> (PathBuf, Vec<(String, String)>),
-    ) -> Fresh {
-        let tmp = tempfile::Builder::new()
-            .prefix("luzia-acp-first-use-")
-            .tempdir()
-            .unwrap();
-        let base = tmp.path().to_owned();
-        let (repo, bin) = (base.join("repo"), base.join("bin"));
-        fs::create_dir_all(&repo).unwrap();
-        fs::create_dir_all(&bin).unwrap();
-        std::os::unix::fs::symlink(program, bin.join(name)).unwrap();
-        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_luzia"), bin.join("luzia")).unwrap();
-        let (home, vars) = setup(&base);
-        let fresh = Fresh {
-            _tmp: tmp,
-            base,
-            repo,
-            bin,
-            home,
-            vars,
-        };
-        let init = fresh.run("git", &["init", "-q", "."]);
-        assert!(init.status.success(), "git init: {}", stderr_of(&init));
-        fs::write(fresh.repo.join("README"), "a project\n").unwrap();
-        fresh
-    }
-
-    /// `program ARGS` in the repository with nothing of the test's environment: what a login
-    /// shell has, and the agent's variables.
-    fn run(&self, program: &str, args: &[&str]) -> Output {
-        Command::new(program)
-            .args(args)
-            .current_dir(&self.repo)
-            .env_clear()
-            .env("HOME", &self.home)
-            .env("USER", "root")
-            .env("LOGNAME", "root")
-            .env("SHELL", "/bin/sh")
-            .env("LANG", "C.UTF-8")
-            .env(
-                "PATH",
-                format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display()),
-            )
-            .envs(self.vars.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    }
-
-    fn luzia(&self, args: &[&str]) -> Output {
-        self.run(&self.bin.join("luzia").display().to_string(), args)
-    }
-
-    /// `luzia doctor --agent NAME`: ready, the agent found on PATH and logging in with `key`,
-    /// and the first job's command line given.
-    fn doctor(&self, agent: &str, name: &str, key: &str) {
-        let out = self.luzia(&["doctor", "--agent", agent]);
-        let said = stdout_of(&out);
-        assert_eq!(out.status.code(), Some(0), "{said}{}", stderr_of(&out));
-        let program = self.bin.join(agent).display().to_string();
-        for line in [
-            // Found (its version may be slow to come on a loaded machine: a warning).
-            format!("agent        {program} ({name}): "),
-            format!("{name} will log in with {key}"),
-            format!("luzia run --agent {agent} \"your task\""),
-        ] {
-            assert!(said.contains(&line), "{line:?} not in:\n{said}");
-        }
-    }
-
-    /// `luzia run --agent NAME TASK` until the job ends: its `luzia jobs ID --json`, its
-    /// meta.json and its output.
-    fn first_job(&self, agent: &str) -> (Value, Value, String) {
-        let run = self.luzia(&["run", "--agent", agent, "Say hello to the new user"]);
-        assert!(
-            run.status.success(),
-            "`luzia run --agent {agent}` failed from nothing: {}{}",
-            stdout_of(&run),
-            stderr_of(&run)
-        );
-        let id = stdout_of(&run).trim().to_owned();
-        let dir = self.home.join(".local/state/luzia/jobs").join(&id);
-        let log = || fs::read_to_string(dir.join("output.log")).unwrap_or_default();
-        let job = wait_for("the first job to end", WAIT, || {
-            let out = self.luzia(&["jobs", &id, "--json"]);
-            let job: Value = serde_json::from_slice(&out.stdout).ok()?;
-            (!job["exit_code"].is_null()).then_some(job)
-        });
-        assert_eq!(job["status"], "completed", "{job}\n{}", log());
-        assert_eq!(job["project"], "repo", "the project is the directory");
-        let meta: Value =
-            serde_json::from_slice(&fs::read(dir.join("meta.json")).unwrap()).unwrap();
-        let shown = stdout_of(&self.luzia(&["logs", &id]));
-        assert!(shown.contains(ANSWER), "`luzia logs {id}`:\n{shown}");
-        (job, meta, log())
-    }
-
-    /// `luzia run --agent NAME TASK` that cannot log in: the job fails (not killed: luzia ends
-    /// an agent that stays after refusing the session), and `luzia jobs ID` shows `issue` first
-    /// with a fix naming each of `names`. The summary, for the test's message.
-    fn cannot_log_in(&self, agent: &str, issue: &str, names: &[&str]) -> String {
-        let run = self.luzia(&["run", "--agent", agent, "Say hello to the new user"]);
-        assert!(
-            run.status.success(),
-            "{}{}",
-            stdout_of(&run),
-            stderr_of(&run)
-        );
-        let id = stdout_of(&run).trim().to_owned();
-        let job = wait_for("the job to end", WAIT, || {
-            let out = self.luzia(&["jobs", &id, "--json"]);
-            let job: Value = serde_json::from_slice(&out.stdout).ok()?;
-            (!job["exit_code"].is_null()).then_some(job)
-        });
-        let shown = stdout_of(&self.luzia(&["jobs", &id]));
-        assert_eq!(job["status"], "failed", "{job}\n{shown}");
-        let first = shown.lines().find(|l| l.starts_with("issue:"));
-        assert!(
-            first.is_some_and(|l| l.contains(&format!("critical {issue} "))),
-            "{issue} is not the first issue of `luzia jobs {id}`:\n{shown}"
-        );
-        let fix = shown
-            .lines()
-            .skip_while(|l| !l.starts_with("issue:"))
-            .find(|l| l.trim_start().starts_with("fix:"))
-            .unwrap_or_default();
-        for name in names {
-            assert!(fix.contains(name), "{name} not in the fix:\n{shown}");
-        }
-        shown
-    }
-}
-
-/// A HOME with nothing in it, and no variables: a machine where the agent was installed and
-/// never set up.
-fn nothing(base: &Path) -> (PathBuf, Vec<(String, String)>) {
-    let home = base.join("home");
-    fs::create_dir_all(&home).unwrap();
-    (home, Vec::new())
-}
 
 #[test]
 fn gemini_runs_a_first_job_with_nothing_but_its_key_and_settings() {
@@ -418,21 +246,15 @@ fn opencode_whose_key_is_refused_is_the_opencode_not_logged_in_issue() {
     }
     // With no provider set up opencode uses its own free one; a provider of the user's whose
     // API refuses the key (401, in OpenAI's words) is how it fails to log in.
-    let refuse: std::sync::Arc<http::Answer> = std::sync::Arc::new(|_: &str, _: &[u8]| {
-        http::response(
-            401,
-            "application/json",
-            br#"{"error":{"message":"Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
-        )
-    });
-    let api = http::serve(refuse);
+    let api = FakeChat::start(Vec::new());
+    api.accept_only(fake_chat::KEY);
     let fresh = Fresh::new(&opencode, "opencode", |base| {
         let (home, _) = nothing(base);
         let config = serde_json::json!({
             "provider": {"mine": {
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "Mine",
-                "options": {"baseURL": format!("http://{api}/v1"), "apiKey": "sk-wrong"},
+                "options": {"baseURL": api.base_url(), "apiKey": "sk-wrong"},
                 "models": {"my-model": {"name": "My model"}}
             }},
             "model": "mine/my-model"
@@ -451,4 +273,5 @@ fn opencode_whose_key_is_refused_is_the_opencode_not_logged_in_issue() {
         "opencode-not-logged-in",
         &["OPENAI_API_KEY", "opencode auth login"],
     );
+    assert!(api.refused_keys().iter().any(|k| k == "sk-wrong"));
 }

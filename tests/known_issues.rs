@@ -2191,3 +2191,31 @@ fn an_acp_agent_that_cannot_log_in_is_its_own_not_logged_in_issue() {
         assert!(fix.contains("luzia doctor"), "{what}: {fix}");
     }
 }
+
+/// Every line of each captured agent log that matches an agent's issue matches exactly the
+/// issue the log is, and no other agent's issue nor another of the same agent's: a refused key
+/// is never taken for a missing login, nor Gemini's refusal for Qwen's.
+#[test]
+fn each_line_of_an_agent_log_is_only_its_own_issue() {
+    let set = PatternSet::builtin();
+    let of_an_agent = |name: &str| {
+        agents::AGENTS
+            .iter()
+            .any(|a| name.starts_with(&format!("{a}-")))
+    };
+    for (what, log, issue, _) in agents::LOGS {
+        let mut matched = 0;
+        for line in log.lines() {
+            let agents: Vec<String> = found(&set, line)
+                .into_iter()
+                .filter(|n| of_an_agent(n))
+                .collect();
+            if agents.is_empty() {
+                continue;
+            }
+            assert_eq!(agents, [*issue], "{what}: the line {line:?}");
+            matched += 1;
+        }
+        assert!(matched > 0, "{what}: no line is {issue}");
+    }
+}

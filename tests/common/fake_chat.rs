@@ -9,13 +9,16 @@
 //! own, and makes side calls without them (opencode's title of the session), which get a short
 //! text and are not part of the script ([`FakeChat::start`]). Aider offers no tools at all:
 //! every request is a turn ([`FakeChat::every_request`]).
+//!
+//! Told the one key it accepts ([`FakeChat::accept_only`]), it refuses any other as OpenAI's
+//! API does: 401, `invalid_api_key` ([`key_refusal`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{Reply, Turns, response, serve, sse};
+use super::http::{KeyGate, Reply, Turns, response, serve_gated, sse};
 
 /// The model a test names; the fake answers to any.
 pub const MODEL: &str = "fake-model";
@@ -28,6 +31,7 @@ pub const OUTPUT_TOKENS: u64 = 40;
 pub struct FakeChat {
     addr: std::net::SocketAddr,
     turns: Arc<Turns>,
+    gate: Arc<KeyGate>,
 }
 
 impl FakeChat {
@@ -44,11 +48,23 @@ impl FakeChat {
     fn serving(script: Vec<Reply>, every: bool) -> FakeChat {
         let turns = Turns::new(script);
         let shared = Arc::clone(&turns);
-        let addr = serve(Arc::new(move |line: &str, body: &[u8]| {
+        let gate = KeyGate::new(key_refusal);
+        let answer = Arc::new(move |line: &str, body: &[u8]| {
             shared.saw(line);
             answer(line, body, &shared, every)
-        }));
-        FakeChat { addr, turns }
+        });
+        let addr = serve_gated(answer, Some(Arc::clone(&gate)));
+        FakeChat { addr, turns, gate }
+    }
+
+    /// From now on only `key` is accepted: any other is refused as OpenAI refuses it.
+    pub fn accept_only(&self, key: &str) {
+        self.gate.accept_only(key);
+    }
+
+    /// The keys refused so far.
+    pub fn refused_keys(&self) -> Vec<String> {
+        self.gate.refused()
     }
 
     /// The base URL an OpenAI-compatible client is given (`.../v1`; it adds
@@ -166,6 +182,31 @@ pub fn usage_limit(resets_at: i64) -> Vec<u8> {
     let body = json!({"error": {"type": "usage_limit_reached", "code": "usage_limit_reached",
         "message": "The usage limit has been reached", "resets_at": resets_at}});
     response(429, "application/json", body.to_string().as_bytes())
+}
+
+/// OpenAI's refusal of a key it does not know (an API key revoked, rotated or mistyped), as its
+/// API gives it on every endpoint: 401, `invalid_api_key`, the key named masked as OpenAI masks
+/// a long one (its first 3 and last 4 characters).
+pub fn key_refusal(key: &str) -> Vec<u8> {
+    let chars: Vec<char> = key.chars().collect();
+    let shown = if chars.len() <= 8 {
+        key.to_owned()
+    } else {
+        let (head, tail) = (&chars[..3], &chars[chars.len() - 4..]);
+        let stars = "*".repeat(chars.len() - 7);
+        format!(
+            "{}{stars}{}",
+            String::from_iter(head),
+            String::from_iter(tail)
+        )
+    };
+    let body = json!({"error": {
+        "message": format!(
+            "Incorrect API key provided: {shown}. You can find your API key at \
+             https://platform.openai.com/account/api-keys."
+        ),
+        "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}});
+    response(401, "application/json", body.to_string().as_bytes())
 }
 
 fn usage() -> Value {

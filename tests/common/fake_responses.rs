@@ -2,14 +2,16 @@
 //! `wire_api = "responses"`. `POST .../responses` takes the next scripted reply (text, a function
 //! call such as Codex's `exec_command`, an API error) and answers it as the server-sent events
 //! of a streamed response; every request body is kept so a test can read what the model was
-//! told (a command's output, the prompt).
+//! told (a command's output, the prompt). Told the one key it accepts
+//! ([`FakeResponses::accept_only`]), it refuses any other as OpenAI's API does (401,
+//! `invalid_api_key`: [`super::fake_chat::key_refusal`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{Reply, Turns, response, serve, sse};
+use super::http::{KeyGate, Reply, Turns, response, serve_gated, sse};
 
 /// The model a test names; the fake answers to any.
 pub const MODEL: &str = "fake-model";
@@ -25,17 +27,30 @@ pub const CACHED_TOKENS: u64 = 100;
 pub struct FakeResponses {
     addr: std::net::SocketAddr,
     turns: Arc<Turns>,
+    gate: Arc<KeyGate>,
 }
 
 impl FakeResponses {
     pub fn start(script: Vec<Reply>) -> FakeResponses {
         let turns = Turns::new(script);
         let shared = Arc::clone(&turns);
-        let addr = serve(Arc::new(move |line: &str, body: &[u8]| {
+        let gate = KeyGate::new(super::fake_chat::key_refusal);
+        let answer = Arc::new(move |line: &str, body: &[u8]| {
             shared.saw(line);
             answer(line, body, &shared)
-        }));
-        FakeResponses { addr, turns }
+        });
+        let addr = serve_gated(answer, Some(Arc::clone(&gate)));
+        FakeResponses { addr, turns, gate }
+    }
+
+    /// From now on only `key` is accepted: any other is refused as OpenAI refuses it.
+    pub fn accept_only(&self, key: &str) {
+        self.gate.accept_only(key);
+    }
+
+    /// The keys refused so far, in order: which key the agent really sent.
+    pub fn refused_keys(&self) -> Vec<String> {
+        self.gate.refused()
     }
 
     /// The base URL a provider is given (`.../v1`; the agent adds `/responses`).

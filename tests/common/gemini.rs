@@ -5,7 +5,9 @@
 //! (`:generateContent`: the model router's classifier) get a fixed short answer and are not part
 //! of the script. What a user sets is all the CLI gets: `GEMINI_API_KEY`,
 //! `GOOGLE_GEMINI_BASE_URL`, and `security.auth.selectedType = "gemini-api-key"` in the
-//! settings of a fresh HOME.
+//! settings of a fresh HOME. Told the one key it accepts ([`FakeGemini::accept_only`]), it
+//! refuses any other as the Gemini API does: 400 `INVALID_ARGUMENT`, reason `API_KEY_INVALID`
+//! ([`key_refusal`]).
 
 use std::collections::VecDeque;
 use std::io::{BufReader, Write};
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::http::{read_request, response as http};
+use super::http::{KeyGate, read_request, response as http};
 
 /// The tokens every streamed answer reports.
 pub const PROMPT_TOKENS: u64 = 100;
@@ -71,6 +73,7 @@ struct State {
 pub struct FakeGemini {
     addr: std::net::SocketAddr,
     state: Arc<(Mutex<State>, Condvar)>,
+    gate: Arc<KeyGate>,
 }
 
 impl FakeGemini {
@@ -86,13 +89,26 @@ impl FakeGemini {
             Condvar::new(),
         ));
         let shared = Arc::clone(&state);
+        let gate = KeyGate::new(key_refusal);
+        let gated = Arc::clone(&gate);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let state = Arc::clone(&shared);
-                std::thread::spawn(move || serve(stream, &state));
+                let gate = Arc::clone(&gated);
+                std::thread::spawn(move || serve(stream, &state, &gate));
             }
         });
-        FakeGemini { addr, state }
+        FakeGemini { addr, state, gate }
+    }
+
+    /// From now on only `key` is accepted: any other is refused as the Gemini API refuses it.
+    pub fn accept_only(&self, key: &str) {
+        self.gate.accept_only(key);
+    }
+
+    /// The keys refused so far.
+    pub fn refused_keys(&self) -> Vec<String> {
+        self.gate.refused()
     }
 
     pub fn base_url(&self) -> String {
@@ -163,7 +179,7 @@ pub fn function_responses(request: &Value) -> Vec<String> {
     out
 }
 
-fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
+fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar), gate: &KeyGate) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
     let mut reader = BufReader::new(match stream.try_clone() {
         Ok(s) => s,
@@ -171,14 +187,16 @@ fn serve(stream: TcpStream, state: &(Mutex<State>, Condvar)) {
     });
     let mut out = stream;
     // One request a connection is enough: the answer closes it.
-    let Some((line, body)) = read_request(&mut reader) else {
+    let Some(request) = read_request(&mut reader) else {
         return;
     };
     let answer = {
         let (lock, cond) = state;
         let mut s = lock.lock().unwrap();
-        s.seen.push(line.clone());
-        let answer = answer_for(&line, &body, &mut s);
+        s.seen.push(request.line.clone());
+        let answer = gate
+            .refuse(&request)
+            .unwrap_or_else(|| answer_for(&request.line, &request.body, &mut s));
         cond.notify_all();
         answer
     };
@@ -256,4 +274,23 @@ fn quota_refusal(quota_id: &str, retry_delay: &str) -> Vec<u8> {
         ]
     }});
     http(429, "application/json", body.to_string().as_bytes())
+}
+
+/// The Gemini API's answer to a key it does not accept (revoked, rotated or mistyped), as it
+/// gives it on every endpoint: 400 `INVALID_ARGUMENT` with the reason `API_KEY_INVALID`.
+fn key_refusal(_key: &str) -> Vec<u8> {
+    let message = "API key not valid. Please pass a valid API key.";
+    let body = json!({"error": {
+        "code": 400,
+        "message": message,
+        "status": "INVALID_ARGUMENT",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+             "domain": "googleapis.com",
+             "metadata": {"service": "generativelanguage.googleapis.com"}},
+            {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
+             "message": message}
+        ]
+    }});
+    http(400, "application/json", body.to_string().as_bytes())
 }

@@ -1,10 +1,15 @@
-//! The agents' own failures to log in, one known issue for each agent luzia drives through the
+//! The agents' own failures to log in, known issues for each agent luzia drives through the
 //! Agent Client Protocol, in the words each really prints (captured from the pinned CLIs run
-//! from a fresh HOME with no credentials: `tests/golden/<agent>/`). Claude Code's is
-//! `claude-not-logged-in` in [`super::builtin`]. An ACP agent's refusal reaches output.log as
-//! luzia's line naming it (`luzia: Codex refused session/new: Authentication required
-//! (-32000)`), which tells one agent's refusal from another's; the rest are the agent's own
-//! words on its stderr. Each fix names the variables the agent's profile logs in with.
+//! from a fresh HOME: `tests/golden/<agent>/`). Claude Code's is `claude-not-logged-in` in
+//! [`super::builtin`]. An ACP agent's refusal reaches output.log as luzia's line naming it
+//! (`luzia: Codex refused session/new: Authentication required (-32000)`), which tells one
+//! agent's refusal from another's; the rest are the agent's own words on its stderr.
+//!
+//! Two kinds each: `<agent>-not-logged-in`, no credentials reached it (the session is refused),
+//! whose fix names the variables the agent's profile logs in with; and `<agent>-key-refused`, a
+//! key that did reach it and that its API refused (the first prompt is refused), whose fix is
+//! another key, and for Codex first the key it saved. opencode's provider refuses the key it
+//! has or a missing one alike, so it has one issue for both.
 
 use super::{Origin, Pattern, Severity};
 
@@ -41,6 +46,23 @@ const DEFS: &[Def] = &[
               gemini` says which are set. Retry (r) afterwards.",
     },
     Def {
+        name: "gemini-key-refused",
+        description: "The Gemini API refused Gemini CLI's key (400 API_KEY_INVALID): a wrong, \
+                      revoked, rotated or expired key",
+        regexes: &[
+            // 0.61.0: the API's 400 ends the prompt with the API's whole answer, in luzia's line
+            // and in the CLI's own report on its stderr
+            r"^luzia: Gemini CLI refused session/prompt: .*(?:API_KEY_INVALID|API key not valid|API key expired)",
+            r"^Error when talking to Gemini API .*(?:API_KEY_INVALID|API key not valid|API key expired)",
+        ],
+        fix: "Replace the key: the API will not take it again. Make a new one (Google AI Studio, \
+              API keys) and export it as GEMINI_API_KEY (or GOOGLE_API_KEY, wherever the old \
+              one was set) in the environment luzia (and so the agent) runs in, then start \
+              luzia again so its agents get it; a key in a .env file Gemini CLI reads (the \
+              project's, or ~/.gemini/.env of the user agents run as) is replaced there. `luzia \
+              doctor --agent gemini` says which are set. Retry (r) afterwards.",
+    },
+    Def {
         name: "qwen-not-logged-in",
         description: "Qwen Code could not log in: no API key reached it and it has no saved login",
         regexes: &[
@@ -54,6 +76,22 @@ const DEFS: &[Def] = &[
               the user agents run as: {\"security\": {\"auth\": {\"selectedType\": \
               \"openai\"}}}; or run `qwen` once as that user to log in. `luzia doctor --agent \
               qwen` says which are set. Retry (r) afterwards.",
+    },
+    Def {
+        name: "qwen-key-refused",
+        description: "Qwen Code's model API refused its key (401): a wrong, revoked or rotated \
+                      key",
+        regexes: &[
+            // 0.15.10: the API's 401 ends the prompt as an internal error carrying the status
+            // and the API's words
+            r#"^luzia: Qwen Code refused session/prompt: .*(?:"details":"401 |(?i:incorrect api key|invalid api[ _-]?key))"#,
+        ],
+        fix: "Replace the key the API refused: export a valid OPENAI_API_KEY (with the \
+              OPENAI_BASE_URL and OPENAI_MODEL it belongs to; DASHSCOPE_API_KEY for Alibaba's \
+              own) in the environment luzia (and so the agent) runs in, then start luzia again \
+              so its agents get it; a key written in ~/.qwen/settings.json of the user agents \
+              run as (security.auth.apiKey) is replaced there. `luzia doctor --agent qwen` says which are set. Retry \
+              (r) afterwards.",
     },
     Def {
         name: "opencode-not-logged-in",
@@ -93,6 +131,25 @@ const DEFS: &[Def] = &[
               cannot keep (cli_auth_credentials_store = \"keyring\" with no keyring on the \
               machine) needs \"file\" or \"ephemeral\" there. `luzia doctor \
               --agent codex` says which are set. Retry (r) afterwards.",
+    },
+    Def {
+        name: "codex-key-refused",
+        description: "The API refused the key Codex sent (401): the one it saved at its first \
+                      login (~/.codex/auth.json) when the key was since replaced, or a wrong one",
+        regexes: &[
+            // codex-acp 0.16.0: after its retries the 401 ends the prompt, in luzia's line and
+            // in its own log of the turn
+            r"^luzia: Codex refused session/prompt: .*\b401 Unauthorized\b",
+            r"codex_acp::thread: Unhandled error during turn: unexpected status 401 Unauthorized",
+        ],
+        fix: "Codex sends the key it was first logged in with, which it keeps in \
+              ~/.codex/auth.json (CODEX_HOME) of the user agents run as, not the one in the \
+              environment: after a key was replaced it still sends the old one. Run `codex \
+              logout` as that user (or remove the file), or set cli_auth_credentials_store = \
+              \"ephemeral\" in ~/.codex/config.toml so Codex keeps no login; luzia then logs it \
+              in with OPENAI_API_KEY (or CODEX_API_KEY) at the next job. If that key is refused \
+              too, replace it in the environment luzia runs in and start luzia again. `luzia \
+              doctor --agent codex` says which are set. Retry (r) afterwards.",
     },
 ];
 
