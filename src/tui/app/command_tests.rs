@@ -7,6 +7,7 @@ use super::command::Note;
 use super::table::view::{SortKey, Tab};
 use super::*;
 use crate::config::KeyBindings;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 fn with_projects(toml: &str, read_only: bool) -> App {

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::events::Kinds;
 use super::*;
 use crate::jobs::insight::timeline::EventKind;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 /// Opens the view at `at` with a history of milestones for a finished job.

@@ -5,6 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::input_bar::AgentChoice;
 use super::*;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 fn agents() -> AgentChoice {

@@ -5,6 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 /// Two projects to dispatch to, and a job waiting for a free-text answer.

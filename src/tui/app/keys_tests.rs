@@ -5,6 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::config::KeyBindings;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 /// An app with two projects to dispatch to, and `[keys]` as `toml` says.

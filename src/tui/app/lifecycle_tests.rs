@@ -7,6 +7,7 @@ use super::table::view::Tab;
 use super::*;
 use crate::jobs::Status;
 use crate::jobs::model::lifecycle::{Answer, Exchange};
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 const STOPPED: &str = "151200-q1q1";

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::jobs::Status;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 fn listed(app: &mut App, rows: Vec<Job>, hold: Option<crate::jobs::model::limit::Hold>) {

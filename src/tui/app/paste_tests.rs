@@ -4,6 +4,7 @@ use crossterm::event::KeyCode;
 
 use super::*;
 use crate::jobs::hitl::operator::Scope;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 fn paste(text: &str) -> Event {

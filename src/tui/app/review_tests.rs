@@ -5,6 +5,7 @@ use crossterm::event::KeyCode;
 use super::*;
 use crate::jobs::model::review::Isolation;
 use crate::tui::effect::ReviewOp;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 /// An app whose job `142315-a1b2` (completed) had its change recorded, selected.

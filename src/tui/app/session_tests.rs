@@ -5,6 +5,7 @@ use crossterm::event::KeyCode;
 
 use super::*;
 use crate::jobs::{Meta, Status};
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 /// An app whose last row is a finished Claude Code job with a session.

@@ -8,6 +8,7 @@ use crate::config::KeyBindings;
 use crate::jobs::Status;
 use crate::jobs::fs::follow::Reset;
 use crate::jobs::hitl::operator::Scope;
+use crate::tui::event::Event;
 use crate::tui::event::Synced;
 use crate::tui::testing::*;
 

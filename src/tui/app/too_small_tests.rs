@@ -4,6 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use super::*;
+use crate::tui::event::Event;
 use crate::tui::testing::*;
 
 /// Two projects to dispatch to, and a job waiting for a free-text answer.
