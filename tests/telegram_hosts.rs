@@ -6,23 +6,62 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::bridge::*;
 use common::sshd::Sshd;
 use common::stderr_of;
 
+/// Host `b`: a real sshd on 127.0.0.1 whose luzia has a jobs root of its own, named in this
+/// machine's config, and the bridge here watching it. `None` where there is no sshd (said
+/// loudly by `Sshd::start`).
+struct HostB {
+    // Dropped in this order: the bridge first, the directory last.
+    _watcher: Watcher,
+    w: World,
+    sshd: Sshd,
+    jobs: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl HostB {
+    fn start() -> Option<HostB> {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = dir.path().join("jobs");
+        fs::create_dir_all(&jobs).unwrap();
+        let sshd = Sshd::start("b", &jobs)?;
+        let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
+        let watcher = w.bridge();
+        Some(HostB {
+            _watcher: watcher,
+            w,
+            sshd,
+            jobs,
+            _dir: dir,
+        })
+    }
+
+    /// `luzia` at that host's own command line, as its operator would run it there.
+    fn there(&self, args: &[&str]) {
+        let out = self
+            .w
+            .luzia()
+            .arg("--jobs-dir")
+            .arg(&self.jobs)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    }
+}
+
 #[test]
 fn a_question_on_another_host_answered_from_telegram_lands_there_once() {
-    let remote = tempfile::tempdir().unwrap();
-    let remote_jobs = remote.path().join("jobs");
-    fs::create_dir_all(&remote_jobs).unwrap();
-    let Some(sshd) = Sshd::start("b", &remote_jobs) else {
+    let Some(b) = HostB::start() else {
         return;
     };
-    let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
-    let _watcher = w.bridge();
-    let mut asker = w.agent_in(&remote_jobs, "170000-cccc", &ASK);
+    let (w, remote_jobs, sshd) = (&b.w, &b.jobs, &b.sshd);
+    let mut asker = w.agent_in(remote_jobs, "170000-cccc", &ASK);
     let m = w.bot.wait_message("Which database?");
     assert!(m.text.contains("job 170000-cccc on b"), "{}", m.text);
     let buttons = w.bot.buttons(m.id);
@@ -44,31 +83,16 @@ fn a_question_on_another_host_answered_from_telegram_lands_there_once() {
 
 #[test]
 fn a_question_and_a_gate_on_another_host_settled_there_say_who_settled_them_and_how() {
-    let remote = tempfile::tempdir().unwrap();
-    let remote_jobs = remote.path().join("jobs");
-    fs::create_dir_all(&remote_jobs).unwrap();
-    let Some(sshd) = Sshd::start("b", &remote_jobs) else {
+    let Some(b) = HostB::start() else {
         return;
     };
-    let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
-    let _watcher = w.bridge();
-    // `luzia` at that host's own command line, as its operator would run it there.
-    let there = |args: &[&str]| {
-        let out = w
-            .luzia()
-            .arg("--jobs-dir")
-            .arg(&remote_jobs)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr_of(&out));
-    };
+    let (w, remote_jobs) = (&b.w, &b.jobs);
 
     let id = "171000-dddd";
-    let mut asker = w.agent_in(&remote_jobs, id, &ASK);
+    let mut asker = w.agent_in(remote_jobs, id, &ASK);
     let m = w.bot.wait_message("Which database?");
     let stale = w.bot.buttons(m.id);
-    there(&["answer", id, "--question", "q1", "production"]);
+    b.there(&["answer", id, "--question", "q1", "production"]);
     assert_eq!(asker.finish().1, "production\n");
     let edited = w.bot.wait_edit(m.id, "(on b)");
     assert!(
@@ -93,9 +117,9 @@ fn a_question_and_a_gate_on_another_host_settled_there_say_who_settled_them_and_
     );
 
     let gate = "171001-eeee";
-    let mut gater = w.agent_in(&remote_jobs, gate, &["gate", "deploy", "Ship build 42"]);
+    let mut gater = w.agent_in(remote_jobs, gate, &["gate", "deploy", "Ship build 42"]);
     let g = w.bot.wait_message("Ship build 42");
-    there(&["deny", gate, "--reason", "the freeze is on"]);
+    b.there(&["deny", gate, "--reason", "the freeze is on"]);
     assert_eq!(gater.finish().0.code(), Some(4));
     let edited = w.bot.wait_edit(g.id, "(on b)");
     assert!(
@@ -108,28 +132,17 @@ fn a_question_and_a_gate_on_another_host_settled_there_say_who_settled_them_and_
 
 #[test]
 fn a_gate_on_another_host_approved_for_the_session_there_or_from_telegram_says_so() {
-    let remote = tempfile::tempdir().unwrap();
-    let remote_jobs = remote.path().join("jobs");
-    fs::create_dir_all(&remote_jobs).unwrap();
-    let Some(sshd) = Sshd::start("b", &remote_jobs) else {
+    let Some(b) = HostB::start() else {
         return;
     };
-    let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
-    let _watcher = w.bridge();
+    let (w, remote_jobs, sshd) = (&b.w, &b.jobs, &b.sshd);
 
     // At that host's own command line: its `luzia watch --json` says the scope.
     let id = "172000-ffff";
     let offer = ["gate", "shell", "Run make test", "--allow-session"];
-    let mut gater = w.agent_in(&remote_jobs, id, &offer);
+    let mut gater = w.agent_in(remote_jobs, id, &offer);
     let g = w.bot.wait_message("Run make test");
-    let out = w
-        .luzia()
-        .arg("--jobs-dir")
-        .arg(&remote_jobs)
-        .args(["approve", id, "--always"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    b.there(&["approve", id, "--always"]);
     assert_eq!(gater.finish().1, "session\n");
     let edited = w.bot.wait_edit(g.id, "(on b)");
     assert!(
@@ -142,7 +155,7 @@ fn a_gate_on_another_host_approved_for_the_session_there_or_from_telegram_says_s
 
     // From Telegram: that host's luzia approves it for the session.
     let id = "172001-0000";
-    let mut gater = w.agent_in(&remote_jobs, id, &offer);
+    let mut gater = w.agent_in(remote_jobs, id, &offer);
     let g = w.bot.wait_message("job 172001-0000 on b");
     let buttons = w.bot.buttons(g.id);
     assert_eq!(buttons.len(), 3, "{buttons:?}");
