@@ -1,5 +1,6 @@
 use std::io::Write;
 
+use super::findings::{excerpt, record};
 use super::*;
 
 fn names(set: &PatternSet, f: &Findings) -> Vec<String> {
