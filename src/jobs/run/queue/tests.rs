@@ -1,4 +1,5 @@
 use super::*;
+use crate::jobs::{JobId, Status};
 
 #[test]
 fn high_first_then_oldest_and_each_taken_once() {
