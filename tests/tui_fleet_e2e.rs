@@ -12,155 +12,21 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic: that is how they fail
 
 mod common;
+mod fleet_hosts;
 #[macro_use]
 mod tmux;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::sshd::Sshd;
-use tmux::{Cockpit, Opts, Sandbox, Screen, sh_quote, wait_file};
+use fleet_hosts::{Agents, CONNECT, Host, cockpit_config, opts, row};
+use tmux::{Cockpit, Sandbox, sh_quote, wait_file};
 
 /// Reconnecting after a restart waits out the link's backoff (1, 2, 4 … s) on a loaded machine.
 const RECONNECT: Duration = Duration::from_secs(60);
-/// ssh's own connection attempts, on a loaded machine.
-const CONNECT: Duration = Duration::from_secs(30);
-
-/// One remote host: its sshd, its jobs root and its own config (projects, agent).
-struct Host {
-    name: String,
-    dir: PathBuf,
-    root: PathBuf,
-    config: PathBuf,
-    sshd: Sshd,
-}
-
-impl Host {
-    /// A host named `name` under the sandbox; `None` (skipped loudly) without sshd.
-    fn start(sb: &Sandbox, name: &str) -> Option<Host> {
-        let dir = sb.tmp.path().join(format!("host-{name}"));
-        let root = dir.join("jobs");
-        let project = dir.join("project");
-        for d in [&root, &project] {
-            fs::create_dir_all(d).unwrap();
-        }
-        let sshd = Sshd::start(name, &root)?;
-        let config = sshd.config_path();
-        fs::write(
-            &config,
-            format!(
-                "queue_dir = {queue:?}\nnotifications_log = {notes:?}\n\n[agent]\n\
-                 command = [\"sh\"]\nprompt_template = \"{{task}}\"\n\n\
-                 [projects.api]\npath = {project:?}\n",
-                queue = dir.join("queue"),
-                notes = dir.join("notifications.log"),
-            ),
-        )
-        .unwrap();
-        Some(Host {
-            name: name.to_owned(),
-            dir,
-            root,
-            config,
-            sshd,
-        })
-    }
-
-    /// Starts a job on this host with `luzia run` on its root: `script` is the agent's task,
-    /// run by `sh` in the job directory. Returns the job's id.
-    fn run(&self, sb: &Sandbox, script: &str) -> String {
-        let out = Command::new(tmux::BIN)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sb.home)
-            .env("XDG_STATE_HOME", &sb.state)
-            .env("LANG", "C.UTF-8")
-            .arg("--config")
-            .arg(&self.config)
-            .arg("--jobs-dir")
-            .arg(&self.root)
-            .args(["run", "api", script])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "luzia run on {}: {}",
-            self.name,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
-
-    fn job_dir(&self, id: &str) -> PathBuf {
-        self.root.join(id)
-    }
-}
-
-/// Stops the supervisors (and so the agents) of every job on these roots when dropped.
-struct Agents(Vec<PathBuf>);
-
-impl Drop for Agents {
-    fn drop(&mut self) {
-        let pids: Vec<u32> = self
-            .0
-            .iter()
-            .flat_map(|root| fs::read_dir(root).into_iter().flatten().flatten())
-            .filter_map(|job| fs::read_to_string(job.path().join("pid")).ok())
-            .filter_map(|p| p.trim().parse().ok())
-            .collect();
-        for &pid in &pids {
-            if tmux::process_alive(pid) {
-                tmux::send_signal(pid, rustix::process::Signal::TERM);
-            }
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while pids.iter().any(|&p| tmux::process_alive(p)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        for root in &self.0 {
-            common::kill_processes_mentioning(root);
-        }
-    }
-}
-
-/// The cockpit's config: every host's table (with `luzia` as given) and a queue of its own.
-fn cockpit_config(sb: &Sandbox, tables: &[String]) -> PathBuf {
-    let mut body = format!(
-        "queue_dir = {:?}\nnotifications_log = {:?}\n\n",
-        sb.tmp.path().join("queue"),
-        sb.tmp.path().join("notifications.log"),
-    );
-    for t in tables {
-        body.push_str(t);
-        body.push('\n');
-    }
-    sb.config_file("cockpit.toml", &body)
-}
-
-/// Options for a cockpit showing every host, with ssh's control sockets in the sandbox.
-fn opts(sb: &Sandbox, config: &Path) -> Opts {
-    let run = sb.tmp.path().join("run");
-    fs::create_dir_all(&run).unwrap();
-    fs::set_permissions(&run, fs::Permissions::from_mode(0o700)).unwrap();
-    Opts::default()
-        .global_arg("--config")
-        .global_arg(config.to_str().unwrap())
-        .arg("--all-hosts")
-        .env("XDG_RUNTIME_DIR", run.to_str().unwrap())
-}
-
-/// The table row showing job `id` of host `host` (its id alone, with the host in its column,
-/// or as the cockpit keys it, `<id>@<host>`).
-fn row(s: &Screen, id: &str, host: &str) -> Option<String> {
-    let key = format!("{id}@{host}");
-    s.job_rows().into_iter().find(|r| {
-        r.split_whitespace()
-            .any(|w| w == key || (tmux::shows_id(w, id) && r.contains(host)))
-    })
-}
 
 /// Two hosts, started and each with a job; `None` when sshd is missing (skipped loudly).
 fn two_hosts(sb: &Sandbox) -> Option<(Host, Host)> {
