@@ -11,6 +11,7 @@
 
 use std::fs;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -335,6 +336,36 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A luzia older than the hidden `--source`/`--by` of `answer`, `approve` and `deny`, as a
+/// script in `dir` on the remote's side: to a command line with either option it says what such
+/// a luzia's clap says to an option it does not know, word for word, and exits 2 having done
+/// nothing; every other command line it hands to `luzia`, which is what that older luzia would
+/// have done with it. It records each command line it is given in `record`.
+pub fn older_luzia(dir: &Path, luzia: &Path, record: &Path) -> PathBuf {
+    let quote = |p: &Path| format!("'{}'", p.display().to_string().replace('\'', r"'\''"));
+    let script = format!(
+        r#"#!/bin/sh
+printf '%s\n' "$*" >> {record}
+for a in "$@"; do
+    case "$a" in
+        --) break ;;
+        --source|--source=*|--by|--by=*)
+            flag=${{a%%=*}}
+            printf "error: unexpected argument '%s' found\n\n  tip: to pass '%s' as a value, use '-- %s'\n\nUsage: luzia %s [OPTIONS] <ID>\n\nFor more information, try '--help'.\n" "$flag" "$flag" "$flag" "$1" >&2
+            exit 2 ;;
+    esac
+done
+exec {luzia} "$@"
+"#,
+        record = quote(record),
+        luzia = quote(luzia),
+    );
+    let path = dir.join("luzia-older");
+    fs::write(&path, script).expect("write the older luzia");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("make it executable");
+    path
 }
 
 /// Why the server cannot run here, if it cannot.

@@ -208,6 +208,10 @@ fn check_standing(job: &Job) -> Result<(), AnswerError> {
     }
 }
 
+/// The source of an answer given in the cockpit, on this machine's jobs or relayed to another
+/// host's luzia, so that both histories say "in the cockpit".
+pub const IN_COCKPIT: &str = "tui";
+
 /// Who answers, and through what (`tui`, `cli`): what a published answer or decision records.
 #[derive(Clone, Copy, Debug)]
 pub struct Answerer<'a> {

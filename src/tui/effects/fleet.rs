@@ -20,8 +20,9 @@ use super::remote_text;
 use super::worker::Worker;
 use crate::config::HostConfig;
 use crate::fleet::RemoteError;
+use crate::fleet::args::{self, Relayed};
 use crate::jobs::JobId;
-use crate::jobs::hitl::operator::Verdict;
+use crate::jobs::hitl::operator::{self, Verdict};
 use crate::tui::effect::Effect;
 use crate::tui::event::Event;
 
@@ -118,9 +119,14 @@ impl Remote {
 
     /// `luzia ARGS` there: its stdout when it succeeded, else what it (or ssh) said was wrong.
     fn luzia(&self, args: &[String]) -> Result<String, String> {
-        tracing::info!(host = %self.name, ?args, "remote command");
-        let out = (self.run)(&self.name, &self.config, args)?;
+        let out = self.run(args)?;
         remote_text::outcome(&self.name, &out)
+    }
+
+    /// `luzia ARGS` there: what it printed and its status, or why it could not be run.
+    fn run(&self, args: &[String]) -> Result<Output, String> {
+        tracing::info!(host = %self.name, ?args, "remote command");
+        (self.run)(&self.name, &self.config, args)
     }
 
     fn perform(&mut self, effect: Effect) {
@@ -130,8 +136,8 @@ impl Remote {
                 question_id,
                 answer,
             } => {
-                let args = remote_text::answer_args(&job.local_id(), &question_id, &answer);
-                self.answered(job, args);
+                let id = job.local_id();
+                self.answered(job, |relay| args::answer(&id, &question_id, &answer, relay));
             }
             Effect::Decide {
                 job,
@@ -145,8 +151,8 @@ impl Remote {
                     scope,
                     reason: &reason,
                 };
-                let args = remote_text::decide_args(&job.local_id(), &gate_id, verdict);
-                self.answered(job, args);
+                let id = job.local_id();
+                self.answered(job, |relay| args::decide(&id, &gate_id, verdict, relay));
             }
             Effect::Dispatch {
                 project,
@@ -205,9 +211,18 @@ impl Remote {
         self.send(Event::Notice(said));
     }
 
-    /// An answer or a decision: whether it stands, and what to tell the operator.
-    fn answered(&self, job: JobId, args: Vec<String>) {
-        let outcome = self.luzia(&args);
+    /// An answer or a decision, recorded there as given in the cockpit by this operator (a
+    /// luzia there older than that records it as its own ssh user's, [`args::relayed`]): whether
+    /// it stands, and what to tell the operator.
+    fn answered(&self, job: JobId, build: impl Fn(Option<Relayed<'_>>) -> Vec<String>) {
+        let by = operator::operator();
+        let relay = Relayed {
+            source: operator::IN_COCKPIT,
+            by: &by,
+        };
+        let refused = |r: &Result<Output, String>| matches!(r, Ok(out) if args::relay_refused(out.status.code(), &out.stderr));
+        let ran = args::relayed(relay, build, |a| self.run(a), refused);
+        let outcome = ran.and_then(|out| remote_text::outcome(&self.name, &out));
         self.send(Event::Answered {
             job,
             ok: outcome.is_ok(),

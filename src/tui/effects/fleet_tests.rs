@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use super::*;
-use crate::jobs::hitl::operator::Scope;
+use crate::jobs::hitl::operator::{self, Scope};
 use crate::tui::effect::ReviewOp;
 
 const WITHIN: Duration = Duration::from_secs(10);
@@ -256,6 +256,101 @@ fn a_refusal_there_comes_back_as_a_failed_answer_saying_why() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Answers and decisions (for the session too) are recorded there as given in the cockpit by
+/// this operator, as the cockpit records its own.
+#[test]
+fn answers_and_decisions_there_say_they_were_given_in_the_cockpit_and_by_whom() {
+    let mut r = rig(false, |_, _| ok("done\n"));
+    let job = key("120000-ab", "b");
+    let decide = |approved, scope, reason: &str| Effect::Decide {
+        job: job.clone(),
+        gate_id: "g1".into(),
+        approved,
+        scope,
+        reason: reason.into(),
+    };
+    let effects = vec![
+        writing_effects(&job).remove(0),
+        decide(true, Scope::Once, ""),
+        decide(true, Scope::Session, ""),
+        decide(false, Scope::Once, "freeze"),
+    ];
+    for e in effects {
+        r.exec.perform(e);
+    }
+    for _ in 0..4 {
+        assert!(matches!(next(&mut r.rx), Event::Answered { ok: true, .. }));
+    }
+    let relay = [
+        format!("--source={}", operator::IN_COCKPIT),
+        format!("--by={}", operator::operator()),
+    ];
+    assert_eq!(relay[0], "--source=tui");
+    let calls = r.calls.lock().unwrap();
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    for (_, args) in calls.iter() {
+        let options = args.iter().take_while(|a| *a != "--");
+        let said: Vec<&String> = options.filter(|a| relay.contains(a)).collect();
+        assert_eq!(said.len(), 2, "{args:?}");
+    }
+    assert!(calls[2].1.contains(&"--always".to_owned()), "{calls:?}");
+}
+
+/// clap's words for an option it does not know, as a luzia older than `--source` says them.
+fn clap_refuses(flag: &str) -> Output {
+    Output {
+        status: ExitStatus::from_raw(2 << 8),
+        stdout: vec![],
+        stderr: format!(
+            "error: unexpected argument '{flag}' found\n\n  tip: to pass '{flag}' as a value, \
+             use '-- {flag}'\n\nUsage: luzia answer --question <QN> <ID> <ANSWER>...\n\n\
+             For more information, try '--help'.\n"
+        )
+        .into(),
+    }
+}
+
+/// A host whose luzia predates the relay flags still gets the answer, plain; a refusal of the
+/// answer itself is not run again.
+#[test]
+fn an_older_luzia_there_is_answered_without_the_relay_and_a_refusal_stands() {
+    let mut r = rig(false, |host, args| {
+        let relayed = args.iter().any(|a| a.starts_with("--source="));
+        match (host, relayed) {
+            ("a", true) => clap_refuses("--source"),
+            ("a", false) => ok("answered 120000-ab: staging\n"),
+            _ => failed("luzia: error: question q1 of job 120000-ab was already answered\n"),
+        }
+    });
+    for host in ["a", "b"] {
+        r.exec
+            .perform(writing_effects(&key("120000-ab", host)).remove(0));
+    }
+    // Each host has its own lane: the two come back in either order.
+    let mut answered: Vec<(JobId, bool)> = (0..2)
+        .map(|_| match next(&mut r.rx) {
+            Event::Answered { job, ok, .. } => (job, ok),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    answered.sort_by(|x, y| x.0.as_str().cmp(y.0.as_str()));
+    assert_eq!(
+        answered,
+        [
+            (key("120000-ab", "a"), true),
+            (key("120000-ab", "b"), false)
+        ]
+    );
+    let calls = r.calls.lock().unwrap();
+    let on = |h: &str| calls.iter().filter(|(host, _)| host == h).count();
+    assert_eq!((on("a"), on("b")), (2, 1), "{calls:?}");
+    let plain = calls.iter().rfind(|(h, _)| h == "a").unwrap();
+    assert_eq!(
+        plain.1,
+        ["answer", "120000-ab", "--question=q1", "--", "staging"]
+    );
 }
 
 #[test]

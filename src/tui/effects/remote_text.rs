@@ -7,23 +7,12 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::jobs::JobId;
-use crate::jobs::hitl::operator::Verdict;
 use crate::jobs::model::review::{Change, ChangeKind, FileChange};
 use crate::jobs::text::sanitize::plain_text;
 use crate::tui::effect::ReviewOp;
 
 pub fn args(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| (*w).to_owned()).collect()
-}
-
-/// `luzia answer ID --question=QN -- TEXT` ([`crate::fleet::args`]).
-pub fn answer_args(id: &JobId, question_id: &str, answer: &str) -> Vec<String> {
-    crate::fleet::args::answer(id, question_id, answer, None)
-}
-
-/// `luzia approve|deny ID --gate=GN [--always] [--reason=R]`: this gate instance only.
-pub fn decide_args(id: &JobId, gate_id: &str, verdict: Verdict<'_>) -> Vec<String> {
-    crate::fleet::args::decide(id, gate_id, verdict, None)
 }
 
 /// The remote command's stdout when it succeeded; else what it said was wrong (its stderr's
@@ -147,7 +136,6 @@ pub fn no_history(host: &str, job: &JobId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jobs::hitl::operator::Scope;
     use std::os::unix::process::ExitStatusExt;
     use std::process::ExitStatus;
 
@@ -161,41 +149,6 @@ mod tests {
             stdout: stdout.into(),
             stderr: stderr.into(),
         }
-    }
-
-    #[test]
-    fn answers_and_decisions_name_their_question_or_gate_and_keep_text_as_text() {
-        assert_eq!(
-            answer_args(&id("120000-ab"), "q-1", "--force, please"),
-            [
-                "answer",
-                "120000-ab",
-                "--question=q-1",
-                "--",
-                "--force, please"
-            ]
-        );
-        let once = |reason| Verdict::approve(Scope::Once, reason);
-        assert_eq!(
-            decide_args(&id("120000-ab"), "g-7", once("")),
-            ["approve", "120000-ab", "--gate=g-7"]
-        );
-        assert_eq!(
-            decide_args(&id("120000-ab"), "g-7", Verdict::deny("")),
-            ["deny", "120000-ab", "--gate=g-7", "--reason="]
-        );
-        assert_eq!(
-            decide_args(&id("120000-ab"), "g-7", once("-looks fine")),
-            ["approve", "120000-ab", "--gate=g-7", "--reason=-looks fine"]
-        );
-        assert_eq!(
-            decide_args(
-                &id("120000-ab"),
-                "g-7",
-                Verdict::approve(Scope::Session, "")
-            ),
-            ["approve", "120000-ab", "--gate=g-7", "--always"]
-        );
     }
 
     #[test]

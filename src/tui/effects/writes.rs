@@ -143,7 +143,7 @@ impl Writes {
     fn answer(&self, id: &JobId, question_id: &str, text: &str) -> Result<String, String> {
         let by = operator::operator();
         let who = Answerer {
-            source: "tui",
+            source: operator::IN_COCKPIT,
             by: &by,
         };
         let now = chrono::Utc::now();
@@ -162,7 +162,7 @@ impl Writes {
     fn decide(&self, id: &JobId, gate_id: &str, verdict: Verdict<'_>) -> Result<String, String> {
         let by = operator::operator();
         let who = Answerer {
-            source: "tui",
+            source: operator::IN_COCKPIT,
             by: &by,
         };
         let now = chrono::Utc::now();
