@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::bridge::*;
-use common::sshd::Sshd;
+use common::sshd::{Sshd, older_luzia};
 use common::stderr_of;
 
 /// Host `b`: a real sshd on 127.0.0.1 whose luzia has a jobs root of its own, named in this
@@ -26,11 +26,16 @@ struct HostB {
 
 impl HostB {
     fn start() -> Option<HostB> {
+        HostB::with_luzia(|_| PathBuf::from(LUZIA))
+    }
+
+    /// Host b whose luzia is the one `luzia` puts in the host's directory.
+    fn with_luzia(luzia: impl FnOnce(&Path) -> PathBuf) -> Option<HostB> {
         let dir = tempfile::tempdir().unwrap();
         let jobs = dir.path().join("jobs");
         fs::create_dir_all(&jobs).unwrap();
         let sshd = Sshd::start("b", &jobs)?;
-        let mut w = World::new(&sshd.host_toml(Path::new(LUZIA)));
+        let mut w = World::new(&sshd.host_toml(&luzia(dir.path())));
         let watcher = w.bridge();
         Some(HostB {
             _watcher: watcher,
@@ -172,4 +177,28 @@ fn a_gate_on_another_host_approved_for_the_session_there_or_from_telegram_says_s
         g.id,
         "approved for the session by @bruno from Telegram (on b)",
     );
+}
+
+/// A luzia on b older than the relay flags refuses them as clap refuses any option it does not
+/// know: the answer from Telegram is given again without them and lands, as b's ssh user's.
+#[test]
+fn a_luzia_on_another_host_older_than_the_relay_flags_still_gets_the_answer() {
+    let record = tempfile::NamedTempFile::new().unwrap();
+    let Some(b) = HostB::with_luzia(|dir| older_luzia(dir, Path::new(LUZIA), record.path())) else {
+        return;
+    };
+    let (w, remote_jobs, sshd) = (&b.w, &b.jobs, &b.sshd);
+    let mut asker = w.agent_in(remote_jobs, "173000-1111", &ASK);
+    let m = w.bot.wait_message("Which database?");
+    let buttons = w.bot.buttons(m.id);
+    let press = w.bot.press(BRUNO, m.id, &buttons[1].1);
+    let notice = w.bot.wait_notice(press);
+    assert!(notice.starts_with("Done"), "{notice}\nsshd: {}", sshd.log());
+    assert_eq!(asker.finish().1, "staging\n");
+    assert_eq!(asker.history_with("\"source\":\"cli\""), 1);
+    let commands = fs::read_to_string(record.path()).unwrap();
+    let answers: Vec<&str> = commands.lines().filter(|l| l.contains("answer ")).collect();
+    assert_eq!(answers.len(), 2, "{commands}");
+    assert!(answers[0].contains("--source=telegram"), "{commands}");
+    assert!(!answers[1].contains("--source"), "{commands}");
 }

@@ -169,15 +169,21 @@ fn apply_there(
     user: &User,
 ) -> Applied {
     let by = user.recorded();
-    let relay = Some(Relayed {
+    let relay = Relayed {
         source: SOURCE,
         by: &by,
-    });
-    let argv = match act {
+    };
+    let build = |relay: Option<Relayed<'_>>| match act {
         Act::Answer(text) => args::answer(id, &posted.instance, text, relay),
         Act::Decide(verdict) => args::decide(id, &posted.instance, verdict, relay),
     };
-    match crate::fleet::run(host, config, &argv) {
+    // A luzia there older than the relay flags still takes the answer, as its ssh user's.
+    let refused = |r: &Result<_, RemoteError>| {
+        matches!(r, Err(RemoteError::Failed { code, stderr, .. })
+            if args::relay_refused(Some(*code), stderr.as_bytes()))
+    };
+    let run = |argv: &[String]| crate::fleet::run(host, config, argv);
+    match args::relayed(relay, build, run, refused) {
         Ok(out) => {
             // `answered ID: TEXT`, `denied ID at gate 'NAME'`.
             let said = String::from_utf8_lossy(&out.stdout);
