@@ -1,7 +1,10 @@
 //! What the Telegram bridge costs at rest: CPU time and wake-ups (context switches) per minute of
 //! `luzia notify --watch` over 200 jobs, with `[telegram]` pointed at a Bot API server of the
 //! bench's own (it holds each long poll, as Telegram does) and, in the same run and at the same
-//! time, the same watcher without `[telegram]`. Nothing happens during the window: no job
+//! time, the same watcher without `[telegram]`; and two more with `[telegram]` (each with a
+//! server of its own), over the same jobs and one more waiting on a question: with no default
+//! (its post is open, nothing in it changes), and with a default taken in 30 minutes (its post
+//! is open and its countdown is edited each minute). Nothing happens during the window: no job
 //! changes, no question is asked.
 //!
 //! `cargo bench --bench telegram_idle` (a minute; `LUZIA_BENCH_SECS=N` for another window).
@@ -34,6 +37,26 @@ use telegram::{CHAT, FakeBot, TOKEN};
 const JOBS: usize = 200;
 /// Jobs among them still running (their supervisor is this process): read again at each tick.
 const RUNNING: usize = 10;
+
+/// A job of the bench's own process waiting on a question, whose default (if `default`) is
+/// taken in 30 minutes.
+fn make_question(root: &Path, default: bool) {
+    let dir = root.join("120000-asks");
+    fs::create_dir_all(&dir).unwrap();
+    let now = chrono::Utc::now();
+    let meta = serde_json::json!({"id": "120000-asks", "project": "bench", "task": "asks",
+        "started": now.to_rfc3339()});
+    fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
+    fs::write(dir.join("pid"), format!("{}\n", std::process::id())).unwrap();
+    fs::write(dir.join("output.log"), "asking\n").unwrap();
+    let mut q = serde_json::json!({"id": "q1", "type": "choice", "question": "Which database?",
+        "options": ["production", "staging"], "asked_at": now.to_rfc3339()});
+    if default {
+        q["timeout_minutes"] = 30.into();
+        q["default_if_timeout"] = "staging".into();
+    }
+    fs::write(dir.join("clarification.json"), q.to_string()).unwrap();
+}
 
 fn make_jobs(root: &Path) {
     let started = chrono::Utc::now() - chrono::Duration::hours(1);
@@ -137,10 +160,31 @@ fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("jobs");
     make_jobs(&root);
+    let asking = tmp.path().join("jobs-asking");
+    make_jobs(&asking);
+    make_question(&asking, false);
+    let counting = tmp.path().join("jobs-counting");
+    make_jobs(&counting);
+    make_question(&counting, true);
     let bot = FakeBot::start();
+    let bot_asked = FakeBot::start();
+    let bot_open = FakeBot::start();
     let plain = watcher(tmp.path(), "without the bridge", &root, None);
     let bridged = watcher(tmp.path(), "with the bridge", &root, Some(&bot.url()));
-    for w in [&plain, &bridged] {
+    let asked = watcher(
+        tmp.path(),
+        "bridge, question open",
+        &asking,
+        Some(&bot_asked.url()),
+    );
+    let open = watcher(
+        tmp.path(),
+        "bridge, countdown open",
+        &counting,
+        Some(&bot_open.url()),
+    );
+    let all = [&plain, &bridged, &asked, &open];
+    for w in all {
         wait_for("the watcher to start", Duration::from_secs(60), || {
             fs::read_to_string(&w.out)
                 .ok()
@@ -151,20 +195,22 @@ fn main() {
     wait_for("the first long poll", Duration::from_secs(60), || {
         (!bot.calls_of("getUpdates").is_empty()).then_some(())
     });
+    for b in [&bot_asked, &bot_open] {
+        wait_for("the question posted", Duration::from_secs(60), || {
+            (!b.calls_of("sendMessage").is_empty()).then_some(())
+        });
+    }
     std::thread::sleep(Duration::from_secs(6));
-    let polls_before = bot.calls_of("getUpdates").len();
-    let before: Vec<(f64, u64)> = [&plain, &bridged]
-        .iter()
-        .map(|w| sample(w.child.id()))
-        .collect();
+    let bots = [&bot, &bot_asked, &bot_open];
+    let polls_before = bots.map(|b| b.calls_of("getUpdates").len());
+    let edits_before = bot_open.calls_of("editMessageText").len();
+    let before: Vec<(f64, u64)> = all.iter().map(|w| sample(w.child.id())).collect();
     let started = Instant::now();
     std::thread::sleep(Duration::from_secs(secs));
     let minutes = started.elapsed().as_secs_f64() / 60.0;
-    let after: Vec<(f64, u64)> = [&plain, &bridged]
-        .iter()
-        .map(|w| sample(w.child.id()))
-        .collect();
-    let polls = bot.calls_of("getUpdates").len() - polls_before;
+    let after: Vec<(f64, u64)> = all.iter().map(|w| sample(w.child.id())).collect();
+    let polls = bots.map(|b| b.calls_of("getUpdates").len());
+    let edits = bot_open.calls_of("editMessageText").len() - edits_before;
     println!(
         "luzia notify --watch, {JOBS} jobs ({RUNNING} running), at rest for {:.1} min:",
         minutes
@@ -173,7 +219,7 @@ fn main() {
         "{:<22} {:>14} {:>18} {:>8}",
         "", "CPU ms/min", "wake-ups/min", "threads"
     );
-    for (i, w) in [&plain, &bridged].iter().enumerate() {
+    for (i, w) in all.iter().enumerate() {
         let cpu = (after[i].0 - before[i].0) / minutes;
         let wakes = (after[i].1 - before[i].1) as f64 / minutes;
         println!(
@@ -184,10 +230,15 @@ fn main() {
             threads(w.child.id())
         );
     }
+    let per_min = |i: usize| (polls[i] - polls_before[i]) as f64 / minutes;
     println!(
-        "Bot API requests: {:.1}/min (getUpdates long polls)",
-        polls as f64 / minutes
+        "getUpdates long polls/min: {:.1} at rest, {:.1} with a question open, {:.1} with a \
+         countdown open (and {:.1} countdown edits/min)",
+        per_min(0),
+        per_min(1),
+        per_min(2),
+        edits as f64 / minutes
     );
     let other = bot.calls().len() - bot.calls_of("getUpdates").len();
-    println!("other Bot API calls during the whole run: {other}");
+    println!("other Bot API calls of the bridge at rest during the whole run: {other}");
 }

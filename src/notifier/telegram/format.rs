@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::press::Action;
+use super::state::{Countdown, What};
 use crate::jobs::Job;
 use crate::jobs::hitl::operator::{Decision, Response, Scope, decision_verb};
-use crate::jobs::model::time::format_duration;
 use crate::jobs::model::waiting::{Gate, Question, QuestionType};
 use crate::jobs::text::sanitize::{ellipsize, plain_text};
 use crate::jobs::wire::{Covers, How, Settlement};
@@ -50,14 +50,131 @@ fn clock(t: DateTime<Utc>) -> String {
     t.format("%H:%M UTC").to_string()
 }
 
-fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
-    t.map_or_else(String::new, |t| {
-        format!(
-            "Waiting since {} ({} ago)\n",
-            clock(t),
-            format_duration((now - t).num_seconds().max(0))
-        )
+/// The line saying since when it waits: how long ago, as of `now`, to the step the countdown
+/// shows (`25m ago`); `now: None` (a settled post) the clock time alone.
+fn since(t: Option<DateTime<Utc>>, now: Option<DateTime<Utc>>) -> String {
+    t.map_or_else(String::new, |t| match now {
+        Some(now) => format!("Waiting since {} ({})\n", clock(t), ago(now - t)),
+        None => format!("Waiting since {}\n", clock(t)),
     })
+}
+
+const MINUTE_MS: i64 = 60_000;
+const HOUR_MS: i64 = 60 * MINUTE_MS;
+const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// The step, in minutes, a time `ms` ahead or ago is shown to: the minute within the hour, ten
+/// minutes within the day, the hour beyond. A message about a deadline a day away is then
+/// edited once an hour, not once a minute.
+fn step_minutes(ms: i64) -> i64 {
+    if ms <= HOUR_MS {
+        1
+    } else if ms <= DAY_MS {
+        10
+    } else {
+        60
+    }
+}
+
+/// `25m`, `1h40m`, `2d05h`.
+fn minutes_words(m: i64) -> String {
+    let (d, h, mm) = (m / 1440, m / 60 % 24, m % 60);
+    if d > 0 {
+        format!("{d}d{h:02}h")
+    } else if h > 0 {
+        format!("{h}h{mm:02}m")
+    } else {
+        format!("{mm}m")
+    }
+}
+
+/// `left` rounded up to its step, in minutes, and that step; none once it is up.
+fn rounded_up(left: chrono::Duration) -> Option<(i64, i64)> {
+    let ms = left.num_milliseconds();
+    if ms <= 0 {
+        return None;
+    }
+    let step = step_minutes(ms);
+    let step_ms = step * MINUTE_MS;
+    Some(((ms - 1) / step_ms * step + step, step))
+}
+
+/// How soon something `left` ahead happens, as a post says it: rounded up to its step
+/// (`in 25m`, `in 1h40m`, `in 2d05h`), `within a minute` in the last one, `time is up` after.
+/// Rounded up, so the words never promise more time than is left.
+pub fn time_left(left: chrono::Duration) -> String {
+    match rounded_up(left) {
+        None => TIME_IS_UP.into(),
+        Some((1, _)) => "within a minute".into(),
+        Some((m, _)) => format!("in {}", minutes_words(m)),
+    }
+}
+
+/// What [`time_left`] says once the time is up: the last words it changes to.
+pub const TIME_IS_UP: &str = "time is up";
+
+/// How much later [`time_left`]'s words for `left` change; none once the time is up.
+pub fn time_left_changes_in(left: chrono::Duration) -> Option<chrono::Duration> {
+    let (m, step) = rounded_up(left)?;
+    Some(left - chrono::Duration::minutes(m - step))
+}
+
+/// How long ago, rounded down to the same steps: `just now`, `25m ago`, `1h40m ago`.
+fn ago(elapsed: chrono::Duration) -> String {
+    let ms = elapsed.num_milliseconds();
+    if ms < MINUTE_MS {
+        return "just now".into();
+    }
+    let step = step_minutes(ms);
+    format!("{} ago", minutes_words(ms / MINUTE_MS / step * step))
+}
+
+/// The lines of a post with a deadline that tell time, as of `now` (`None`: settled, the clock
+/// times alone): since when it waits, and what is taken when, and how soon.
+pub fn clock_lines(what: What, c: &Countdown, now: Option<DateTime<Utc>>) -> String {
+    let soon = now.map_or_else(String::new, |now| {
+        format!(" ({})", time_left(c.deadline - now))
+    });
+    let at = clock(c.deadline);
+    let then = match (what, &c.default) {
+        (What::Question, Some(default)) => {
+            format!("If nobody answers, the agent takes '{default}' at {at}{soon}\n")
+        }
+        (What::Question, None) => {
+            format!("If nobody answers, the agent stops waiting at {at}{soon}\n")
+        }
+        (What::Gate, _) => format!("If nobody decides, it approves itself at {at}{soon}\n"),
+    };
+    format!("{}{then}", since(c.since, now))
+}
+
+/// Appends to `t` the lines that tell time of a post waiting since `since`, with `deadline`
+/// (and, for a question, the `default` then taken): its countdown, if it has a deadline.
+fn push_clock(
+    t: &mut String,
+    what: What,
+    since_: Option<DateTime<Utc>>,
+    deadline: Option<DateTime<Utc>>,
+    default: Option<String>,
+    now: DateTime<Utc>,
+) -> Option<Countdown> {
+    let Some(deadline) = deadline else {
+        t.push_str(&since(since_, Some(now)));
+        return None;
+    };
+    let mut c = Countdown {
+        deadline,
+        since: since_,
+        default,
+        at: t.len(),
+        len: 0,
+        shown: time_left(deadline - now),
+        edited: None,
+    };
+    let lines = clock_lines(what, &c, Some(now));
+    c.len = lines.len();
+    t.push_str(&lines);
+    Some(c)
 }
 
 fn heading(job: &Job, what: &str) -> String {
@@ -90,8 +207,8 @@ pub fn has_buttons(q: &Question) -> bool {
     }
 }
 
-/// A question's message.
-pub fn question_text(job: &Job, q: &Question, now: DateTime<Utc>) -> String {
+/// A question's message, and its countdown if it has a default and a deadline.
+pub fn question_text(job: &Job, q: &Question, now: DateTime<Utc>) -> (String, Option<Countdown>) {
     let mut t = heading(job, "❓ Question");
     if !q.header.is_empty() {
         t.push_str(&format!("{}\n", plain_text(&q.header)));
@@ -116,15 +233,20 @@ pub fn question_text(job: &Job, q: &Question, now: DateTime<Utc>) -> String {
         t.push('\n');
     }
     t.push_str(&context(&q.context));
-    t.push_str(&since(q.asked_at, now));
-    if let (Some(default), Some(at)) = (&q.default_if_timeout, q.deadline()) {
-        t.push_str(&format!(
-            "If nobody answers, the agent takes '{}' at {} (in {})\n",
-            ellipsize(&plain_text(default), 200),
-            clock(at),
-            format_duration((at - now).num_seconds().max(0))
-        ));
-    }
+    let countdown = match &q.default_if_timeout {
+        Some(default) => {
+            let default = ellipsize(&plain_text(default), 200);
+            push_clock(
+                &mut t,
+                What::Question,
+                q.asked_at,
+                q.deadline(),
+                Some(default),
+                now,
+            )
+        }
+        None => push_clock(&mut t, What::Question, q.asked_at, None, None, now),
+    };
     t.push('\n');
     t.push_str(match q.kind {
         QuestionType::Choice if q.multi_select => {
@@ -137,11 +259,11 @@ pub fn question_text(job: &Job, q: &Question, now: DateTime<Utc>) -> String {
         QuestionType::Confirm => "Tap Yes or No, or reply to this message.",
         QuestionType::Text => "Reply to this message with your answer.",
     });
-    t
+    (t, countdown)
 }
 
-/// A gate's message.
-pub fn gate_text(job: &Job, g: &Gate, now: DateTime<Utc>) -> String {
+/// A gate's message, and its countdown if it approves itself.
+pub fn gate_text(job: &Job, g: &Gate, now: DateTime<Utc>) -> (String, Option<Countdown>) {
     let mut t = heading(job, "🚦 Approval");
     t.push_str(&format!(
         "Gate '{}': {}\n\n",
@@ -149,14 +271,16 @@ pub fn gate_text(job: &Job, g: &Gate, now: DateTime<Utc>) -> String {
         ellipsize(&plain_text(&g.description), QUESTION_CAP)
     ));
     t.push_str(&context(&g.context));
-    t.push_str(&since(g.awaiting_since, now));
-    match g.deadline() {
-        Some(at) => t.push_str(&format!(
-            "If nobody decides, it approves itself at {} (in {})\n",
-            clock(at),
-            format_duration((at - now).num_seconds().max(0))
-        )),
-        None => t.push_str("It waits until someone decides.\n"),
+    let countdown = push_clock(
+        &mut t,
+        What::Gate,
+        g.awaiting_since,
+        g.deadline(),
+        None,
+        now,
+    );
+    if countdown.is_none() {
+        t.push_str("It waits until someone decides.\n");
     }
     match &g.allow_session {
         Some(covers) => {
@@ -174,7 +298,7 @@ pub fn gate_text(job: &Job, g: &Gate, now: DateTime<Utc>) -> String {
             t.push_str("\nApprove or Deny. To deny with a reason, reply to this message with it.");
         }
     }
-    t
+    (t, countdown)
 }
 
 fn button(text: &str, data: String) -> Value {

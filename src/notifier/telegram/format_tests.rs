@@ -101,7 +101,8 @@ fn labels(keyboard: &Value) -> Vec<(String, String)> {
 fn a_gate_offering_the_session_says_what_it_covers_and_has_its_button() {
     let now = Utc::now();
     let (job, once) = gated(None);
-    let text = gate_text(&job, &once, now);
+    let (text, countdown) = gate_text(&job, &once, now);
+    assert!(countdown.is_none(), "it waits until someone decides");
     assert!(
         text.ends_with("\nApprove or Deny. To deny with a reason, reply to this message with it.")
     );
@@ -116,7 +117,7 @@ fn a_gate_offering_the_session_says_what_it_covers_and_has_its_button() {
     );
 
     let (job, session) = gated(Some("Always allow make\x1b]0;x\x07"));
-    let text = gate_text(&job, &session, now);
+    let (text, _) = gate_text(&job, &session, now);
     assert!(
         text.contains("It may be approved for the session: 'Always allow make'\n"),
         "the agent's words, made plain: {text}"
@@ -125,6 +126,7 @@ fn a_gate_offering_the_session_says_what_it_covers_and_has_its_button() {
     let (_, nothing_said) = gated(Some(" "));
     assert!(
         gate_text(&job, &nothing_said, now)
+            .0
             .contains("for the session: the agent then stops asking for requests like this one")
     );
     let keys = labels(&gate_keyboard(7, true));
@@ -164,5 +166,88 @@ fn a_session_approval_on_another_host_is_said_so_and_an_older_host_s_plainly() {
     assert_eq!(
         settlement_words(&s).unwrap(),
         "denied at the command line by bruno@b: 'no'"
+    );
+}
+
+#[test]
+fn the_time_left_is_said_to_the_minute_then_ten_minutes_then_the_hour_rounded_up() {
+    let ms = chrono::Duration::milliseconds;
+    let s = chrono::Duration::seconds;
+    let rows = [
+        (s(-5), "time is up"),
+        (s(0), "time is up"),
+        (ms(1), "within a minute"),
+        (s(60), "within a minute"),
+        (ms(60_001), "in 2m"),
+        (s(1799), "in 30m"),
+        (s(1800), "in 30m"),
+        (s(3600), "in 1h00m"),
+        (ms(3_600_001), "in 1h10m"),
+        (s(24 * 3600), "in 1d00h"),
+        (s(24 * 3600 + 1), "in 1d01h"),
+        (s(3 * 86_400 + 5 * 3600), "in 3d05h"),
+    ];
+    for (left, want) in rows {
+        assert_eq!(time_left(left), want, "{left}");
+    }
+    let rows = [
+        (s(0), None),
+        (s(60), Some(s(60))),
+        (ms(60_001), Some(ms(1))),
+        (s(1799), Some(s(59))),
+        (s(3 * 3600), Some(s(600))),
+        (s(2 * 86_400), Some(s(3600))),
+    ];
+    for (left, want) in rows {
+        assert_eq!(time_left_changes_in(left), want, "{left}");
+    }
+}
+
+proptest::proptest! {
+    /// The words change exactly when said, and then not again for at least a minute: a
+    /// countdown is never edited more often than that for its words.
+    #[test]
+    fn the_time_left_changes_when_said_and_at_most_once_a_minute(left in 1i64..400_000_000) {
+        let left = chrono::Duration::milliseconds(left);
+        let change = time_left_changes_in(left).unwrap();
+        let at = left - change;
+        proptest::prop_assert!(change > chrono::Duration::zero());
+        proptest::prop_assert_eq!(time_left(at + chrono::Duration::milliseconds(1)), time_left(left));
+        proptest::prop_assert_ne!(time_left(at), time_left(left));
+        if let Some(next) = time_left_changes_in(at) {
+            proptest::prop_assert!(next >= chrono::Duration::seconds(60), "{} then {}", at, next);
+        }
+    }
+}
+
+#[test]
+fn a_question_with_a_default_says_how_soon_and_how_long_it_has_waited() {
+    let id = crate::jobs::JobId::parse("160000-aaaa").unwrap();
+    let job = Job::bare(id, "/nowhere".into());
+    let q = Question::parse(
+        br#"{"id": "q1", "question": "Which database?", "options": ["production", "staging"],
+            "asked_at": "2026-01-11T14:30:00Z", "timeout_minutes": 30,
+            "default_if_timeout": "staging"}"#,
+        None,
+    )
+    .unwrap();
+    let now = q.asked_at.unwrap() + chrono::Duration::seconds(125);
+    let (text, countdown) = question_text(&job, &q, now);
+    let c = countdown.expect("a default and a deadline: a countdown");
+    assert_eq!(c.shown, "in 28m");
+    assert_eq!(
+        &text[c.at..c.at + c.len],
+        "Waiting since 14:30 UTC (2m ago)\nIf nobody answers, the agent takes 'staging' at \
+         15:00 UTC (in 28m)\n"
+    );
+    let no_default = Question {
+        default_if_timeout: None,
+        ..q
+    };
+    let (text, countdown) = question_text(&job, &no_default, now);
+    assert!(countdown.is_none());
+    assert!(
+        text.contains("Waiting since 14:30 UTC (2m ago)\n\nTap an option"),
+        "{text}"
     );
 }

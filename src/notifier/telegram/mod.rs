@@ -4,7 +4,8 @@
 //! the message edited to say how it ended, wherever it was answered.
 //!
 //! Rooms: `api` (the Bot API client), `state` (the offset and the posts, kept in the state
-//! directory), `format` (the words posted), `press` (a button's data, written and read back),
+//! directory), `format` (the words posted), `countdown` (which posts' time left is edited
+//! when), `press` (a button's data, written and read back),
 //! `updates` (Telegram's updates read), `answer` (an answer given here or on another host, and
 //! what became of an instance), `worker` (the thread that decides) and `handle` (one update
 //! acted on). Telegram is reached only outward, by long
@@ -13,6 +14,7 @@
 
 mod answer;
 mod api;
+mod countdown;
 mod format;
 mod handle;
 mod press;

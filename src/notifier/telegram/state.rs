@@ -64,6 +64,33 @@ pub struct Posted {
     pub prompts: Vec<i64>,
     #[serde(default)]
     pub closed: Option<Closed>,
+    /// For a question with a default or a gate that approves itself: what its message says of
+    /// the time left, kept true while it is open (`countdown`). None in a post saved before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub countdown: Option<Countdown>,
+}
+
+/// The lines of a post that tell time (since when it waits, what is taken when, and how soon),
+/// and where they stand in its text, so that they alone are written again as time passes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Countdown {
+    /// When the question's default is taken, or the gate approves itself.
+    pub deadline: DateTime<Utc>,
+    /// Since when it waits, if known.
+    #[serde(default)]
+    pub since: Option<DateTime<Utc>>,
+    /// The question's default as the message shows it (plain, capped); none for a gate.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// Where those lines start in `Posted::text`, in bytes, and how long they are.
+    pub at: usize,
+    pub len: usize,
+    /// How soon, as the message says it now (`in 25m`).
+    pub shown: String,
+    /// When its message was last edited, or an edit tried, for the time left; none since it
+    /// was posted.
+    #[serde(default)]
+    pub edited: Option<DateTime<Utc>>,
 }
 
 /// How a post ended.
@@ -224,6 +251,7 @@ mod tests {
                 message_id: Some(9),
                 prompts: vec![11],
                 closed: None,
+                countdown: None,
             },
         );
         let gate = Posted {

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::answer::{Target, job_key};
 use super::api::Api;
+use super::countdown;
 use super::format::{
     closed_text, gate_keyboard, gate_text, question_keyboard, question_text, settlement_words,
 };
@@ -70,17 +71,17 @@ impl Worker {
     pub fn run(mut self, rx: Receiver<Msg>) {
         self.catch_up();
         loop {
-            let msg = if self.owes() {
-                match rx.recv_timeout(RETRY) {
+            let msg = match self.wake_in() {
+                Some(wait) => match rx.recv_timeout(wait) {
                     Ok(m) => Some(m),
                     Err(RecvTimeoutError::Timeout) => None,
                     Err(RecvTimeoutError::Disconnected) => return,
-                }
-            } else {
-                match rx.recv() {
+                },
+                // Nothing owed and no countdown to keep: asleep until told something.
+                None => match rx.recv() {
                     Ok(m) => Some(m),
                     Err(_) => return,
-                }
+                },
             };
             match msg {
                 Some(Msg::Jobs {
@@ -99,6 +100,19 @@ impl Worker {
                 None => {}
             }
             self.catch_up();
+        }
+    }
+
+    /// How long to sleep at most: until a post or an edit owed is tried again, or the next
+    /// countdown edit falls due; none when neither is.
+    fn wake_in(&self) -> Option<Duration> {
+        let now = Utc::now();
+        let countdown = countdown::next_due(&self.state.posted, now)
+            .map(|t| (t - now).to_std().unwrap_or(Duration::ZERO));
+        let retry = self.owes().then_some(RETRY);
+        match (retry, countdown) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -193,23 +207,24 @@ impl Worker {
     /// Records the post, then sends it.
     fn post(&mut self, key: &str, job: &Job, what: What, now: DateTime<Utc>) {
         let serial = self.state.next_serial;
-        let (text, markup, instance, options, session) = match (what, &job.question, &job.gate) {
-            (What::Question, Some(q), _) => (
-                question_text(job, q, now),
-                question_keyboard(serial, q),
-                q.id.clone(),
-                q.options.clone(),
-                false,
-            ),
-            (What::Gate, _, Some(g)) => (
-                gate_text(job, g, now),
-                Some(gate_keyboard(serial, g.allow_session.is_some())),
-                g.id.clone(),
-                Vec::new(),
-                g.allow_session.is_some(),
-            ),
-            _ => return,
-        };
+        let ((text, countdown), markup, instance, options, session) =
+            match (what, &job.question, &job.gate) {
+                (What::Question, Some(q), _) => (
+                    question_text(job, q, now),
+                    question_keyboard(serial, q),
+                    q.id.clone(),
+                    q.options.clone(),
+                    false,
+                ),
+                (What::Gate, _, Some(g)) => (
+                    gate_text(job, g, now),
+                    Some(gate_keyboard(serial, g.allow_session.is_some())),
+                    g.id.clone(),
+                    Vec::new(),
+                    g.allow_session.is_some(),
+                ),
+                _ => return,
+            };
         self.state.next_serial += 1;
         self.state.posted.insert(
             key.to_owned(),
@@ -225,6 +240,7 @@ impl Worker {
                 message_id: None,
                 prompts: Vec::new(),
                 closed: None,
+                countdown,
             },
         );
         if self.save() {
@@ -233,9 +249,15 @@ impl Worker {
     }
 
     fn send_post(&mut self, key: &str) {
-        let Some(p) = self.state.posted.get(key) else {
+        let Some(p) = self.state.posted.get_mut(key) else {
             return;
         };
+        // Sent later than recorded (the API was away): its countdown as of now.
+        if let Some((text, countdown)) = countdown::retimed(p, Some(Utc::now())) {
+            p.text = text;
+            p.countdown = Some(countdown);
+        }
+        let p = &*p;
         let mut text = p.text.clone();
         if self.interrupted.contains(key) {
             text.push_str(
@@ -288,7 +310,9 @@ impl Worker {
         let (Some(id), Some(c)) = (p.message_id, &p.closed) else {
             return;
         };
-        let text = closed_text(&p.text, &c.outcome);
+        // Settled, the lines that tell time say the times alone: no countdown left standing.
+        let posted = countdown::retimed(p, None).map_or_else(|| p.text.clone(), |(t, _)| t);
+        let text = closed_text(&posted, &c.outcome);
         match self.api.edit_message(&self.chat, id, &text, None) {
             Ok(()) => {
                 if let Some(c) = self
@@ -327,6 +351,41 @@ impl Worker {
         let before = self.state.posted.len();
         self.state.prune(Utc::now());
         if self.state.posted.len() != before {
+            self.save();
+        }
+        self.retime();
+    }
+
+    /// The countdown edits due now, made. One that fails is said and tried again later: the
+    /// post, its buttons and its answers are untouched by it.
+    fn retime(&mut self) {
+        let now = Utc::now();
+        for edit in countdown::due(&self.state.posted, now) {
+            let Some(p) = self.state.posted.get(&edit.key) else {
+                continue;
+            };
+            let (Some(id), markup) = (p.message_id, p.markup.clone()) else {
+                continue;
+            };
+            let sent = self.api.edit_message(&self.chat, id, &edit.text, markup);
+            let Some(p) = self.state.posted.get_mut(&edit.key) else {
+                continue;
+            };
+            match sent {
+                Ok(()) => {
+                    p.text = edit.text;
+                    p.countdown = Some(edit.countdown);
+                }
+                Err(e) => {
+                    if let Some(c) = p.countdown.as_mut() {
+                        c.edited = Some(now);
+                    }
+                    let key = edit.key;
+                    self.error(format!(
+                        "telegram: cannot edit the countdown of {key}'s message: {e}"
+                    ));
+                }
+            }
             self.save();
         }
     }
