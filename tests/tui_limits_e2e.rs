@@ -21,34 +21,6 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use tmux::{Cockpit, Opts, Sandbox};
 
-/// The fake Claude Code: 2.1.197's lines; the reset (Unix seconds) read from `$RESET_FILE`, its
-/// words as Claude Code prints them (the minute, in the machine's zone, UTC here).
-const FAKE_CLAUDE: &str = r#"#!/bin/sh
-d="$LUZIA_JOB_DIR"
-cat > "$d/stdin.txt"
-sid=""; prev=""; resumed=""
-for a in "$@"; do
-  case "$prev" in --session-id) sid="$a";; --resume) sid="$a"; resumed=1;; esac
-  prev="$a"
-done
-# The session's transcript, where Claude Code keeps it: what a resume continues.
-mkdir -p "$HOME/.claude/projects/-project"
-printf '{"prompt": "x"}\n' >> "$HOME/.claude/projects/-project/$sid.jsonl"
-printf '{"type":"system","subtype":"init","session_id":"%s","model":"claude-sonnet-4-5","claude_code_version":"2.1.197","tools":[]}\n' "$sid"
-if [ -n "$resumed" ] || grep -q PLAIN "$d/stdin.txt"; then
-  printf '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":1,"output_tokens":1}}\n' "$sid"
-  exit 0
-fi
-reset=$(cat "$RESET_FILE")
-case "$(date -u -d "@$reset" +%M)" in
-  00) words=$(date -u -d "@$reset" +%-I%P);;
-  *) words=$(date -u -d "@$reset" +%-I:%M%P);;
-esac
-printf '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%s,"rateLimitType":"five_hour","isUsingOverage":false},"session_id":"%s"}\n' "$reset" "$sid"
-printf '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your session limit \302\267 resets %s (UTC)","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}\n' "$words" "$sid"
-exit 1
-"#;
-
 /// How far ahead the limit resets: room for the cockpit to start and show the hold on a loaded
 /// machine, short enough for a test.
 const RESET_IN: u64 = 30;
@@ -58,7 +30,11 @@ fn config(sb: &Sandbox) -> PathBuf {
     let queue = sb.tmp.path().join("queue");
     fs::create_dir_all(&project).unwrap();
     let claude = sb.ctl.join("claude");
-    fs::write(&claude, FAKE_CLAUDE).unwrap();
+    fs::write(
+        &claude,
+        common::limited_claude::script(common::limited_claude::SESSION_LIMIT),
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(&claude, fs::Permissions::from_mode(0o755)).unwrap();
     sb.config_file(

@@ -9,6 +9,17 @@ pub fn script(limit_lines: &str) -> String {
     format!("{HEAD}reset=$(cat \"$RESET_FILE\")\n{limit_lines}exit 1\n")
 }
 
+/// Claude Code 2.1.197's lines for the session limit: the API's refusal with the reset to the
+/// second (`rate_limit_event`), then its words (the minute, or the hour alone on the hour, in the
+/// machine's zone, UTC here).
+pub const SESSION_LIMIT: &str = r#"case "$(date -u -d "@$reset" +%M)" in
+  00) words=$(date -u -d "@$reset" +%-I%P);;
+  *) words=$(date -u -d "@$reset" +%-I:%M%P);;
+esac
+printf '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%s,"rateLimitType":"five_hour","isUsingOverage":false},"session_id":"%s"}\n' "$reset" "$sid"
+printf '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your session limit \302\267 resets %s (UTC)","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}\n' "$words" "$sid"
+"#;
+
 const HEAD: &str = r#"#!/bin/sh
 d="$LUZIA_JOB_DIR"
 cat > "$d/stdin.txt"

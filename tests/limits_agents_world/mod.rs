@@ -23,13 +23,6 @@ const LUZIA: &str = env!("CARGO_BIN_EXE_luzia");
 /// How long any one wait may last before the test calls it hung (the machine is shared).
 pub const GUARD: Duration = Duration::from_secs(150);
 
-/// What the fake Claude Code (`common::limited_claude`) prints of the limit: 2.1.197's lines,
-/// the reset's words as Claude Code prints them (the minute, in the machine's zone, UTC here).
-const LIMIT_LINES: &str = r#"words=$(date -u -d "@$reset" +%-I:%M%P)
-printf '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":%s,"rateLimitType":"five_hour","isUsingOverage":false},"session_id":"%s"}\n' "$reset" "$sid"
-printf '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"You'"'"'ve hit your session limit \302\267 resets %s (UTC)","session_id":"%s","num_turns":1,"duration_ms":100,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}\n' "$words" "$sid"
-"#;
-
 /// Another agent, a plain command: waits while `$OTHER_GATE` exists, then says `done`.
 const OTHER: &str = r#"#!/bin/sh
 cat > "$LUZIA_JOB_DIR/stdin.txt"
@@ -67,7 +60,11 @@ impl World {
         let claude = base.join("bin/claude");
         let other = base.join("bin/other.sh");
         let notifier = base.join("bin/notify.sh");
-        fs::write(&claude, common::limited_claude::script(LIMIT_LINES)).unwrap();
+        fs::write(
+            &claude,
+            common::limited_claude::script(common::limited_claude::SESSION_LIMIT),
+        )
+        .unwrap();
         fs::write(&other, OTHER).unwrap();
         fs::write(
             &notifier,
