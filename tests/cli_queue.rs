@@ -120,13 +120,12 @@ impl World {
     /// Every job directory with a meta.json, as task -> [(job id, meta)].
     fn jobs_by_task(&self) -> BTreeMap<String, Vec<(String, Value)>> {
         let mut by_task: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
-        for e in fs::read_dir(&self.jobs).unwrap().filter_map(Result::ok) {
-            let Ok(bytes) = fs::read(e.path().join("meta.json")) else {
+        for id in job_ids(&self.jobs) {
+            let Ok(bytes) = fs::read(self.jobs.join(&id).join("meta.json")) else {
                 continue;
             };
             let meta: Value = serde_json::from_slice(&bytes).unwrap();
             let task = meta["task"].as_str().unwrap().to_owned();
-            let id = e.file_name().to_string_lossy().into_owned();
             by_task.entry(task).or_default().push((id, meta));
         }
         by_task

@@ -315,10 +315,8 @@ fn a_reserve_fifo_neither_hangs_the_supervisor_nor_stalls_the_queue() {
     });
     // The queue moved: the second task became a job and ran to its end.
     let second = wait_for("the queued task to run", GUARD, || {
-        fs::read_dir(w.path("jobs"))
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+        job_ids(&w.path("jobs"))
+            .into_iter()
             .find(|id| *id != first && w.meta(id)["task"] == "echo second")
     });
     let meta = wait_for("the second job to end", GUARD, || {

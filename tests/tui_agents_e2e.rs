@@ -138,12 +138,11 @@ fn the_input_bar_picks_the_agent_a_task_runs() {
                 == 2
     });
     let mut ran = std::collections::BTreeMap::new();
-    for entry in std::fs::read_dir(&sb.root).unwrap().flatten() {
-        let Ok(meta) = std::fs::read(entry.path().join("meta.json")) else {
+    for id in common::job_ids(&sb.root) {
+        let Ok(meta) = std::fs::read(sb.root.join(&id).join("meta.json")) else {
             continue;
         };
         let meta: serde_json::Value = serde_json::from_slice(&meta).unwrap();
-        let id = entry.file_name().to_string_lossy().into_owned();
         ran.insert(meta["task"].as_str().unwrap().to_owned(), (id, meta));
     }
     let (first, first_meta) = &ran["First task"];

@@ -1108,12 +1108,12 @@ fn the_demo_dispatches_kills_retries_and_answers() {
     let jobs = agents.jobs_dir();
     let deadline = Instant::now() + Duration::from_secs(15);
     let retried = loop {
-        let found = fs::read_dir(&jobs).unwrap().flatten().find(|e| {
-            fs::read_to_string(e.path().join("meta.json"))
+        let found = common::job_ids(&jobs).into_iter().find(|job| {
+            fs::read_to_string(jobs.join(job).join("meta.json"))
                 .is_ok_and(|m| m.contains(&format!("\"retry_of\": \"{id}\"")))
         });
-        if let Some(e) = found {
-            break e.path();
+        if let Some(job) = found {
+            break jobs.join(job);
         }
         assert!(Instant::now() < deadline, "no job with retry_of {id}");
         std::thread::sleep(Duration::from_millis(50));

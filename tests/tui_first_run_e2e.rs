@@ -62,11 +62,7 @@ fn the_cockpit_offers_the_repository_it_starts_in_and_runs_a_task_there() {
         ck.key("Enter");
         let top = repo.canonicalize().unwrap();
         let id = common::wait_for("the job's directory", tmux::TIMEOUT, || {
-            fs::read_dir(&root)
-                .unwrap()
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .find(|n| !n.starts_with('.'))
+            common::job_ids(&root).into_iter().next()
         });
         let log = root.join(&id).join("output.log");
         common::wait_for("the agent's line", tmux::TIMEOUT, || {

@@ -114,10 +114,8 @@ fn finished_job(sb: &Sandbox, config: &Path) -> String {
 fn continuation(sb: &Sandbox, first: &str) -> String {
     let mut found = String::new();
     wait_until("a job continuing the session", || {
-        fs::read_dir(&sb.root).unwrap().flatten().any(|e| {
-            let id = e.file_name().to_string_lossy().into_owned();
-            // Not a job being made (`.partial-ID`): it is renamed once whole.
-            let yes = !id.starts_with('.') && meta(sb, &id)["resumes"] == first;
+        common::job_ids(&sb.root).into_iter().any(|id| {
+            let yes = meta(sb, &id)["resumes"] == first;
             if yes {
                 found = id;
             }
@@ -245,12 +243,7 @@ fn run_fg_runs_the_task_in_the_terminal_and_records_the_job() {
     ck.type_text("go on");
     ck.key("Enter");
     ck.wait_text("AFTER-COCKPIT rc=0");
-    let id = fs::read_dir(&sb.root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .find(|n| !n.starts_with('.'))
-        .unwrap();
+    let id = common::job_ids(&sb.root).remove(0);
     let m = meta(&sb, &id);
     assert_eq!(
         (m["foreground"].clone(), m["exit_code"].clone()),

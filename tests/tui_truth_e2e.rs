@@ -413,8 +413,8 @@ fn k_in_the_cockpit_kills_an_agent_that_exits_0_and_it_can_be_retried() {
     ck.key("r");
     ck.wait_text("started ");
     wait_until("a job with retry_of", || {
-        fs::read_dir(&sb.root).unwrap().flatten().any(|e| {
-            fs::read_to_string(e.path().join("meta.json"))
+        common::job_ids(&sb.root).iter().any(|job| {
+            fs::read_to_string(sb.root.join(job).join("meta.json"))
                 .is_ok_and(|m| m.contains(&format!("\"retry_of\": \"{id}\"")))
         })
     });

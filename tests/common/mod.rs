@@ -553,6 +553,22 @@ pub fn git_or_skip() -> bool {
     false
 }
 
+/// The ids of the whole jobs under the jobs root `root`, sorted. A job still being made lives
+/// in a hidden `.partial-ID` until it is renamed into place, and is no job yet: a test that took
+/// it for one would wait on a directory that is gone a moment later.
+#[allow(dead_code)]
+pub fn job_ids(root: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| luzia::jobs::model::id::is_valid(name))
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// Polls `probe` every 25 ms until it gives a value, and returns it; a test that waits longer
 /// than `within` for `what` fails (a hang guard, never a timing assertion).
 #[allow(dead_code)]
