@@ -1109,6 +1109,10 @@ impl DemoRun {
         loop {
             let found = self.jobs_dir().and_then(|jobs| {
                 fs::read_dir(jobs).ok()?.flatten().find_map(|e| {
+                    // A job still being made (`.partial-ID`) is renamed into place once whole.
+                    if !luzia::jobs::model::id::is_valid(&e.file_name().to_string_lossy()) {
+                        return None;
+                    }
                     let meta = fs::read(e.path().join("meta.json")).ok()?;
                     let meta: serde_json::Value = serde_json::from_slice(&meta).ok()?;
                     (meta["task"] == task).then(|| e.file_name().to_string_lossy().into_owned())
