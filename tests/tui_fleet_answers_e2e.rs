@@ -17,7 +17,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use common::sshd::older_luzia;
-use fleet_hosts::{Agents, CONNECT, Host, cockpit_config, opts, row};
+use fleet_hosts::{CONNECT, Host, cockpit_config, opts, row};
 use tmux::{Cockpit, Opts, Sandbox, sh_quote, wait_file};
 
 /// The cockpit's user: not the ssh user on b (the user running the tests), so that whose name
@@ -87,7 +87,6 @@ fn a_question_of_host_b_answered_in_the_cockpit_is_recorded_there_as_the_cockpit
     let Some(b) = Host::start(&sb, "b") else {
         return;
     };
-    let _agents = Agents(vec![b.root.clone()]);
     let (id, answer) = asking(&sb, &b);
     let ck = cockpit_as_ana(&sb, &b, Path::new(tmux::BIN), &id);
     answer_staging(&ck, &answer);
@@ -111,7 +110,6 @@ fn a_luzia_on_b_older_than_the_relay_flags_still_gets_the_answer_given_in_the_co
     let Some(b) = Host::start(&sb, "b") else {
         return;
     };
-    let _agents = Agents(vec![b.root.clone()]);
     let (id, answer) = asking(&sb, &b);
     let record = b.dir.join("commands");
     let older = older_luzia(&b.dir, Path::new(tmux::BIN), &record);

@@ -22,7 +22,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use fleet_hosts::{Agents, CONNECT, Host, cockpit_config, opts, row};
+use fleet_hosts::{CONNECT, Host, cockpit_config, opts, row};
 use tmux::{Cockpit, Sandbox, sh_quote, wait_file};
 
 /// Reconnecting after a restart waits out the link's backoff (1, 2, 4 … s) on a loaded machine.
@@ -42,7 +42,6 @@ fn a_question_on_one_host_is_answered_from_the_cockpit_exactly_once_there() {
     let Some((alpha, beta)) = two_hosts(&sb) else {
         return;
     };
-    let _agents = Agents(vec![alpha.root.clone(), beta.root.clone()]);
     sb.finished_job("090000-here", "api", "a local job", 3, 0);
     let on_alpha = alpha.run(&sb, "echo building on alpha; exec sleep 1000");
     let answer = beta.dir.join("answer");
@@ -106,7 +105,6 @@ fn a_dropped_host_goes_stale_the_other_goes_on_and_it_comes_back() {
     let Some((mut alpha, beta)) = two_hosts(&sb) else {
         return;
     };
-    let _agents = Agents(vec![alpha.root.clone(), beta.root.clone()]);
     let on_alpha = alpha.run(&sb, "echo alpha works; exec sleep 1000");
     let on_beta = beta.run(&sb, "echo beta works; exec sleep 1000");
     let config = cockpit_config(
@@ -147,7 +145,6 @@ fn a_host_with_a_wrong_key_shows_its_error() {
     let Some((alpha, beta)) = two_hosts(&sb) else {
         return;
     };
-    let _agents = Agents(vec![beta.root.clone()]);
     let on_beta = beta.run(&sb, "echo beta works; exec sleep 1000");
     let config = cockpit_config(
         &sb,
@@ -174,7 +171,6 @@ fn the_output_pane_follows_a_remote_log() {
     let Some(beta) = Host::start(&sb, "beta") else {
         return;
     };
-    let _agents = Agents(vec![beta.root.clone()]);
     let go = beta.dir.join("go");
     let go = sh_quote(go.to_str().unwrap());
     let id = beta.run(
@@ -229,7 +225,6 @@ fn read_only_runs_no_writing_command_on_any_host() {
     let Some(beta) = Host::start(&sb, "beta") else {
         return;
     };
-    let _agents = Agents(vec![beta.root.clone()]);
     let answer = beta.dir.join("answer");
     let bin = sh_quote(tmux::BIN);
     let id = beta.run(
@@ -320,7 +315,6 @@ fn a_task_typed_in_the_cockpit_is_started_on_the_host_picked() {
     let Some(beta) = Host::start(&sb, "beta") else {
         return;
     };
-    let _agents = Agents(vec![beta.root.clone()]);
     let first = beta.run(&sb, "echo beta works; exec sleep 1000");
     // A project here too, so that there is a host to pick.
     let here = sb.tmp.path().join("here");
@@ -394,7 +388,6 @@ fn d_shows_the_diff_of_a_job_on_another_host() {
     let Some(beta) = Host::start(&sb, "beta") else {
         return;
     };
-    let _agents = Agents(vec![beta.root.clone()]);
     let project = beta.dir.join("project");
     common::git(&project, &["init", "-q", "-b", "main"]);
     fs::write(project.join("a.txt"), "one\ntwo\n").unwrap();
@@ -426,7 +419,6 @@ fn a_hung_host_never_delays_the_other_host_or_the_screen() {
     let Some((alpha, beta)) = two_hosts(&sb) else {
         return;
     };
-    let _agents = Agents(vec![beta.root.clone()]);
     let hung = alpha.dir.join("luzia-hung");
     fs::write(&hung, "#!/bin/sh\nexec sleep 1000\n").unwrap();
     fs::set_permissions(&hung, fs::Permissions::from_mode(0o755)).unwrap();

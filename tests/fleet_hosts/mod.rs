@@ -87,15 +87,14 @@ impl Host {
     }
 }
 
-/// Stops the supervisors (and so the agents) of every job on these roots when dropped.
-pub struct Agents(pub Vec<PathBuf>);
-
-impl Drop for Agents {
+/// A host stops the supervisors (and so the agents) of every job on its root when dropped,
+/// before its sshd goes: a test that fails half-way leaves nothing running.
+impl Drop for Host {
     fn drop(&mut self) {
-        let pids: Vec<u32> = self
-            .0
-            .iter()
-            .flat_map(|root| fs::read_dir(root).into_iter().flatten().flatten())
+        let pids: Vec<u32> = fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
             .filter_map(|job| fs::read_to_string(job.path().join("pid")).ok())
             .filter_map(|p| p.trim().parse().ok())
             .collect();
@@ -108,9 +107,7 @@ impl Drop for Agents {
         while pids.iter().any(|&p| tmux::process_alive(p)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
-        for root in &self.0 {
-            common::kill_processes_mentioning(root);
-        }
+        common::kill_processes_mentioning(&self.root);
     }
 }
 
