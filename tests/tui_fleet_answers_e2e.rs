@@ -14,29 +14,15 @@ mod fleet_hosts;
 mod tmux;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::sshd::older_luzia;
-use fleet_hosts::{CONNECT, Host, cockpit_config, opts, row};
-use tmux::{Cockpit, Opts, Sandbox, sh_quote, wait_file};
+use fleet_hosts::{CONNECT, Host, answer_staging, cockpit_config, opts, row};
+use tmux::{Cockpit, Opts, Sandbox};
 
 /// The cockpit's user: not the ssh user on b (the user running the tests), so that whose name
 /// b records tells who answered.
 const COCKPIT_USER: &str = "ana";
-
-/// A job on `host` asking which database, whose answer its agent writes to the returned file.
-fn asking(sb: &Sandbox, host: &Host) -> (String, PathBuf) {
-    let answer = host.dir.join("answer");
-    let id = host.run(
-        sb,
-        &format!(
-            "{} ask 'Which database?' --option production --option staging > {}; exec sleep 1000",
-            sh_quote(tmux::BIN),
-            sh_quote(answer.to_str().unwrap())
-        ),
-    );
-    (id, answer)
-}
 
 /// The cockpit, as `ana`, showing `host` (whose luzia is `luzia`); waits for the job waiting.
 fn cockpit_as_ana<'a>(sb: &'a Sandbox, host: &Host, luzia: &Path, id: &str) -> Cockpit<'a> {
@@ -49,27 +35,6 @@ fn cockpit_as_ana<'a>(sb: &'a Sandbox, host: &Host, luzia: &Path, id: &str) -> C
         row(s, id, "b").is_some_and(|r| r.contains("waiting"))
     });
     ck
-}
-
-/// Picks the second option of the question on screen and waits for the agent to read it.
-fn answer_staging(ck: &Cockpit<'_>, answer: &Path) {
-    ck.key("i");
-    ck.wait_text("Which database?");
-    ck.keys(&["2", "Enter"]);
-    wait_file(answer, "staging");
-    ck.wait_for("the answer confirmed", |s| s.contains("answered"));
-}
-
-/// The one exchange of b's job's history: its response.
-fn recorded_response(host: &Host, id: &str) -> serde_json::Value {
-    let history = fs::read_to_string(host.job_dir(id).join("history.jsonl")).unwrap();
-    let lines: Vec<serde_json::Value> = history
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 1, "{history}");
-    assert_eq!(lines[0]["response"]["answer"], "staging", "{history}");
-    lines[0]["response"].clone()
 }
 
 /// This machine's name as the kernel gives it: the cockpit's operator is `user@` it.
@@ -87,12 +52,12 @@ fn a_question_of_host_b_answered_in_the_cockpit_is_recorded_there_as_the_cockpit
     let Some(b) = Host::start(&sb, "b") else {
         return;
     };
-    let (id, answer) = asking(&sb, &b);
+    let (id, answer) = b.asking(&sb);
     let ck = cockpit_as_ana(&sb, &b, Path::new(tmux::BIN), &id);
     answer_staging(&ck, &answer);
 
     // As the cockpit records an answer to a job of its own machine: "tui", `user@host`.
-    let response = recorded_response(&b, &id);
+    let response = b.recorded_response(&id);
     assert_eq!(response["source"], "tui", "{response}");
     let ana = format!("{COCKPIT_USER}@{}", hostname());
     assert_eq!(response["answered_by"], ana.as_str(), "{response}");
@@ -110,7 +75,7 @@ fn a_luzia_on_b_older_than_the_relay_flags_still_gets_the_answer_given_in_the_co
     let Some(b) = Host::start(&sb, "b") else {
         return;
     };
-    let (id, answer) = asking(&sb, &b);
+    let (id, answer) = b.asking(&sb);
     let record = b.dir.join("commands");
     let older = older_luzia(&b.dir, Path::new(tmux::BIN), &record);
     let ck = cockpit_as_ana(&sb, &b, &older, &id);
@@ -125,7 +90,7 @@ fn a_luzia_on_b_older_than_the_relay_flags_still_gets_the_answer_given_in_the_co
     assert_eq!(answers.len(), 2, "{commands}");
     assert!(answers[0].contains("--source=tui"), "{commands}");
     assert!(!answers[1].contains("--source") && !answers[1].contains("--by"));
-    let response = recorded_response(&b, &id);
+    let response = b.recorded_response(&id);
     assert_eq!(response["source"], "cli", "{response}");
     let there = format!("{}@{}", b.sshd.user(), hostname());
     assert_eq!(response["answered_by"], there.as_str(), "{response}");

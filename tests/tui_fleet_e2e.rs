@@ -22,7 +22,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use fleet_hosts::{CONNECT, Host, cockpit_config, opts, row};
+use fleet_hosts::{CONNECT, Host, answer_staging, cockpit_config, opts, row};
 use tmux::{Cockpit, Sandbox, sh_quote, wait_file};
 
 /// Reconnecting after a restart waits out the link's backoff (1, 2, 4 … s) on a loaded machine.
@@ -44,15 +44,7 @@ fn a_question_on_one_host_is_answered_from_the_cockpit_exactly_once_there() {
     };
     sb.finished_job("090000-here", "api", "a local job", 3, 0);
     let on_alpha = alpha.run(&sb, "echo building on alpha; exec sleep 1000");
-    let answer = beta.dir.join("answer");
-    let bin = sh_quote(tmux::BIN);
-    let on_beta = beta.run(
-        &sb,
-        &format!(
-            "{bin} ask 'Which database?' --option production --option staging > {}; exec sleep 1000",
-            sh_quote(answer.to_str().unwrap())
-        ),
-    );
+    let (on_beta, answer) = beta.asking(&sb);
     let config = cockpit_config(
         &sb,
         &[
@@ -71,21 +63,11 @@ fn a_question_on_one_host_is_answered_from_the_cockpit_exactly_once_there() {
         row(s, &on_beta, "beta").is_some_and(|r| r.contains("waiting"))
     });
 
-    ck.key("i");
-    ck.wait_text("Which database?");
-    ck.keys(&["2", "Enter"]);
-    wait_file(&answer, "staging");
-    ck.wait_for("the answer confirmed", |s| s.contains("answered"));
+    answer_staging(&ck, &answer);
 
     // Once: one exchange in beta's history, by the remote luzia; nothing left pending.
+    beta.recorded_response(&on_beta);
     let dir = beta.job_dir(&on_beta);
-    let history = fs::read_to_string(dir.join("history.jsonl")).unwrap();
-    let lines: Vec<serde_json::Value> = history
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 1, "{history}");
-    assert_eq!(lines[0]["response"]["answer"], "staging", "{history}");
     for gone in ["clarification.json", "response.json"] {
         assert!(!dir.join(gone).exists(), "{gone} left behind on beta");
     }
@@ -225,15 +207,8 @@ fn read_only_runs_no_writing_command_on_any_host() {
     let Some(beta) = Host::start(&sb, "beta") else {
         return;
     };
-    let answer = beta.dir.join("answer");
+    let (id, answer) = beta.asking(&sb);
     let bin = sh_quote(tmux::BIN);
-    let id = beta.run(
-        &sb,
-        &format!(
-            "{bin} ask 'Which database?' --option production --option staging > {}; exec sleep 1000",
-            sh_quote(answer.to_str().unwrap())
-        ),
-    );
     let record = beta.dir.join("commands");
     let wrapper = beta.dir.join("luzia-recording");
     fs::write(

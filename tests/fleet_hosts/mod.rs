@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 use crate::common::sshd::Sshd;
-use crate::tmux::{self, Opts, Sandbox, Screen};
+use crate::tmux::{self, Cockpit, Opts, Sandbox, Screen};
 
 /// ssh's own connection attempts, on a loaded machine.
 pub const CONNECT: Duration = Duration::from_secs(30);
@@ -85,6 +85,42 @@ impl Host {
     pub fn job_dir(&self, id: &str) -> PathBuf {
         self.root.join(id)
     }
+
+    /// A job here asking which database, whose answer its agent writes to the returned file.
+    pub fn asking(&self, sb: &Sandbox) -> (String, PathBuf) {
+        let answer = self.dir.join("answer");
+        let id = self.run(
+            sb,
+            &format!(
+                "{} ask 'Which database?' --option production --option staging > {}; exec sleep 1000",
+                tmux::sh_quote(tmux::BIN),
+                tmux::sh_quote(answer.to_str().unwrap())
+            ),
+        );
+        (id, answer)
+    }
+
+    /// The one exchange of job `id`'s history, answered `staging`: its response.
+    pub fn recorded_response(&self, id: &str) -> serde_json::Value {
+        let history = fs::read_to_string(self.job_dir(id).join("history.jsonl")).unwrap();
+        let lines: Vec<serde_json::Value> = history
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 1, "{history}");
+        assert_eq!(lines[0]["response"]["answer"], "staging", "{history}");
+        lines[0]["response"].clone()
+    }
+}
+
+/// Picks the second option (`staging`) of the question on screen and waits for the agent to
+/// read it and the cockpit to say so.
+pub fn answer_staging(ck: &Cockpit<'_>, answer: &Path) {
+    ck.key("i");
+    ck.wait_text("Which database?");
+    ck.keys(&["2", "Enter"]);
+    tmux::wait_file(answer, "staging");
+    ck.wait_for("the answer confirmed", |s| s.contains("answered"));
 }
 
 /// A host stops the supervisors (and so the agents) of every job on its root when dropped,
